@@ -1,0 +1,38 @@
+# Project-wide helpers: warnings, sanitizers, and one function to declare a Catch2 test.
+
+set(GPUWISE_WARNINGS -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers)
+
+if(GPUWISE_SANITIZE)
+  add_compile_options(-fsanitize=${GPUWISE_SANITIZE} -fno-omit-frame-pointer)
+  add_link_options(-fsanitize=${GPUWISE_SANITIZE})
+endif()
+
+# gpuwise_library(NAME SOURCES ... [LIBS ...]): a static, position-independent library of ours, so
+# the same objects serve the gpuwise binary, the shim and the tests.
+function(gpuwise_library name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;LIBS" ${ARGN})
+  add_library(${name} STATIC ${ARG_SOURCES})
+  target_compile_options(${name} PRIVATE ${GPUWISE_WARNINGS})
+  if(ARG_LIBS)
+    target_link_libraries(${name} PUBLIC ${ARG_LIBS})
+  endif()
+endfunction()
+
+# gpuwise_add_test(NAME SOURCES ... [LIBS ...] [LABELS ...] [ENV ...]): a Catch2 executable run by
+# CTest from the build directory. LABELS feed `ctest -L` (unit, e2e, gpu, slow ...).
+function(gpuwise_add_test name)
+  cmake_parse_arguments(ARG "" "TIMEOUT" "SOURCES;LIBS;LABELS;ENV" ${ARGN})
+  add_executable(${name} ${ARG_SOURCES})
+  target_compile_options(${name} PRIVATE ${GPUWISE_WARNINGS})
+  target_link_libraries(${name} PRIVATE gpuwise_catch_main ${ARG_LIBS})
+  set_target_properties(${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
+  add_test(NAME ${name} COMMAND ${name} WORKING_DIRECTORY ${CMAKE_BINARY_DIR})
+  if(NOT ARG_LABELS)
+    set(ARG_LABELS unit)
+  endif()
+  if(NOT ARG_TIMEOUT)
+    set(ARG_TIMEOUT 300)
+  endif()
+  set_tests_properties(${name} PROPERTIES LABELS "${ARG_LABELS}" TIMEOUT ${ARG_TIMEOUT}
+    ENVIRONMENT "GPUWISE_BUILD_DIR=${CMAKE_BINARY_DIR};GPUWISE_SOURCE_DIR=${PROJECT_SOURCE_DIR};GPUWISE_TRACES_DIR=${PROJECT_SOURCE_DIR}/../shared/traces;${ARG_ENV}")
+endfunction()

@@ -1,0 +1,158 @@
+// The one event model: what the shim produces, the wire carries, the importers produce and the
+// analyzers consume. Plain records, no CUDA/CUPTI/ZeroMQ types, so everything that consumes them
+// is testable on a machine without a GPU.
+//
+// Time: every TimeNs is nanoseconds on one clock per process trace. Live runs use the host's
+// CLOCK_MONOTONIC (CUPTI is told to stamp with it, so GPU and host times share one timeline);
+// imported traces keep the trace's own clock (Kineto: microseconds since an epoch, scaled to ns).
+// A TimeNs of 0 means "unknown" (for example GPU times on the interposer-only tier).
+#pragma once
+
+#include <cstdint>
+
+namespace gpuwise::model {
+
+using TimeNs = int64_t;
+// Index into the process trace's NameTable. 0 is the empty name ("unknown").
+using NameId = uint32_t;
+
+struct Dim3 {
+  uint32_t x = 1, y = 1, z = 1;
+  uint64_t count() const { return uint64_t{x} * y * z; }
+  bool operator==(const Dim3&) const = default;
+};
+
+// Where the bytes of one side of a copy live. Pageable host memory is the expensive one: the
+// driver stages it through a pinned bounce buffer and the copy cannot overlap with compute.
+enum class MemoryKind : uint8_t { Unknown = 0, Pageable, Pinned, Device, Managed, Array };
+
+enum class CopyDirection : uint8_t {
+  Unknown = 0,
+  HostToDevice,
+  DeviceToHost,
+  DeviceToDevice,
+  HostToHost,
+  PeerToPeer,
+};
+
+// What the host waited for while blocked in a synchronising call.
+enum class SyncKind : uint8_t {
+  Unknown = 0,
+  Device,          // cudaDeviceSynchronize / cuCtxSynchronize
+  Stream,          // cudaStreamSynchronize / cuStreamSynchronize
+  Event,           // cudaEventSynchronize / cuEventSynchronize
+  StreamWaitEvent, // device-side wait; host not blocked, kept for the GPU timeline
+  SyncCopy,        // a synchronous cudaMemcpy/cudaMemset that blocked the host
+};
+
+enum class RangeKind : uint8_t {
+  Unknown = 0,
+  Step,          // one training step: ProfilerStep#N, an NVTX "step" range, or inferred
+  DataLoader,    // enumerate(DataLoader)#...__next__ and friends: host waiting for input
+  Annotation,    // user annotation (record_function) or NVTX range on the host
+  GpuAnnotation, // gpu_user_annotation: an annotation projected on the GPU timeline
+  Operator,      // a framework operator (cpu_op), kept only where an analyzer asks for it
+};
+
+// Flags on a kernel execution.
+enum KernelFlags : uint8_t {
+  kKernelFromGraph = 1u << 0,     // executed as a node of a CUDA graph
+  kKernelCooperative = 1u << 1,
+  kKernelCommunication = 1u << 2, // NCCL or other collective communication kernel
+};
+
+// One kernel as it ran on the GPU, joined with the host call that launched it.
+struct KernelExec {
+  TimeNs start = 0, end = 0;               // GPU execution; 0 when unknown
+  TimeNs launch_start = 0, launch_end = 0; // host API call that launched it; 0 when unknown
+  uint64_t correlation = 0;                // joins to ApiCall::correlation; 0 when unknown
+  NameId name = 0;                         // mangled or demangled kernel name
+  uint32_t device = 0;
+  uint32_t stream = 0;
+  uint32_t thread = 0; // OS thread id of the launching thread; 0 when unknown
+  Dim3 grid, block;
+  uint32_t registers_per_thread = 0; // 0 when unknown
+  uint32_t static_shared_bytes = 0;
+  uint32_t dynamic_shared_bytes = 0;
+  uint32_t graph_id = 0; // CUDA graph the kernel ran in, 0 if none
+  uint8_t flags = 0;     // KernelFlags
+  // The trace's own "est. achieved occupancy %" / 100, when the source provides one; < 0 unknown.
+  float achieved_occupancy = -1.0f;
+};
+
+struct Copy {
+  TimeNs start = 0, end = 0;           // GPU execution; 0 when unknown
+  TimeNs call_start = 0, call_end = 0; // host API call; 0 when unknown
+  uint64_t correlation = 0;
+  uint64_t bytes = 0;
+  uint32_t device = 0;
+  uint32_t stream = 0;
+  uint32_t thread = 0;
+  CopyDirection direction = CopyDirection::Unknown;
+  MemoryKind src = MemoryKind::Unknown;
+  MemoryKind dst = MemoryKind::Unknown;
+  bool async = false; // issued with an *Async call (the host was not meant to block)
+};
+
+struct Memset {
+  TimeNs start = 0, end = 0;
+  TimeNs call_start = 0, call_end = 0;
+  uint64_t correlation = 0;
+  uint64_t bytes = 0;
+  uint32_t device = 0;
+  uint32_t stream = 0;
+  uint32_t thread = 0;
+  MemoryKind dst = MemoryKind::Unknown;
+  bool async = false;
+};
+
+// Time the host spent blocked waiting for the GPU.
+struct HostSync {
+  TimeNs start = 0, end = 0;
+  uint64_t correlation = 0;
+  uint32_t device = 0;
+  uint32_t stream = 0; // 0 for device-wide
+  uint32_t thread = 0;
+  SyncKind kind = SyncKind::Unknown;
+};
+
+// A host CUDA runtime or driver API call that is not already described by one of the records
+// above (cudaMalloc, cudaGetDevice, cudaStreamCreate ...), or every call when the source lists them
+// all (Kineto's cuda_runtime / cuda_driver events).
+struct ApiCall {
+  TimeNs start = 0, end = 0;
+  uint64_t correlation = 0;
+  NameId name = 0; // "cudaLaunchKernel", "cuMemAlloc_v2", ...
+  uint32_t thread = 0;
+};
+
+// A device or pinned-host allocation or free, as the process asked for it.
+struct Allocation {
+  TimeNs time = 0;
+  uint64_t address = 0;
+  uint64_t bytes = 0; // for a free: the size that was freed, when known
+  uint32_t device = 0;
+  MemoryKind kind = MemoryKind::Unknown; // Device, Pinned (cudaMallocHost/HostAlloc/HostRegister), Managed
+  bool is_free = false;
+};
+
+// A sample of the caching allocator's state (Kineto "[memory]" instant events) or of NVML.
+struct MemorySample {
+  TimeNs time = 0;
+  uint32_t device = 0;
+  int64_t allocated_bytes = -1; // < 0 unknown
+  int64_t reserved_bytes = -1;  // < 0 unknown
+};
+
+// A named host (or GPU-projected) range: steps, data-loader waits, annotations, NVTX ranges.
+struct Range {
+  TimeNs start = 0, end = 0;
+  NameId name = 0;
+  uint32_t thread = 0;
+  uint32_t device = 0; // for GpuAnnotation
+  uint32_t stream = 0; // for GpuAnnotation
+  RangeKind kind = RangeKind::Unknown;
+  int64_t step = -1; // step number for RangeKind::Step when known
+};
+
+} // namespace gpuwise::model

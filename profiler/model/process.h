@@ -1,0 +1,48 @@
+// Who produced the events: the process identity and the devices it used.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace gpuwise::model {
+
+// How much the collection could see. The report states it, so a user knows why a figure is null.
+enum class CollectionTier : uint8_t {
+  Unknown = 0,
+  Interposer, // host-side hooks only: no GPU timestamps
+  Cupti,      // hooks plus CUPTI activity records with GPU timestamps
+  Imported,   // read from a trace file recorded by another tool
+};
+
+struct DeviceInfo {
+  uint32_t index = 0;
+  std::string name;          // "NVIDIA H200", "Tesla V100-DGXS-32GB"
+  uint32_t sm_count = 0;     // 0 when unknown
+  uint64_t memory_total_bytes = 0;
+  int compute_major = 0, compute_minor = 0; // 0.0 when unknown
+  std::string mig_profile;   // "1g.18gb" when running on a MIG instance, empty otherwise
+  // Per-SM limits used by the occupancy calculator; 0 when unknown (the calculator then fills
+  // them from the compute capability).
+  uint32_t max_threads_per_sm = 0;
+  uint32_t max_blocks_per_sm = 0;
+  uint32_t registers_per_sm = 0;
+  uint32_t shared_memory_per_sm = 0;
+  uint32_t max_shared_memory_per_block = 0;
+  uint32_t warp_size = 0;
+  bool simulated = false;    // the simulated device (tests/simdevice), never a real GPU
+};
+
+struct ProcessInfo {
+  int64_t pid = 0;
+  int64_t ppid = 0;
+  std::string host;
+  std::string command; // command line, arguments joined by spaces
+  int32_t rank = -1;   // RANK, or distributedInfo.rank; -1 unknown
+  int32_t local_rank = -1;
+  int32_t world_size = -1;
+  std::string pod, ns, container; // Kubernetes identity from the environment, empty outside a pod
+  CollectionTier tier = CollectionTier::Unknown;
+  std::string tier_reason; // why the tier is what it is ("CUPTI held by another subscriber")
+};
+
+} // namespace gpuwise::model

@@ -1,0 +1,106 @@
+#include "profiler/model/trace.h"
+
+#include <algorithm>
+
+namespace gpuwise::model {
+namespace {
+
+template <typename T>
+void sortSpans(std::vector<T>& v) {
+  std::stable_sort(v.begin(), v.end(), [](const T& a, const T& b) {
+    return a.start != b.start ? a.start < b.start : a.end < b.end;
+  });
+}
+
+template <typename T>
+void sortInstants(std::vector<T>& v) {
+  std::stable_sort(v.begin(), v.end(), [](const T& a, const T& b) { return a.time < b.time; });
+}
+
+} // namespace
+
+void ProcessTrace::sortByTime() {
+  sortSpans(kernels);
+  sortSpans(copies);
+  sortSpans(memsets);
+  sortSpans(syncs);
+  sortSpans(api_calls);
+  sortSpans(ranges);
+  sortInstants(allocations);
+  sortInstants(memory_samples);
+}
+
+const DeviceInfo* ProcessTrace::device(uint32_t index) const {
+  for (const auto& d : devices)
+    if (d.index == index) return &d;
+  return nullptr;
+}
+
+const char* toString(MemoryKind k) {
+  switch (k) {
+  case MemoryKind::Pageable: return "pageable";
+  case MemoryKind::Pinned: return "pinned";
+  case MemoryKind::Device: return "device";
+  case MemoryKind::Managed: return "managed";
+  case MemoryKind::Array: return "array";
+  case MemoryKind::Unknown: break;
+  }
+  return "unknown";
+}
+
+const char* toString(CopyDirection d) {
+  switch (d) {
+  case CopyDirection::HostToDevice: return "h2d";
+  case CopyDirection::DeviceToHost: return "d2h";
+  case CopyDirection::DeviceToDevice: return "d2d";
+  case CopyDirection::HostToHost: return "h2h";
+  case CopyDirection::PeerToPeer: return "p2p";
+  case CopyDirection::Unknown: break;
+  }
+  return "unknown";
+}
+
+const char* toString(SyncKind k) {
+  switch (k) {
+  case SyncKind::Device: return "device";
+  case SyncKind::Stream: return "stream";
+  case SyncKind::Event: return "event";
+  case SyncKind::StreamWaitEvent: return "stream_wait_event";
+  case SyncKind::SyncCopy: return "sync_copy";
+  case SyncKind::Unknown: break;
+  }
+  return "unknown";
+}
+
+const char* toString(RangeKind k) {
+  switch (k) {
+  case RangeKind::Step: return "step";
+  case RangeKind::DataLoader: return "data_loader";
+  case RangeKind::Annotation: return "annotation";
+  case RangeKind::GpuAnnotation: return "gpu_annotation";
+  case RangeKind::Operator: return "operator";
+  case RangeKind::Unknown: break;
+  }
+  return "unknown";
+}
+
+const char* toString(CollectionTier t) {
+  switch (t) {
+  case CollectionTier::Interposer: return "interposer";
+  case CollectionTier::Cupti: return "cupti";
+  case CollectionTier::Imported: return "imported";
+  case CollectionTier::Unknown: break;
+  }
+  return "unknown";
+}
+
+const char* toString(SourceKind k) {
+  switch (k) {
+  case SourceKind::Live: return "live";
+  case SourceKind::Kineto: return "kineto";
+  case SourceKind::Gwt: return "gwt";
+  }
+  return "unknown";
+}
+
+} // namespace gpuwise::model

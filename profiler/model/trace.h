@@ -1,0 +1,67 @@
+// Containers of records: one ProcessTrace per process, one Trace per job.
+//
+// Owned by a single thread at a time: the importer or the advisor's per-process stream builds it,
+// then hands it (moved or const&) to the analyzers. Vectors are not required to be sorted; use
+// sortByTime() before analyses that need order.
+#pragma once
+
+#include "profiler/model/events.h"
+#include "profiler/model/name_table.h"
+#include "profiler/model/process.h"
+
+#include <string>
+#include <vector>
+
+namespace gpuwise::model {
+
+struct ProcessTrace {
+  ProcessInfo info;
+  std::vector<DeviceInfo> devices;
+  NameTable names;
+
+  std::vector<KernelExec> kernels;
+  std::vector<Copy> copies;
+  std::vector<Memset> memsets;
+  std::vector<HostSync> syncs;
+  std::vector<ApiCall> api_calls;
+  std::vector<Allocation> allocations;
+  std::vector<MemorySample> memory_samples;
+  std::vector<Range> ranges;
+
+  // Events the producer counted but could not deliver (ring full, send would block, malformed
+  // batch, CUPTI dropped records). Every report shows this number.
+  uint64_t events_dropped = 0;
+  // Wall-clock span of the process as the producer saw it (live: first event to exit), 0 unknown.
+  TimeNs wall_start = 0, wall_end = 0;
+
+  uint64_t eventCount() const {
+    return kernels.size() + copies.size() + memsets.size() + syncs.size() + api_calls.size() +
+           allocations.size() + memory_samples.size() + ranges.size();
+  }
+  // Sorts every vector by its start (or time) field, ties by end.
+  void sortByTime();
+  // The device with this index, or nullptr.
+  const DeviceInfo* device(uint32_t index) const;
+};
+
+enum class SourceKind : uint8_t { Live, Kineto, Gwt };
+
+struct SourceInfo {
+  SourceKind kind = SourceKind::Live;
+  bool simulated = false;          // recorded on the simulated device
+  std::vector<std::string> files;  // input files (offline) or the recorded trace file (live)
+};
+
+struct Trace {
+  SourceInfo source;
+  std::vector<ProcessTrace> processes;
+};
+
+const char* toString(MemoryKind);
+const char* toString(CopyDirection);
+const char* toString(SyncKind);
+const char* toString(RangeKind);
+const char* toString(CollectionTier);
+const char* toString(SourceKind);
+
+} // namespace gpuwise::model

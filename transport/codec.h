@@ -1,0 +1,135 @@
+// The wire codec: model records <-> self-describing, versioned, size-limited messages.
+//
+// A message is an envelope (magic, protocol version, codec, decoded size) followed by a FlatBuffer
+// (schema/gpuwise.fbs), compressed with zstd when that makes it smaller. Two message kinds:
+//   Hello  - sent first on every connection epoch: process identity and device properties.
+//   Batch  - events since the previous batch, the names and kernel signatures they introduce, and
+//            the count of events the sender dropped since the previous batch that got through.
+//
+// Interning: a kernel's unchanging attributes (name, device, stream, launching thread, grid, block,
+// registers, shared memory, graph, flags) form a signature that is sent once per connection epoch
+// and referenced by id, and timestamps are delta-encoded, so a steady training loop costs a few
+// bytes per kernel. Names likewise travel once per epoch.
+//
+// Threads: a BatchEncoder belongs to one thread (the shim's drain thread); a MessageDecoder to one
+// thread (the advisor's ingest thread). Neither blocks; neither throws.
+#pragma once
+
+#include "profiler/model/trace.h"
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace gpuwise::transport {
+
+inline constexpr uint32_t kProtocolVersion = 1;
+// Upper bounds a receiver enforces before it decompresses or reads anything.
+inline constexpr size_t kMaxMessageBytes = 16u << 20; // on the wire
+inline constexpr size_t kMaxDecodedBytes = 64u << 20; // after decompression
+
+struct Hello {
+  uint32_t protocol_version = kProtocolVersion;
+  uint64_t session_id = 0; // random per process start and per fork; keys the advisor's stream
+  model::ProcessInfo process;
+  std::vector<model::DeviceInfo> devices;
+  bool simulated = false;   // the process runs on the simulated device
+  model::TimeNs start_time = 0; // CLOCK_MONOTONIC ns when the shim started
+};
+
+// The decoded form of a batch: plain model records, names resolved into the decoder's table.
+struct Batch {
+  uint64_t session_id = 0;
+  int64_t pid = 0;
+  uint64_t sequence = 0;        // per session, starting at 0; a gap means batches were lost
+  uint64_t events_dropped = 0;  // events the sender counted as dropped since its previous batch
+  bool final = false;           // the process is exiting; no more batches follow
+  model::TimeNs sent_time = 0;
+  std::vector<model::KernelExec> kernels;
+  std::vector<model::Copy> copies;
+  std::vector<model::Memset> memsets;
+  std::vector<model::HostSync> syncs;
+  std::vector<model::ApiCall> api_calls;
+  std::vector<model::Allocation> allocations;
+  std::vector<model::MemorySample> memory_samples;
+  std::vector<model::Range> ranges;
+  size_t eventCount() const;
+};
+
+std::vector<uint8_t> encodeHello(const Hello& hello);
+
+// Accumulates events and turns them into Batch messages. Names are read from `names`, which must
+// outlive the encoder; the encoder remembers which names and signatures this connection epoch has
+// already carried.
+class BatchEncoder {
+public:
+  BatchEncoder(const model::NameTable& names, uint64_t session_id, int64_t pid);
+  ~BatchEncoder();
+  BatchEncoder(const BatchEncoder&) = delete;
+  BatchEncoder& operator=(const BatchEncoder&) = delete;
+
+  void add(const model::KernelExec&);
+  void add(const model::Copy&);
+  void add(const model::Memset&);
+  void add(const model::HostSync&);
+  void add(const model::ApiCall&);
+  void add(const model::Allocation&);
+  void add(const model::MemorySample&);
+  void add(const model::Range&);
+
+  size_t pendingEvents() const;
+  // Serialises the pending events into one message and clears them. `events_dropped` is carried
+  // as is. The sequence number advances on every call.
+  std::vector<uint8_t> encode(uint64_t events_dropped, bool final, model::TimeNs sent_time);
+  // After a send attempt of the last encode(): when `delivered` is false, the names and signatures
+  // that message introduced are forgotten so the next message carries them again.
+  void confirm(bool delivered);
+  // A new connection epoch (the peer reconnected or restarted): every name and signature is sent
+  // again as it is next used.
+  void resetEpoch();
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+struct DecodeError {
+  enum class Kind { TooLarge, BadEnvelope, UnsupportedVersion, BadCompression, Malformed, UnknownSession };
+  Kind kind;
+  std::string detail; // one line
+};
+
+// One decoder per sending process (session). Holds the mirror of that sender's interned names and
+// kernel signatures; `names` receives the names (usually the ProcessTrace's own table).
+class MessageDecoder {
+public:
+  explicit MessageDecoder(model::NameTable& names);
+  ~MessageDecoder();
+  MessageDecoder(const MessageDecoder&) = delete;
+  MessageDecoder& operator=(const MessageDecoder&) = delete;
+
+  using Result = std::variant<Hello, Batch, DecodeError>;
+  Result decode(std::span<const uint8_t> message);
+  // Kernel events that referenced a signature this decoder never saw (lost with a dropped batch).
+  uint64_t undecodableEvents() const;
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Reads only the routing header of a message (session id and pid, message kind) so the receiver
+// can pick the per-process decoder. Verifies the envelope and the FlatBuffer first.
+struct Route {
+  bool is_hello = false;
+  uint64_t session_id = 0;
+  int64_t pid = 0;
+};
+std::variant<Route, DecodeError> peekRoute(std::span<const uint8_t> message);
+
+const char* toString(DecodeError::Kind);
+
+} // namespace gpuwise::transport
