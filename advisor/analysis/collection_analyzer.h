@@ -1,0 +1,73 @@
+// Collection: what was seen and what was lost, per process. Every report shows the dropped-event
+// count and the collection tier, so a reader knows how far to trust the other figures.
+//
+// Sources: the trace itself (process identity, tier, event counts, producer-counted drops) and,
+// for live runs and recorded .gwt files, the ingest's view of each stream (Hello received, final
+// batch received, batches lost to sequence gaps, events the decoder could not decode, messages
+// rejected before they reached any stream).
+//
+// Pure function; any thread. Results merge by pid (counts add).
+#pragma once
+
+#include "profiler/model/trace.h"
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpuwise::advisor {
+
+// The ingest's view of one process stream.
+struct StreamHealth {
+  uint64_t session_id = 0;
+  bool hello_received = false;
+  bool final_received = false;
+  uint64_t batches = 0;
+  uint64_t lost_batches = 0;       // sequence numbers never seen
+  uint64_t undecodable_events = 0; // referenced a kernel signature the decoder never received
+};
+
+// The ingest's view of the whole job. `streams` is aligned with Trace::processes.
+struct IngestHealth {
+  std::vector<StreamHealth> streams;
+  uint64_t messages = 0;                                // every message received
+  std::map<std::string, uint64_t> rejected_by_reason;   // "malformed", "bad_envelope" ... -> count
+  uint64_t rejectedMessages() const;
+};
+
+struct ProcessCollection {
+  int64_t pid = 0;
+  int32_t rank = -1, local_rank = -1, world_size = -1;
+  std::string host, command;
+  model::CollectionTier tier = model::CollectionTier::Unknown;
+  std::string tier_reason;
+  uint64_t events = 0;
+  uint64_t events_dropped = 0;
+  std::vector<uint32_t> devices;     // device indices the process reported
+  std::optional<StreamHealth> stream; // live runs and .gwt files only
+};
+
+// A GPU as the report lists it: one entry per (host, index, name), with the processes using it.
+struct GpuEntry {
+  model::DeviceInfo info;
+  std::string host;
+  std::vector<int64_t> pids;
+};
+
+struct CollectionResult {
+  std::vector<ProcessCollection> processes;
+  std::vector<GpuEntry> gpus;
+  uint64_t events = 0, events_dropped = 0, undecodable_events = 0, lost_batches = 0;
+  bool simulated_device = false; // any device reported itself as the simulated device
+  // From the ingest; unknown for imported traces.
+  std::optional<uint64_t> messages;
+  std::map<std::string, uint64_t> rejected_by_reason;
+  uint64_t rejectedMessages() const;
+
+  void merge(const CollectionResult& other);
+};
+
+CollectionResult analyzeCollection(const model::Trace& trace, const IngestHealth* ingest);
+
+} // namespace gpuwise::advisor

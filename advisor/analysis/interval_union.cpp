@@ -1,0 +1,56 @@
+#include "advisor/analysis/interval_union.h"
+
+#include <algorithm>
+
+namespace gpuwise::advisor {
+
+void mergeInPlace(std::vector<Interval>& v) {
+  if (v.empty()) return;
+  std::sort(v.begin(), v.end(), [](const Interval& a, const Interval& b) {
+    return a.start != b.start ? a.start < b.start : a.end < b.end;
+  });
+  size_t out = 0;
+  for (size_t i = 1; i < v.size(); ++i) {
+    if (v[i].start <= v[out].end) {
+      v[out].end = std::max(v[out].end, v[i].end);
+    } else {
+      v[++out] = v[i];
+    }
+  }
+  v.resize(out + 1);
+}
+
+model::TimeNs totalLength(const std::vector<Interval>& merged) {
+  model::TimeNs total = 0;
+  for (const auto& i : merged) total += i.length();
+  return total;
+}
+
+model::TimeNs unionLength(std::vector<Interval> intervals) {
+  mergeInPlace(intervals);
+  return totalLength(intervals);
+}
+
+model::TimeNs overlapLength(const std::vector<Interval>& a, const std::vector<Interval>& b) {
+  model::TimeNs total = 0;
+  size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    model::TimeNs lo = std::max(a[i].start, b[j].start);
+    model::TimeNs hi = std::min(a[i].end, b[j].end);
+    if (hi > lo) total += hi - lo;
+    // Advance whichever ends first; the other may still overlap the next one.
+    if (a[i].end < b[j].end) ++i; else ++j;
+  }
+  return total;
+}
+
+std::vector<Interval> unite(const std::vector<Interval>& a, const std::vector<Interval>& b) {
+  std::vector<Interval> all;
+  all.reserve(a.size() + b.size());
+  all.insert(all.end(), a.begin(), a.end());
+  all.insert(all.end(), b.begin(), b.end());
+  mergeInPlace(all);
+  return all;
+}
+
+} // namespace gpuwise::advisor

@@ -1,0 +1,81 @@
+#include "advisor/analysis/job_analysis.h"
+
+#include "advisor/analysis/interval_union.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace gpuwise::advisor {
+namespace {
+
+struct Span {
+  model::TimeNs lo = std::numeric_limits<model::TimeNs>::max();
+  model::TimeNs hi = std::numeric_limits<model::TimeNs>::min();
+  void add(model::TimeNs start, model::TimeNs end) {
+    if (!isTimed(start, end)) return;
+    lo = std::min(lo, start);
+    hi = std::max(hi, end);
+  }
+  void addInstant(model::TimeNs t) {
+    if (t != 0) add(t, t);
+  }
+  bool known() const { return lo <= hi; }
+};
+
+Span recordSpan(const model::ProcessTrace& p) {
+  Span s;
+  for (const auto& k : p.kernels) s.add(k.start, k.end), s.add(k.launch_start, k.launch_end);
+  for (const auto& c : p.copies) s.add(c.start, c.end), s.add(c.call_start, c.call_end);
+  for (const auto& m : p.memsets) s.add(m.start, m.end), s.add(m.call_start, m.call_end);
+  for (const auto& x : p.syncs) s.add(x.start, x.end);
+  for (const auto& a : p.api_calls) s.add(a.start, a.end);
+  for (const auto& r : p.ranges) s.add(r.start, r.end);
+  for (const auto& a : p.allocations) s.addInstant(a.time);
+  for (const auto& m : p.memory_samples) s.addInstant(m.time);
+  return s;
+}
+
+} // namespace
+
+std::optional<model::TimeNs> wallTime(const model::Trace& trace) {
+  std::optional<model::TimeNs> wall;
+  for (const auto& p : trace.processes) {
+    std::optional<model::TimeNs> w;
+    if (isTimed(p.wall_start, p.wall_end)) {
+      w = p.wall_end - p.wall_start;
+    } else if (auto s = recordSpan(p); s.known()) {
+      w = s.hi - s.lo;
+    }
+    if (w && (!wall || *w > *wall)) wall = w;
+  }
+  return wall;
+}
+
+JobAnalysis analyzeJob(const model::Trace& trace, const AnalysisOptions& options) {
+  JobAnalysis a;
+  a.source = trace.source;
+  a.wall_ns = options.wall_ns ? options.wall_ns : wallTime(trace);
+  a.timeline = analyzeTimeline(trace);
+  a.kernels = analyzeKernels(trace);
+  a.copies = analyzeCopies(trace);
+  a.syncs = analyzeSyncs(trace);
+  a.memory = analyzeMemory(trace);
+  a.collection = analyzeCollection(trace, options.ingest);
+  return a;
+}
+
+void JobAnalysis::merge(const JobAnalysis& o) {
+  source.simulated = source.simulated || o.source.simulated;
+  for (const auto& f : o.source.files)
+    if (std::find(source.files.begin(), source.files.end(), f) == source.files.end())
+      source.files.push_back(f);
+  if (o.wall_ns) wall_ns = wall_ns.value_or(0) + *o.wall_ns;
+  timeline.merge(o.timeline);
+  kernels.merge(o.kernels);
+  copies.merge(o.copies);
+  syncs.merge(o.syncs);
+  memory.merge(o.memory);
+  collection.merge(o.collection);
+}
+
+} // namespace gpuwise::advisor

@@ -1,0 +1,55 @@
+// JobAnalysis: every analyzer's result for one job (or one window of a live job), side by side.
+//
+// Adding an analyzer: write analysis/<name>_analyzer.{h,cpp} with a result struct (with merge())
+// and a pure `analyze<Name>(const model::Trace&)`, add a member below, a line in analyzeJob() and
+// merge(), and a line in the report sinks (report/report_json.cpp, terminal_summary.cpp,
+// html_report.cpp).
+//
+// Pure; any thread. A JobAnalysis owns its results and holds no reference to the trace.
+#pragma once
+
+#include "advisor/analysis/collection_analyzer.h"
+#include "advisor/analysis/copy_analyzer.h"
+#include "advisor/analysis/kernel_analyzer.h"
+#include "advisor/analysis/memory_analyzer.h"
+#include "advisor/analysis/sync_analyzer.h"
+#include "advisor/analysis/timeline_analyzer.h"
+#include "profiler/model/trace.h"
+
+#include <optional>
+
+namespace gpuwise::advisor {
+
+struct AnalysisOptions {
+  // Wall time measured by the caller (`gpuwise run` times the command itself); otherwise derived
+  // from the trace (see wallTime()).
+  std::optional<model::TimeNs> wall_ns;
+  // The ingest's view of the streams (live runs, .gwt files); nullptr for imported traces.
+  const IngestHealth* ingest = nullptr;
+};
+
+struct JobAnalysis {
+  model::SourceInfo source;
+  std::optional<model::TimeNs> wall_ns; // whole run (live) or trace span (offline)
+
+  TimelineResult timeline;
+  KernelResult kernels;
+  CopyResult copies;
+  SyncResult syncs;
+  MemoryResult memory;
+  CollectionResult collection;
+
+  // True when the trace came from, or ran on, the simulated device.
+  bool simulated() const { return source.simulated || collection.simulated_device; }
+  // Combines the analysis of another window of the same job (sums, maxima, widened spans).
+  void merge(const JobAnalysis& other);
+};
+
+JobAnalysis analyzeJob(const model::Trace& trace, const AnalysisOptions& options = {});
+
+// The wall time a trace covers: per process, the producer's wall span (wall_start..wall_end)
+// when known, otherwise the span of all its timed records, host and GPU; the longest process
+// wins (processes on different hosts have unrelated clocks). nullopt for a trace without times.
+std::optional<model::TimeNs> wallTime(const model::Trace& trace);
+
+} // namespace gpuwise::advisor

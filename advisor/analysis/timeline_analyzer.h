@@ -1,0 +1,64 @@
+// Timeline: how much of its GPU span each (process, device) spent doing anything.
+//
+//   span  = first GPU activity start .. last GPU activity end (kernels, copies, memsets)
+//   busy  = length of the union of those intervals, over all streams of the device
+//   idle  = span - busy; idle ratio = idle / span
+//
+// This is the definition HTA (temporal breakdown) and TraceLens (gpu_timeline) use, so figures
+// agree with theirs on the same trace. Job totals are sums over (process, device).
+//
+// Pure function of the trace; any thread. Every process of a trace keeps its own entries; results
+// of separate windows merge by (pid, rank, device): spans widen, busy times add, which is exact
+// when the merged results cover disjoint time windows.
+#pragma once
+
+#include "profiler/model/trace.h"
+
+#include <optional>
+#include <vector>
+
+namespace gpuwise::advisor {
+
+struct StreamBusy {
+  uint32_t stream = 0;
+  model::TimeNs busy_ns = 0; // union of this stream's kernel, copy and memset intervals
+  uint64_t kernels = 0, copies = 0, memsets = 0;
+};
+
+struct DeviceTimeline {
+  int64_t pid = 0;
+  int32_t rank = -1; // with pid, tells apart processes of different hosts (imported traces)
+  uint32_t device = 0;
+  model::TimeNs span_start = 0, span_end = 0;
+  model::TimeNs busy_ns = 0;        // union of kernels, copies and memsets
+  model::TimeNs kernel_busy_ns = 0; // union of kernels alone
+  model::TimeNs copy_busy_ns = 0;   // union of copies alone
+  model::TimeNs memset_busy_ns = 0; // union of memsets alone
+  // Copy time during which no kernel ran: the part of copying that stalls compute.
+  model::TimeNs copy_exposed_ns = 0;
+  std::vector<StreamBusy> streams; // sorted by stream id
+
+  model::TimeNs spanNs() const { return span_end - span_start; }
+  model::TimeNs idleNs() const { return spanNs() - busy_ns; }
+  std::optional<double> idleRatio() const;
+};
+
+struct TimelineResult {
+  std::vector<DeviceTimeline> devices; // in trace order; by (pid, rank, device) after merge()
+  // Sums over devices.
+  model::TimeNs span_ns = 0, busy_ns = 0, kernel_busy_ns = 0, copy_busy_ns = 0,
+                memset_busy_ns = 0, copy_exposed_ns = 0;
+  // Kernels, copies and memsets without GPU timestamps (interposer tier): not on the timeline.
+  uint64_t untimed_events = 0;
+
+  // False when no GPU activity had timestamps: span, busy and idle are then unknown (null).
+  bool known() const { return !devices.empty(); }
+  std::optional<double> idleRatio() const;
+  void merge(const TimelineResult& other);
+};
+
+TimelineResult analyzeTimeline(const model::Trace& trace);
+// The devices of one process (pid and rank taken from its ProcessInfo), with their totals.
+TimelineResult analyzeTimeline(const model::ProcessTrace& process);
+
+} // namespace gpuwise::advisor
