@@ -1,0 +1,38 @@
+// The JSON report, schema `gpuwise.report/v1` (DESIGN.md's report contract: every contract field
+// is present, null where the figure is unknown), plus gpuwise's own detail sections
+// (generated_by, collection, timeline, copies, host_syncs, memory).
+//
+// Pure; any thread. Field order is stable so reports diff cleanly.
+#pragma once
+
+#include "advisor/analysis/job_analysis.h"
+#include "advisor/rules/recommendation.h"
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+namespace gpuwise::advisor {
+
+inline constexpr const char* kReportSchema = "gpuwise.report/v1";
+
+struct ReportInput {
+  const JobAnalysis& analysis;
+  const std::vector<Recommendation>& recommendations;
+};
+
+struct ReportOptions {
+  size_t top_kernels = 20;
+};
+
+nlohmann::ordered_json buildReportJson(const ReportInput& input, const ReportOptions& options = {});
+
+// The job's collection tier: the processes' common tier, "mixed" when they differ, "unknown"
+// when there is no process.
+std::string jobTier(const CollectionResult& collection);
+
+// The gpuwise version string compiled into the advisor ("0.1.0").
+const char* gpuwiseVersion();
+
+} // namespace gpuwise::advisor

@@ -1,0 +1,200 @@
+#include "advisor/report/terminal_summary.h"
+
+#include "advisor/analysis/demangle.h"
+#include "advisor/analysis/format.h"
+
+#include <sstream>
+
+namespace gpuwise::advisor {
+namespace {
+
+using model::CopyDirection;
+using model::MemoryKind;
+
+std::string plural(uint64_t n, const char* one, const char* many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+std::string fit(std::string s, size_t width) {
+  if (width >= 4 && s.size() > width) s = s.substr(0, width - 3) + "...";
+  return s;
+}
+
+// Breaks `s` at spaces into lines of at most `width` columns, continuation lines indented by 4.
+std::string wrap(const std::string& s, size_t width) {
+  if (s.size() <= width || width < 20) return s + "\n";
+  std::string out, line;
+  size_t indent = 0;
+  while (indent < s.size() && s[indent] == ' ') ++indent;
+  std::string cont(indent + 4, ' ');
+  std::istringstream words(s);
+  line.assign(indent, ' ');
+  bool line_empty = true;
+  for (std::string w; words >> w;) {
+    if (!line_empty && line.size() + 1 + w.size() > width) {
+      out += line + "\n";
+      line = cont;
+      line_empty = true;
+    }
+    line += (line_empty ? "" : " ") + w;
+    line_empty = false;
+  }
+  return out + line + "\n";
+}
+
+std::string verdict(const JobAnalysis& a, const std::vector<Recommendation>& recs) {
+  // The simulated marker goes before anything that could be cut by a narrow terminal.
+  std::string v = a.simulated() ? "gpuwise [SIMULATED DEVICE]: " : "gpuwise: ";
+  const auto& t = a.timeline;
+  if (t.known()) {
+    double busy = t.span_ns > 0 ? static_cast<double>(t.busy_ns) / t.span_ns : 0.0;
+    v += "GPU busy " + formatPercent(busy) + " of a " + formatDuration(t.span_ns) +
+         " GPU span, idle " + formatDuration(t.span_ns - t.busy_ns);
+  } else if (a.collection.processes.empty()) {
+    v += "no GPU activity recorded (no process reported)";
+  } else if (a.kernels.count + a.copies.total.count > 0) {
+    v += "GPU busy unknown (no GPU timestamps; collection tier " + jobTier(a.collection) + ")";
+  } else {
+    v += "no GPU activity recorded";
+  }
+  if (recs.empty()) {
+    v += "; no recommendations";
+  } else {
+    v += "; " + plural(recs.size(), "recommendation", "recommendations") + ", best saves ~" +
+         formatPercent(recs.front().expected_saving_ratio);
+  }
+  return v;
+}
+
+std::string whereTimeWent(const JobAnalysis& a) {
+  const auto& t = a.timeline;
+  if (!t.known()) return "";
+  return "  GPU time: kernels " + formatDuration(t.kernel_busy_ns) + ", copies " +
+         formatDuration(t.copy_busy_ns) + " (" + formatDuration(t.copy_exposed_ns) +
+         " exposed), memsets " + formatDuration(t.memset_busy_ns) + ", idle " +
+         formatDuration(t.span_ns - t.busy_ns);
+}
+
+std::string kernelsLine(const JobAnalysis& a, size_t width) {
+  const auto& k = a.kernels;
+  std::string s = "  kernels  " + plural(k.count, "launch", "launches");
+  if (k.timed_count > 0) s += " in " + formatDuration(k.total_ns);
+  if (!k.by_name.empty() && k.by_name.front().timed_count > 0 && k.total_ns > 0) {
+    const auto& top = k.by_name.front();
+    s += "; top " + shortDisplayName(top.display_name, 40) + " " + formatDuration(top.total_ns) +
+         " (" + formatPercent(static_cast<double>(top.total_ns) / k.total_ns) + ")";
+  }
+  return fit(s, width);
+}
+
+std::string copiesLine(const JobAnalysis& a) {
+  std::string s = "  copies  ";
+  bool any = false;
+  for (auto d : {CopyDirection::HostToDevice, CopyDirection::DeviceToHost,
+                 CopyDirection::DeviceToDevice, CopyDirection::PeerToPeer}) {
+    const auto& c = a.copies.at(d);
+    if (c.count == 0) continue;
+    std::string dir = model::toString(d);
+    for (auto& ch : dir) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+    s += std::string(any ? ", " : "") + dir + " " + formatBytes(c.bytes) + " in " +
+         formatDuration(c.time_ns);
+    any = true;
+  }
+  if (!any) return "  copies  none";
+  auto pageable = a.copies.hostTransfers(MemoryKind::Pageable);
+  if (pageable.count > 0)
+    s += "; pageable " + formatBytes(pageable.bytes) + " in " + formatDuration(pageable.time_ns);
+  if (a.copies.synchronous.count > 0)
+    s += "; " + std::to_string(a.copies.synchronous.count) + " synchronous";
+  return s;
+}
+
+std::string syncLine(const JobAnalysis& a) {
+  const auto& s = a.syncs;
+  if (s.calls == 0) return "  host syncs  none recorded";
+  std::string line = "  host blocked in syncs " + formatDuration(s.blocked_ns) + " (";
+  bool first = true;
+  for (size_t k = 0; k < kSyncKinds; ++k) {
+    if (s.by_kind[k].calls == 0) continue;
+    line += std::string(first ? "" : ", ") + model::toString(static_cast<model::SyncKind>(k)) +
+            " " + formatDuration(s.by_kind[k].blocked_ns);
+    first = false;
+  }
+  return line + ")";
+}
+
+std::string memoryLine(const JobAnalysis& a) {
+  auto peak = a.memory.peakBytes();
+  if (!peak) return "  peak device memory unknown";
+  std::string s = "  peak device memory " + formatBytes(*peak);
+  for (const auto& d : a.memory.devices) {
+    if (d.peak_bytes == *peak && d.memory_total_bytes > 0) {
+      s += " of " + formatBytes(d.memory_total_bytes) + " (" +
+           formatPercent(static_cast<double>(d.peak_bytes) / d.memory_total_bytes) + ")";
+      break;
+    }
+  }
+  return s;
+}
+
+std::string jobLine(const JobAnalysis& a, size_t width) {
+  std::string s = "  ";
+  s += a.wall_ns ? "wall " + formatDuration(*a.wall_ns) : std::string("wall unknown");
+  s += "; " + plural(a.collection.processes.size(), "process", "processes");
+  s += "; " + plural(a.collection.gpus.size(), "GPU", "GPUs");
+  if (!a.collection.gpus.empty()) {
+    s += " (" + a.collection.gpus.front().info.name;
+    if (a.collection.gpus.size() > 1) s += ", ...";
+    s += ")";
+  }
+  return fit(s, width);
+}
+
+std::string collectionLine(const JobAnalysis& a) {
+  const auto& c = a.collection;
+  std::string s = "  collection: tier " + jobTier(c) + "; " + std::to_string(c.events) +
+                  " events, " + std::to_string(c.events_dropped) + " dropped";
+  if (c.undecodable_events > 0) s += ", " + std::to_string(c.undecodable_events) + " undecodable";
+  if (c.lost_batches > 0) s += ", " + plural(c.lost_batches, "batch lost", "batches lost");
+  if (c.rejectedMessages() > 0)
+    s += ", " + plural(c.rejectedMessages(), "message rejected", "messages rejected");
+  return s;
+}
+
+} // namespace
+
+std::string renderTerminalSummary(const ReportInput& in, const TerminalOptions& o) {
+  const auto& a = in.analysis;
+  std::ostringstream out;
+  auto line = [&](const std::string& s) {
+    if (!s.empty()) out << wrap(s, o.width);
+  };
+  // The verdict is never wrapped or cut: it is the line scripts and people read first.
+  out << verdict(a, in.recommendations) << '\n';
+  line(whereTimeWent(a));
+  for (size_t i = 0; i < in.recommendations.size() && i < o.max_recommendations; ++i) {
+    const auto& r = in.recommendations[i];
+    line("  " + std::to_string(i + 1) + ". [saves ~" + formatPercent(r.expected_saving_ratio) +
+         ", " + toString(r.confidence) + " confidence] " + r.title);
+  }
+  if (in.recommendations.size() > o.max_recommendations)
+    line("  ... " + std::to_string(in.recommendations.size() - o.max_recommendations) +
+         " more in the report");
+  line(jobLine(a, o.width));
+  line(kernelsLine(a, o.width));
+  line(copiesLine(a));
+  line(syncLine(a));
+  line(memoryLine(a));
+  line(collectionLine(a));
+  if (a.simulated())
+    line("  SIMULATED DEVICE: timings come from the simulated device's cost model, not a real GPU");
+  if (!o.written_files.empty()) {
+    std::string files = "  report: ";
+    for (size_t i = 0; i < o.written_files.size(); ++i)
+      files += (i ? ", " : "") + o.written_files[i];
+    line(files);
+  }
+  return out.str();
+}
+
+} // namespace gpuwise::advisor
