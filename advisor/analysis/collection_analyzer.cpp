@@ -47,7 +47,7 @@ CollectionResult analyzeCollection(const model::Trace& trace, const IngestHealth
       c.devices.push_back(d.index);
       addGpu(r, d, p.info.host, p.info.pid);
     }
-    if (ingest && i < ingest->streams.size()) {
+    if (ingest && i < ingest->streams.size() && ingest->streams[i]) {
       c.stream = ingest->streams[i];
       r.undecodable_events += c.stream->undecodable_events;
       r.lost_batches += c.stream->lost_batches;

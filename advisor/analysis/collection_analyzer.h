@@ -28,9 +28,10 @@ struct StreamHealth {
   uint64_t undecodable_events = 0; // referenced a kernel signature the decoder never received
 };
 
-// The ingest's view of the whole job. `streams` is aligned with Trace::processes.
+// The ingest's view of the whole job. `streams` is aligned with Trace::processes; nullopt for a
+// process that did not come through the ingest (an imported trace merged into the same job).
 struct IngestHealth {
-  std::vector<StreamHealth> streams;
+  std::vector<std::optional<StreamHealth>> streams;
   uint64_t messages = 0;                                // every message received
   std::map<std::string, uint64_t> rejected_by_reason;   // "malformed", "bad_envelope" ... -> count
   uint64_t rejectedMessages() const;

@@ -1,0 +1,89 @@
+// The live ingest: a PullReceiver bound to one endpoint, drained by one ingest thread that routes
+// every message through a StreamRouter (optionally teeing it into a .gwt file first).
+//
+// Threads: start() spawns the ingest thread, which alone touches the receiver, the router and the
+// tee. Every public method may be called from any other thread; they take mutex_ briefly (the
+// ingest thread holds it while it routes one message). waitFor() blocks the caller up to its
+// deadline; nothing else blocks for long. stop() joins the ingest thread and is idempotent; the
+// destructor calls it.
+#pragma once
+
+#include "advisor/analysis/collection_analyzer.h"
+#include "advisor/ingest/rate_limited_log.h"
+#include "advisor/ingest/stream_router.h"
+#include "profiler/model/trace.h"
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+namespace gpuwise::transport {
+class PullReceiver;
+class GwtWriter;
+} // namespace gpuwise::transport
+
+namespace gpuwise::advisor {
+
+struct IngestProgress : RouterProgress {
+  // When the last message arrived; the server's start time before any.
+  std::chrono::steady_clock::time_point last_message{};
+  bool tee_failed = false; // the .gwt tee hit a write error and stopped recording
+};
+
+class IngestServer {
+public:
+  struct Options {
+    std::string endpoint;   // ipc://path, tcp://host:port, tcp://127.0.0.1:* ...
+    std::string tee_path;   // record every message into this .gwt file; empty: no recording
+    RateLimitedLog::Sink log; // problem lines; nullptr: stderr
+    std::chrono::milliseconds poll{20}; // how often the ingest thread checks for stop()
+  };
+
+  // Binds and starts the ingest thread; nullptr with `error` set (one line) when the endpoint
+  // cannot be bound or the tee file cannot be created.
+  static std::unique_ptr<IngestServer> start(const Options& options, std::string* error);
+  ~IngestServer();
+  IngestServer(const IngestServer&) = delete;
+  IngestServer& operator=(const IngestServer&) = delete;
+
+  std::string endpoint() const; // as bound, OS-chosen port resolved
+  IngestProgress progress() const;
+
+  // Blocks until `condition(progress())` holds or `deadline` passes; returns whether it held.
+  // Re-checks on every routed message and at least every 20 ms, so conditions on time ("quiet for
+  // 300 ms") work too.
+  bool waitFor(const std::function<bool(const IngestProgress&)>& condition,
+               std::chrono::steady_clock::time_point deadline) const;
+
+  // A copy of the traces so far (the server keeps running).
+  model::Trace snapshot(IngestHealth* health) const;
+  // Stops the ingest thread, closes the receiver and finishes the tee file.
+  void stop();
+  // After stop(): moves the traces out.
+  model::Trace take(IngestHealth* health);
+
+private:
+  IngestServer() = default;
+  void run();
+
+  Options options_;
+  std::unique_ptr<transport::PullReceiver> receiver_;
+  std::unique_ptr<transport::GwtWriter> tee_;
+  std::string endpoint_;
+
+  mutable std::mutex mutex_;
+  mutable std::condition_variable progressed_;
+  std::unique_ptr<StreamRouter> router_; // guarded by mutex_
+  IngestProgress progress_;              // guarded by mutex_
+
+  std::atomic<bool> stopping_{false};
+  std::thread thread_;
+  std::once_flag stopped_;
+};
+
+} // namespace gpuwise::advisor

@@ -1,0 +1,55 @@
+// One sending process (one session of one pid) as the advisor sees it: the decoder that mirrors
+// the sender's names and kernel signatures, and the ProcessTrace its events accumulate into.
+//
+// Owned by StreamRouter on one thread. Not copyable or movable: the decoder holds a reference to
+// the trace's name table, so streams live behind a unique_ptr.
+#pragma once
+
+#include "advisor/analysis/collection_analyzer.h"
+#include "profiler/model/trace.h"
+#include "transport/codec.h"
+
+#include <optional>
+#include <span>
+
+namespace gpuwise::advisor {
+
+class ProcessStream {
+public:
+  ProcessStream(int64_t pid, uint64_t session_id);
+  ProcessStream(const ProcessStream&) = delete;
+  ProcessStream& operator=(const ProcessStream&) = delete;
+
+  // Decodes one message routed here and applies it. Returns the decode error, if any; the stream
+  // stays usable either way.
+  std::optional<transport::DecodeError> accept(std::span<const uint8_t> message);
+
+  const model::ProcessTrace& trace() const { return trace_; }
+  // Moves the trace out; the stream must not accept messages afterwards.
+  model::ProcessTrace takeTrace() { return std::move(trace_); }
+  StreamHealth health() const;
+  bool finalReceived() const { return final_received_; }
+  bool simulated() const { return simulated_; }
+  uint64_t events() const { return events_; }
+
+private:
+  void applyHello(transport::Hello&& hello);
+  void applyBatch(transport::Batch&& batch);
+  // The one place decoded events enter the advisor's memory. Raw events are kept for now; a
+  // windowed aggregation (analyse each window, keep the JobAnalysis, drop the events) replaces
+  // this function when live runs need bounded memory.
+  void absorb(transport::Batch&& batch);
+
+  model::ProcessTrace trace_; // declared before decoder_, which refers to trace_.names
+  transport::MessageDecoder decoder_;
+  uint64_t session_id_;
+  bool hello_received_ = false;
+  bool final_received_ = false;
+  bool simulated_ = false;
+  uint64_t batches_ = 0;
+  uint64_t lost_batches_ = 0;
+  uint64_t events_ = 0;
+  std::optional<uint64_t> next_sequence_;
+};
+
+} // namespace gpuwise::advisor

@@ -1,0 +1,100 @@
+#include "advisor/ingest/stream_router.h"
+
+#include <exception>
+
+namespace gpuwise::advisor {
+
+std::string rejectReason(const transport::DecodeError& e) {
+  using K = transport::DecodeError::Kind;
+  switch (e.kind) {
+  case K::TooLarge: return "too_large";
+  case K::BadEnvelope: return "bad_envelope";
+  case K::UnsupportedVersion: return "unsupported_version";
+  case K::BadCompression: return "bad_compression";
+  case K::Malformed: return "malformed";
+  case K::UnknownSession: return "unknown_session";
+  }
+  return "unknown";
+}
+
+StreamRouter::StreamRouter(RateLimitedLog::Sink log_sink) : log_(std::move(log_sink)) {}
+
+void StreamRouter::reject(const std::string& reason, const std::string& detail,
+                          RateLimitedLog::Clock::time_point now) {
+  ++progress_.rejected;
+  ++rejected_[reason];
+  log_.log(reason, "gpuwise advisor: dropped a message (" + reason + "): " + detail, now);
+}
+
+void StreamRouter::route(std::span<const uint8_t> message, RateLimitedLog::Clock::time_point now) {
+  ++progress_.messages;
+  try {
+    auto routed = transport::peekRoute(message);
+    if (auto* error = std::get_if<transport::DecodeError>(&routed)) {
+      reject(rejectReason(*error), error->detail, now);
+      return;
+    }
+    const auto& route = std::get<transport::Route>(routed);
+    Key key{route.pid, route.session_id};
+    auto it = index_.find(key);
+    if (it == index_.end()) {
+      it = index_.emplace(key, streams_.size()).first;
+      streams_.push_back(std::make_unique<ProcessStream>(route.pid, route.session_id));
+      ++progress_.streams;
+    }
+    auto& stream = *streams_[it->second];
+    bool was_final = stream.finalReceived();
+    uint64_t events_before = stream.events();
+    if (auto error = stream.accept(message)) {
+      reject(rejectReason(*error),
+             "pid " + std::to_string(route.pid) + ": " + error->detail, now);
+      return;
+    }
+    if (route.is_hello) {
+      ++progress_.hellos;
+    } else {
+      ++progress_.batches;
+    }
+    progress_.events += stream.events() - events_before;
+    if (!was_final && stream.finalReceived()) ++progress_.final_streams;
+  } catch (const std::exception& e) {
+    // Out of memory while growing a trace, most likely: drop this message, keep serving.
+    reject("internal_error", e.what(), now);
+  }
+}
+
+model::Trace StreamRouter::snapshot(IngestHealth* health) const {
+  model::Trace t;
+  t.source.kind = model::SourceKind::Live;
+  for (const auto& s : streams_) {
+    t.processes.push_back(s->trace());
+    t.source.simulated = t.source.simulated || s->simulated();
+    if (health) health->streams.push_back(s->health());
+  }
+  if (health) {
+    health->messages = progress_.messages;
+    health->rejected_by_reason = rejected_;
+  }
+  return t;
+}
+
+model::Trace StreamRouter::take(IngestHealth* health) {
+  model::Trace t;
+  t.source.kind = model::SourceKind::Live;
+  for (auto& s : streams_) {
+    if (health) health->streams.push_back(s->health());
+    t.source.simulated = t.source.simulated || s->simulated();
+    t.processes.push_back(s->takeTrace());
+  }
+  if (health) {
+    health->messages = progress_.messages;
+    health->rejected_by_reason = rejected_;
+  }
+  streams_.clear();
+  index_.clear();
+  rejected_.clear();
+  progress_ = {};
+  return t;
+}
+
+} // namespace gpuwise::advisor

@@ -1,0 +1,69 @@
+// Routes wire messages to per-process streams, keyed by (pid, session id), and turns them into a
+// model::Trace. The core of ingest, shared by the live IngestServer and the replay of recorded
+// .gwt files, so a recorded run yields the same report as the live one.
+//
+// Each message: peekRoute() picks (or creates) the stream, whose own MessageDecoder decodes it.
+// A batch that arrives before its Hello (the advisor restarted mid-run) creates a stream of
+// unknown identity rather than being lost. A message that fails to route or decode is dropped,
+// counted by reason ("bad_envelope" for bytes that are not ours, "malformed" ...) and logged
+// through a RateLimitedLog; every other stream carries on.
+//
+// Not thread-safe: one owner thread (IngestServer's ingest thread, or the caller replaying a
+// file). Never throws out of route(): an exception inside is counted as "internal_error".
+#pragma once
+
+#include "advisor/analysis/collection_analyzer.h"
+#include "advisor/ingest/process_stream.h"
+#include "advisor/ingest/rate_limited_log.h"
+#include "profiler/model/trace.h"
+
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <utility>
+
+namespace gpuwise::advisor {
+
+struct RouterProgress {
+  uint64_t messages = 0;  // every message offered to route()
+  uint64_t hellos = 0;
+  uint64_t batches = 0;
+  uint64_t rejected = 0;  // routed nowhere or failed to decode
+  uint64_t events = 0;    // events absorbed
+  size_t streams = 0;
+  size_t final_streams = 0; // streams whose final batch arrived
+  bool allFinal() const { return streams > 0 && final_streams == streams; }
+};
+
+class StreamRouter {
+public:
+  explicit StreamRouter(RateLimitedLog::Sink log_sink = nullptr);
+
+  void route(std::span<const uint8_t> message,
+             RateLimitedLog::Clock::time_point now = RateLimitedLog::Clock::now());
+
+  const RouterProgress& progress() const { return progress_; }
+  const std::map<std::string, uint64_t>& rejectedByReason() const { return rejected_; }
+
+  // A copy of every stream's trace, in order of first contact, with the matching health.
+  model::Trace snapshot(IngestHealth* health) const;
+  // Moves the traces out and forgets every stream; the router starts empty again.
+  model::Trace take(IngestHealth* health);
+
+private:
+  void reject(const std::string& reason, const std::string& detail,
+              RateLimitedLog::Clock::time_point now);
+
+  using Key = std::pair<int64_t, uint64_t>; // (pid, session id)
+  std::map<Key, size_t> index_;
+  std::vector<std::unique_ptr<ProcessStream>> streams_; // order of first contact
+  std::map<std::string, uint64_t> rejected_;
+  RouterProgress progress_;
+  RateLimitedLog log_;
+};
+
+// The key under which IngestHealth::rejected_by_reason counts a decode error ("malformed" ...).
+std::string rejectReason(const transport::DecodeError& error);
+
+} // namespace gpuwise::advisor
