@@ -1,0 +1,72 @@
+// gpuwise advisor: serve one endpoint until SIGINT/SIGTERM, then write the report.
+//
+// SIGINT and SIGTERM are blocked before any thread starts (so every thread inherits the mask and
+// none of them is interrupted) and taken synchronously with sigwait() on the main thread.
+#include "advisor/cli/commands.h"
+#include "advisor/cli/locations.h"
+#include "advisor/cli/report_output.h"
+#include "advisor/ingest/ingest_server.h"
+
+#include <csignal>
+#include <filesystem>
+#include <pthread.h>
+#include <time.h>
+
+namespace gpuwise::advisor {
+
+int advisorCommand(const AdvisorOptions& o, CliIo io) {
+  auto fail = [&](const std::string& line) {
+    io.err << "gpuwise advisor: " << line << '\n';
+    return kExitUsage;
+  };
+  if (!o.metrics_addr.empty())
+    return fail("--metrics-addr is not supported yet (the Prometheus endpoint comes in a later "
+                "version)");
+  if (o.listen.empty()) return fail("--listen ENDPOINT is required");
+  if (!directoryExists(o.report_dir)) return fail(o.report_dir + ": no such directory (--report-dir)");
+
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  sigset_t previous;
+  pthread_sigmask(SIG_BLOCK, &stop_signals, &previous);
+
+  std::string error;
+  IngestServer::Options so;
+  so.endpoint = o.listen;
+  auto server = IngestServer::start(so, &error);
+  if (!server) {
+    pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+    return fail(error);
+  }
+  io.err << "gpuwise advisor: listening on " << server->endpoint() << std::endl;
+
+  // Wait for a stop signal, saying meanwhile when a process finishes (its final batch arrived):
+  // operators see progress, and scripts know when the report will include a process.
+  size_t finished = 0;
+  const timespec tick{0, 100'000'000};
+  while (sigtimedwait(&stop_signals, nullptr, &tick) < 0) {
+    auto p = server->progress();
+    if (p.final_streams == finished) continue;
+    finished = p.final_streams;
+    io.err << "gpuwise advisor: " << finished << " of " << p.streams
+           << (p.streams == 1 ? " process" : " processes") << " finished, " << p.events
+           << " events" << std::endl;
+  }
+
+  IngestHealth health;
+  model::Trace trace = server->take(&health);
+  server.reset();
+  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+
+  trace.source.kind = model::SourceKind::Live;
+  AnalysisOptions ao;
+  ao.ingest = &health;
+  std::filesystem::path dir(o.report_dir);
+  ReportTargets targets{(dir / kDefaultJsonReport).string(), (dir / kDefaultHtmlReport).string()};
+  if (!produceReport(trace, ao, targets, io.err, &error)) return fail(error);
+  return 0;
+}
+
+} // namespace gpuwise::advisor

@@ -1,0 +1,92 @@
+#include "advisor/cli/cli.h"
+
+#include "advisor/cli/commands.h"
+#include "advisor/report/report_json.h"
+#include "transport/codec.h"
+
+#include <CLI/CLI.hpp>
+
+namespace gpuwise::advisor {
+namespace {
+
+std::string oneLine(std::string s) {
+  for (auto& c : s)
+    if (c == '\n' || c == '\r') c = ' ';
+  while (!s.empty() && s.back() == ' ') s.pop_back();
+  return s;
+}
+
+} // namespace
+
+int versionCommand(CliIo io) {
+  io.out << "gpuwise " << gpuwiseVersion() << " (report " << kReportSchema << ", wire protocol "
+         << transport::kProtocolVersion << ")\n";
+  return 0;
+}
+
+int runCli(int argc, const char* const* argv, CliIo io) {
+  CLI::App app{"gpuwise: finds where GPU training jobs waste their GPUs and says what to change"};
+  app.name("gpuwise");
+  app.require_subcommand(1, 1);
+
+  auto* version = app.add_subcommand("version", "Print the version");
+
+  RunOptions run;
+  auto* run_cmd = app.add_subcommand("run", "Profile a command: gpuwise run [options] -- CMD [ARGS...]");
+  run_cmd->add_flag("--simulate", run.simulate, "Run CMD against the simulated device");
+  run_cmd->add_option("--endpoint", run.endpoint,
+                      "Send to an advisor already listening at this endpoint (no in-process advisor)");
+  auto* json_opt = run_cmd->add_option("--report-json", run.report_json, "JSON report path")
+                       ->capture_default_str();
+  auto* html_opt = run_cmd->add_option("--report-html", run.report_html, "HTML report path")
+                       ->capture_default_str();
+  run_cmd->add_option("--trace", run.trace, "Record the run into this .gwt file");
+  run_cmd->add_option("CMD", run.command, "The command to profile, after --")->required();
+
+  AdvisorOptions advisor;
+  auto* advisor_cmd = app.add_subcommand("advisor", "Serve an endpoint until SIGINT/SIGTERM, then write the report");
+  advisor_cmd->add_option("--listen", advisor.listen, "Endpoint to bind (ipc://PATH, tcp://HOST:PORT)")->required();
+  advisor_cmd->add_option("--metrics-addr", advisor.metrics_addr, "Prometheus endpoint (not supported yet)");
+  advisor_cmd->add_option("--report-dir", advisor.report_dir, "Directory for the reports")->capture_default_str();
+
+  ReportOptionsCli report;
+  auto* report_cmd = app.add_subcommand("report", "Report on recorded traces (.gwt, Kineto JSON)");
+  report_cmd->add_option("INPUT", report.inputs, "Recorded .gwt files (Kineto JSON to come)")->required();
+  report_cmd->add_option("--json", report.json, "JSON report path");
+  report_cmd->add_option("--html", report.html, "HTML report path");
+
+  // CLI11 would only say "A subcommand is required" for a misspelt command: name it.
+  if (argc > 1 && argv[1][0] != '-') {
+    std::string cmd = argv[1];
+    bool known = false;
+    for (const auto* sub : app.get_subcommands({})) known = known || sub->get_name() == cmd;
+    if (!known) {
+      io.err << "gpuwise: unknown command '" << cmd << "' (commands: run, advisor, report, version)\n";
+      return kExitUsage;
+    }
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    io.out << app.help(); // NOLINT: help of the subcommand when one was named
+    return 0;
+  } catch (const CLI::ParseError& e) {
+    std::string where = "gpuwise";
+    for (const auto* sub : app.get_subcommands()) where += " " + sub->get_name();
+    io.err << where << ": " << oneLine(e.what())
+           << (e.get_exit_code() == 0 ? "" : " (see gpuwise --help)") << '\n';
+    return e.get_exit_code() == 0 ? 0 : kExitUsage;
+  }
+
+  if (version->parsed()) return versionCommand(io);
+  if (run_cmd->parsed()) {
+    run.report_paths_given = json_opt->count() > 0 || html_opt->count() > 0;
+    return runCommand(run, io);
+  }
+  if (advisor_cmd->parsed()) return advisorCommand(advisor, io);
+  if (report_cmd->parsed()) return reportCommand(report, io);
+  io.err << "gpuwise: a command is required: run, advisor, report or version\n";
+  return kExitUsage;
+}
+
+} // namespace gpuwise::advisor

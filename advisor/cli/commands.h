@@ -1,0 +1,45 @@
+// The gpuwise commands behind the argument parser (cli.cpp). Each returns the process exit
+// status and reports problems as one line on io.err.
+#pragma once
+
+#include "advisor/cli/cli.h"
+
+#include <string>
+#include <vector>
+
+namespace gpuwise::advisor {
+
+inline constexpr int kExitUsage = 2;         // bad usage or bad input
+inline constexpr int kExitCannotExecute = 127; // like a shell
+
+inline constexpr const char* kDefaultJsonReport = "gpuwise-report.json";
+inline constexpr const char* kDefaultHtmlReport = "gpuwise-report.html";
+
+struct RunOptions {
+  bool simulate = false;
+  std::string endpoint; // empty: the advisor runs in-process on a private ipc:// endpoint
+  std::string report_json = kDefaultJsonReport;
+  std::string report_html = kDefaultHtmlReport;
+  std::string trace;    // record the messages into this .gwt file
+  std::vector<std::string> command;
+  bool report_paths_given = false;
+};
+int runCommand(const RunOptions& options, CliIo io);
+
+struct AdvisorOptions {
+  std::string listen;
+  std::string metrics_addr;
+  std::string report_dir = ".";
+};
+int advisorCommand(const AdvisorOptions& options, CliIo io);
+
+struct ReportOptionsCli {
+  std::vector<std::string> inputs;
+  std::string json; // empty: gpuwise-report.json unless only --html was given
+  std::string html;
+};
+int reportCommand(const ReportOptionsCli& options, CliIo io);
+
+int versionCommand(CliIo io);
+
+} // namespace gpuwise::advisor

@@ -1,0 +1,20 @@
+// Where `gpuwise run` finds the shim and the simulated device: next to the gpuwise executable in
+// the build layout (DESIGN.md: <dir>/bin/gpuwise, <dir>/lib/libgpuwise.so, <dir>/simdevice/),
+// unless GPUWISE_SHIM / GPUWISE_SIMDEVICE_DIR say otherwise.
+#pragma once
+
+#include <string>
+
+namespace gpuwise::advisor {
+
+// The directory of the running executable (/proc/self/exe), empty when unknown.
+std::string executableDir();
+// GPUWISE_SHIM, else <executableDir>/../lib/libgpuwise.so.
+std::string shimPath();
+// GPUWISE_SIMDEVICE_DIR, else <executableDir>/../simdevice.
+std::string simdeviceDir();
+
+bool fileExists(const std::string& path);
+bool directoryExists(const std::string& path);
+
+} // namespace gpuwise::advisor

@@ -1,0 +1,35 @@
+#include "advisor/cli/report_output.h"
+
+#include "advisor/report/report_writer.h"
+#include "advisor/report/terminal_summary.h"
+#include "advisor/rules/rule_set.h"
+
+namespace gpuwise::advisor {
+
+bool produceReport(const model::Trace& trace, const AnalysisOptions& analysis_options,
+                   const ReportTargets& targets, std::ostream& summary, std::string* error) {
+  auto analysis = analyzeJob(trace, analysis_options);
+  auto recommendations = recommend(analysis, &trace);
+  ReportInput input{analysis, recommendations};
+  TerminalOptions terminal;
+  bool ok = true;
+  std::string first_error;
+  auto note = [&](bool written, const std::string& path, const std::string& e) {
+    if (written) {
+      terminal.written_files.push_back(path);
+    } else if (ok) {
+      ok = false;
+      first_error = e;
+    }
+  };
+  std::string e;
+  if (!targets.json_path.empty())
+    note(writeJsonReport(targets.json_path, input, &e), targets.json_path, e);
+  if (!targets.html_path.empty())
+    note(writeHtmlReport(targets.html_path, input, &e), targets.html_path, e);
+  summary << renderTerminalSummary(input, terminal) << std::flush;
+  if (!ok) *error = first_error;
+  return ok;
+}
+
+} // namespace gpuwise::advisor

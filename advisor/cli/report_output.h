@@ -1,0 +1,23 @@
+// The end of every command that produces a report: analyse the trace, run the rules, write the
+// JSON and HTML files, print the terminal summary.
+#pragma once
+
+#include "advisor/analysis/job_analysis.h"
+#include "profiler/model/trace.h"
+
+#include <ostream>
+#include <string>
+
+namespace gpuwise::advisor {
+
+struct ReportTargets {
+  std::string json_path; // empty: not written
+  std::string html_path; // empty: not written
+};
+
+// False with `error` set (one line naming the file) when a report file could not be written; the
+// summary is printed either way.
+bool produceReport(const model::Trace& trace, const AnalysisOptions& analysis_options,
+                   const ReportTargets& targets, std::ostream& summary, std::string* error);
+
+} // namespace gpuwise::advisor

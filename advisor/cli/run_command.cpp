@@ -1,0 +1,151 @@
+// gpuwise run: profile one command.
+//
+//   1. without --endpoint, start the ingest server in-process on ipc://<fresh 0700 dir>/ingest;
+//      with --endpoint, start nothing and only point the shim there
+//   2. spawn CMD with LD_PRELOAD (prepended) and CUDA_INJECTION64_PATH set to the shim,
+//      GPUWISE_ENDPOINT, and with --simulate the simulated device first on LD_LIBRARY_PATH
+//   3. wait for CMD, forwarding SIGINT/SIGTERM to it
+//   4. wait (bounded) for every stream's final batch, analyse, print the summary to stderr, write
+//      the reports, and exit with CMD's own status
+#include "advisor/cli/child_process.h"
+#include "advisor/cli/commands.h"
+#include "advisor/cli/locations.h"
+#include "advisor/cli/report_output.h"
+#include "advisor/ingest/ingest_server.h"
+
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <unistd.h>
+
+namespace gpuwise::advisor {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// After CMD exits: how long the streams may stay silent before we stop waiting for their final
+// batches (a process killed by a signal never sends one), and the most we wait in all.
+constexpr auto kQuietPeriod = std::chrono::milliseconds(300);
+constexpr auto kMaxFinalWait = std::chrono::seconds(5);
+
+// A fresh private directory for the ipc socket. mkdtemp creates it 0700, so no other user can
+// connect to the advisor or replace the socket.
+std::string makePrivateDir(std::string* error) {
+  const char* tmp = std::getenv("TMPDIR");
+  std::string base = tmp && *tmp ? tmp : "/tmp";
+  // ipc:// paths must fit in sun_path (108 bytes).
+  if (base.size() > 60) base = "/tmp";
+  std::string templ = base + "/gpuwise-XXXXXX";
+  std::vector<char> buf(templ.begin(), templ.end());
+  buf.push_back('\0');
+  if (!::mkdtemp(buf.data())) {
+    *error = "cannot create a private directory in " + base + ": " + std::strerror(errno);
+    return "";
+  }
+  return buf.data();
+}
+
+std::string prepend(const std::string& first, const std::optional<std::string>& rest, char sep) {
+  if (!rest || rest->empty()) return first;
+  return first + sep + *rest;
+}
+
+
+} // namespace
+
+int runCommand(const RunOptions& o, CliIo io) {
+  auto fail = [&](const std::string& line) {
+    io.err << "gpuwise run: " << line << '\n';
+    return kExitUsage;
+  };
+  if (o.command.empty()) return fail("no command given: gpuwise run [options] -- CMD [ARGS...]");
+  if (!o.endpoint.empty() && (o.report_paths_given || !o.trace.empty()))
+    return fail("--report-json, --report-html and --trace need the in-process advisor; they "
+                "cannot be used with --endpoint (the advisor there writes the report)");
+
+  std::string sim_dir;
+  if (o.simulate) {
+    sim_dir = simdeviceDir();
+    if (!directoryExists(sim_dir))
+      return fail("the simulated device was not found at " + sim_dir + " (set GPUWISE_SIMDEVICE_DIR)");
+  }
+
+  std::string private_dir;
+  std::unique_ptr<IngestServer> server;
+  std::string endpoint = o.endpoint;
+  if (endpoint.empty()) {
+    std::string error;
+    private_dir = makePrivateDir(&error);
+    if (private_dir.empty()) return fail(error);
+    IngestServer::Options so;
+    so.endpoint = "ipc://" + private_dir + "/ingest";
+    so.tee_path = o.trace;
+    server = IngestServer::start(so, &error);
+    if (!server) {
+      std::filesystem::remove_all(private_dir);
+      return fail(error);
+    }
+    endpoint = server->endpoint();
+  }
+  auto cleanup = [&] {
+    if (server) server->stop();
+    if (!private_dir.empty()) {
+      std::error_code ec;
+      std::filesystem::remove_all(private_dir, ec);
+    }
+  };
+
+  auto base = environmentWith({});
+  std::vector<std::string> overrides{"GPUWISE_ENDPOINT=" + endpoint};
+  std::string shim = shimPath();
+  if (fileExists(shim)) {
+    overrides.push_back("LD_PRELOAD=" + prepend(shim, findVariable(base, "LD_PRELOAD"), ':'));
+    overrides.push_back("CUDA_INJECTION64_PATH=" + shim);
+  } else {
+    io.err << "gpuwise run: the shim was not found at " << shim
+           << " (set GPUWISE_SHIM); running without it\n";
+  }
+  if (o.simulate) {
+    overrides.push_back("LD_LIBRARY_PATH=" + prepend(sim_dir, findVariable(base, "LD_LIBRARY_PATH"), ':'));
+    overrides.push_back("GPUWISE_SIMULATED=1");
+  }
+
+  std::string error;
+  auto started = Clock::now();
+  auto child = ChildProcess::spawn(o.command, environmentWith(overrides), &error);
+  if (!child) {
+    cleanup();
+    io.err << "gpuwise: " << error << '\n';
+    return kExitCannotExecute;
+  }
+  int status = child->wait();
+  auto exited = Clock::now();
+  if (!server) return status;
+
+  // A process killed by a signal sends no final batch: stop at the first quiet period.
+  server->waitFor(
+      [&](const IngestProgress& p) {
+        if (p.allFinal()) return true;
+        return Clock::now() - std::max(p.last_message, exited) >= kQuietPeriod;
+      },
+      exited + kMaxFinalWait);
+  IngestHealth health;
+  model::Trace trace = server->take(&health);
+  bool tee_failed = server->progress().tee_failed;
+  cleanup();
+
+  trace.source.kind = model::SourceKind::Live;
+  trace.source.simulated = trace.source.simulated || o.simulate;
+  if (!o.trace.empty()) trace.source.files.push_back(o.trace);
+  if (tee_failed) io.err << "gpuwise run: " << o.trace << ": write failed; the recording is incomplete\n";
+  AnalysisOptions ao;
+  ao.ingest = &health;
+  ao.wall_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(exited - started).count();
+  if (!produceReport(trace, ao, {o.report_json, o.report_html}, io.err, &error))
+    io.err << "gpuwise run: " << error << '\n';
+  return status;
+}
+
+} // namespace gpuwise::advisor
