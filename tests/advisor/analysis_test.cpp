@@ -283,9 +283,9 @@ TEST_CASE("collection: per-process events, drops, tier and the ingest's stream h
   model::Trace t;
   t.processes = {a, b};
   IngestHealth ingest;
-  ingest.streams = {{.session_id = 1, .hello_received = true, .final_received = true, .batches = 3},
-                    {.session_id = 2, .hello_received = false, .batches = 4, .lost_batches = 2,
-                     .undecodable_events = 7}};
+  ingest.streams = {StreamHealth{.session_id = 1, .hello_received = true, .final_received = true, .batches = 3},
+                    StreamHealth{.session_id = 2, .hello_received = false, .batches = 4, .lost_batches = 2,
+                                 .undecodable_events = 7}};
   ingest.messages = 9;
   ingest.rejected_by_reason = {{"malformed", 1}, {"bad_envelope", 1}};
   auto r = analyzeCollection(t, &ingest);

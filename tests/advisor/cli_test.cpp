@@ -1,0 +1,214 @@
+#include "tests/advisor/subprocess.h"
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <map>
+
+using namespace gpuwise::advisor::test;
+using json = nlohmann::json;
+
+namespace {
+
+std::string gpuwiseExe() { return buildDir() + "/bin/gpuwise"; }
+std::string fakeShim() { return buildDir() + "/tests/advisor_fake_shim"; }
+std::string emptyShim() { return buildDir() + "/tests/libadvisor_empty_shim.so"; }
+
+std::string firstLine(const std::string& s) { return s.substr(0, s.find('\n')); }
+size_t lineCount(const std::string& s) {
+  size_t n = 0;
+  for (char c : s) n += c == '\n';
+  return n;
+}
+
+json readJson(const std::string& path) { return json::parse(readFile(path)); }
+
+std::map<std::string, std::string> readEnvFile(const std::string& path) {
+  std::map<std::string, std::string> env;
+  std::istringstream in(readFile(path));
+  for (std::string line; std::getline(in, line);) {
+    auto eq = line.find('=');
+    if (eq != std::string::npos) env[line.substr(0, eq)] = line.substr(eq + 1);
+  }
+  return env;
+}
+
+} // namespace
+
+TEST_CASE("gpuwise run: reports the fake shim's run and exits with its code") {
+  TempDir dir;
+  Process p({gpuwiseExe(), "run", "--", fakeShim(), "--pageable", "--exit-code", "3", "--env-out", dir / "env"},
+            {"GPUWISE_SHIM=" + emptyShim(), "LD_PRELOAD=libm.so.6"}, dir.path, dir.path, "run");
+  REQUIRE(p.wait() == 3);
+  INFO(p.err());
+  // The environment the shim gets.
+  auto env = readEnvFile(dir / "env");
+  CHECK(env["LD_PRELOAD"] == emptyShim() + ":libm.so.6");
+  CHECK(env["CUDA_INJECTION64_PATH"] == emptyShim());
+  CHECK(env["GPUWISE_ENDPOINT"].rfind("ipc:///", 0) == 0);
+  // The private socket directory is gone after the run.
+  auto socket = env["GPUWISE_ENDPOINT"].substr(6);
+  CHECK_FALSE(std::filesystem::exists(std::filesystem::path(socket).parent_path()));
+
+  // The terminal summary on stderr, verdict first.
+  CHECK(firstLine(p.err()).rfind("gpuwise: GPU busy ", 0) == 0);
+  CHECK(p.err().find("tier cupti") != std::string::npos);
+
+  REQUIRE(std::filesystem::exists(dir / "gpuwise-report.json"));
+  REQUIRE(std::filesystem::exists(dir / "gpuwise-report.html"));
+  auto r = readJson(dir / "gpuwise-report.json");
+  CHECK(r["schema"] == "gpuwise.report/v1");
+  CHECK(r["source"]["kind"] == "live");
+  CHECK(r["source"]["simulated"] == false);
+  REQUIRE(r["processes"].size() == 1);
+  CHECK(r["processes"][0]["command"] == "fake_training --epochs 1");
+  CHECK(r["processes"][0]["final_received"] == true);
+  CHECK(r["processes"][0]["events_dropped"] == 3);
+  CHECK(r["processes"][0]["events"] == 11);
+  CHECK(r["summary"]["kernel_count"] == 10);
+  CHECK(r["summary"]["kernel_seconds"].get<double>() == Approx(0.9));
+  CHECK(r["summary"]["gpu_span_seconds"].get<double>() == Approx(1.09));
+  CHECK(r["summary"]["wall_seconds"].get<double>() > 0);
+  REQUIRE(r["recommendations"].size() == 1);
+  CHECK(r["recommendations"][0]["id"] == "use_pinned_memory");
+  CHECK(r["top_kernels"][0]["name"] == "gemm(float const*, float const*, float*, int)");
+  CHECK(readFile(dir / "gpuwise-report.html").find("Pin host memory") != std::string::npos);
+}
+
+TEST_CASE("gpuwise run --simulate --trace: the recording replays into the same report") {
+  TempDir dir;
+  std::filesystem::create_directory(dir / "sim");
+  Process p({gpuwiseExe(), "run", "--simulate", "--trace", dir / "run.gwt", "--report-json",
+             dir / "live.json", "--report-html", dir / "live.html", "--", fakeShim(),
+             "--exit-code", "0", "--env-out", dir / "env", "--simulated"},
+            {"GPUWISE_SHIM=" + emptyShim(), "GPUWISE_SIMDEVICE_DIR=" + (dir / "sim"),
+             "LD_LIBRARY_PATH=/opt/x"},
+            dir.path, dir.path, "run");
+  REQUIRE(p.wait() == 0);
+  INFO(p.err());
+  CHECK(readEnvFile(dir / "env")["LD_LIBRARY_PATH"] == (dir / "sim") + ":/opt/x");
+  CHECK(firstLine(p.err()).rfind("gpuwise [SIMULATED DEVICE]: GPU busy ", 0) == 0);
+  CHECK_FALSE(std::filesystem::exists(dir / "gpuwise-report.json"));
+  auto live = readJson(dir / "live.json");
+  CHECK(live["source"]["simulated"] == true);
+  CHECK(live["source"]["files"][0] == dir / "run.gwt");
+  CHECK(live["recommendations"].empty());
+  REQUIRE(std::filesystem::exists(dir / "live.html"));
+
+  Process rep({gpuwiseExe(), "report", dir / "run.gwt", "--json", dir / "offline.json"}, {}, dir.path,
+              dir.path, "report");
+  REQUIRE(rep.wait() == 0);
+  INFO(rep.err());
+  auto offline = readJson(dir / "offline.json");
+  CHECK(offline["source"]["kind"] == "gwt");
+  CHECK(offline["summary"]["kernel_count"] == live["summary"]["kernel_count"]);
+  CHECK(offline["summary"]["gpu_busy_seconds"] == live["summary"]["gpu_busy_seconds"]);
+  CHECK(offline["processes"] == live["processes"]);
+  CHECK_FALSE(std::filesystem::exists(dir / "gpuwise-report.html")); // only --json was asked for
+  CHECK(firstLine(rep.out()).rfind("gpuwise [SIMULATED DEVICE]: GPU busy", 0) == 0);
+}
+
+TEST_CASE("gpuwise run: a command that cannot be executed exits 127 with one line") {
+  TempDir dir;
+  for (const auto& cmd : {std::string("no-such-command-gpuwise"), dir / "missing"}) {
+    Process p({gpuwiseExe(), "run", "--", cmd, "arg"}, {"GPUWISE_SHIM=" + emptyShim()}, dir.path,
+              dir.path, "run");
+    REQUIRE(p.wait() == 127);
+    CHECK(lineCount(p.err()) == 1);
+    CHECK(p.err().find(cmd) != std::string::npos);
+    CHECK_FALSE(std::filesystem::exists(dir / "gpuwise-report.json"));
+  }
+}
+
+TEST_CASE("gpuwise run: SIGTERM is forwarded to the command, the report still written") {
+  TempDir dir;
+  Process p({gpuwiseExe(), "run", "--", fakeShim(), "--wait-signal", dir / "ready"},
+            {"GPUWISE_SHIM=" + emptyShim()}, dir.path, dir.path, "run");
+  REQUIRE(eventually([&] { return std::filesystem::exists(dir / "ready"); }));
+  ::kill(p.pid(), SIGTERM);
+  REQUIRE(p.wait() == 128 + SIGTERM);
+  INFO(p.err());
+  auto r = readJson(dir / "gpuwise-report.json");
+  // Killed, the process sent no final batch: the report says so.
+  for (const auto& proc : r["processes"]) CHECK(proc["final_received"] == false);
+}
+
+TEST_CASE("every command exits 2 with one line on bad usage or bad input") {
+  TempDir dir;
+  std::ofstream(dir / "garbage.bin") << "this is not a trace";
+  std::ofstream(dir / "trace.json") << "{\"traceEvents\": []}";
+  // The magic, then a record that says 16 bytes and holds 3.
+  const char truncated[] = {'G', 'W', 'T', 'R', 'A', 'C', 'E', '1', 16, 0, 0, 0, 'a', 'b', 'c'};
+  std::ofstream(dir / "truncated.gwt", std::ios::binary).write(truncated, sizeof truncated);
+  struct Case {
+    std::vector<std::string> args;
+    std::string expect;
+  };
+  std::vector<Case> cases = {
+      {{}, "subcommand"},
+      {{"frobnicate"}, "frobnicate"},
+      {{"frobnicate", "--now"}, "frobnicate"},
+      {{"run", "--bogus", "--", "true"}, "--bogus"},
+      {{"run"}, "CMD"},
+      {{"run", "--endpoint", "ipc:///tmp/x", "--report-json", "r.json", "--", "true"}, "--endpoint"},
+      {{"run", "--simulate", "--", "true"}, "simulated device"},
+      {{"run", "--trace", "/nonexistent-dir/t.gwt", "--", "true"}, "/nonexistent-dir/t.gwt"},
+      {{"report"}, "INPUT"},
+      {{"report", dir / "missing.gwt"}, "missing.gwt"},
+      {{"report", dir / "garbage.bin"}, "garbage.bin"},
+      {{"report", dir / "trace.json"}, "Kineto"},
+      {{"report", dir / "truncated.gwt"}, "truncated.gwt"},
+      {{"report", "--nope", dir / "garbage.bin"}, "--nope"},
+      {{"advisor"}, "--listen"},
+      {{"advisor", "--listen", "tcp://127.0.0.1:*", "--metrics-addr", "0.0.0.0:9400"}, "--metrics-addr"},
+      {{"advisor", "--listen", "bogus://x"}, "bogus://x"},
+      {{"advisor", "--listen", "tcp://127.0.0.1:*", "--report-dir", dir / "nodir"}, "nodir"},
+      {{"version", "--extra"}, "--extra"},
+  };
+  int i = 0;
+  for (const auto& c : cases) {
+    std::vector<std::string> argv{gpuwiseExe()};
+    argv.insert(argv.end(), c.args.begin(), c.args.end());
+    Process p(argv, {"GPUWISE_SIMDEVICE_DIR=" + (dir / "nosim")}, dir.path, dir.path,
+              "case" + std::to_string(i++));
+    INFO("args: " << json(c.args).dump() << "\nstderr: " << p.err());
+    REQUIRE(p.wait() == 2);
+    CHECK(lineCount(p.err()) == 1);
+    CHECK(p.err().find(c.expect) != std::string::npos);
+  }
+}
+
+TEST_CASE("gpuwise version and --help exit 0") {
+  TempDir dir;
+  Process v({gpuwiseExe(), "version"}, {}, dir.path, dir.path, "version");
+  REQUIRE(v.wait() == 0);
+  CHECK(v.out().rfind("gpuwise 0.1.0 (report gpuwise.report/v1", 0) == 0);
+  Process h({gpuwiseExe(), "--help"}, {}, dir.path, dir.path, "help");
+  REQUIRE(h.wait() == 0);
+  CHECK(h.out().find("run") != std::string::npos);
+}
+
+TEST_CASE("gpuwise advisor serves until SIGINT; gpuwise run --endpoint sends to it") {
+  TempDir dir;
+  std::string endpoint = "ipc://" + (dir / "adv.sock");
+  Process adv({gpuwiseExe(), "advisor", "--listen", endpoint, "--report-dir", dir.path}, {}, dir.path,
+              dir.path, "advisor");
+  REQUIRE(eventually([&] { return adv.err().find("listening on " + endpoint) != std::string::npos; }));
+
+  std::filesystem::create_directory(dir / "job");
+  Process run({gpuwiseExe(), "run", "--endpoint", endpoint, "--", fakeShim(), "--kernels", "6"},
+              {"GPUWISE_SHIM=" + emptyShim()}, dir / "job", dir.path, "run");
+  REQUIRE(run.wait() == 3);
+  CHECK_FALSE(std::filesystem::exists(dir / "job/gpuwise-report.json")); // the advisor writes it
+
+  REQUIRE(eventually([&] { return adv.err().find("1 of 1 process finished") != std::string::npos; }));
+  ::kill(adv.pid(), SIGINT);
+  REQUIRE(adv.wait() == 0);
+  INFO(adv.err());
+  auto r = readJson(dir / "gpuwise-report.json");
+  REQUIRE(r["processes"].size() == 1);
+  CHECK(r["summary"]["kernel_count"] == 6);
+  CHECK(r["collection"]["messages"] == 3); // Hello, the batch after the fourth kernel, the final one
+  CHECK(std::filesystem::exists(dir / "gpuwise-report.html"));
+  CHECK(adv.err().find("gpuwise: GPU busy") != std::string::npos);
+}

@@ -1,0 +1,370 @@
+#include "advisor/analysis/job_analysis.h"
+#include "advisor/ingest/gwt_replay.h"
+#include "advisor/ingest/ingest_server.h"
+#include "advisor/ingest/rate_limited_log.h"
+#include "advisor/ingest/stream_router.h"
+#include "tests/advisor/wire_client.h"
+
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <mutex>
+#include <unistd.h>
+
+using namespace gpuwise;
+using namespace gpuwise::advisor;
+using namespace gpuwise::advisor::test;
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+constexpr model::TimeNs kMs = 1'000'000;
+
+// A fresh directory for ipc sockets and files, removed at the end of the test.
+struct TempDir {
+  std::string path;
+  TempDir() {
+    const char* build = std::getenv("GPUWISE_BUILD_DIR");
+    std::string templ = std::string(build ? "/tmp" : "/tmp") + "/gw-ingest-XXXXXX";
+    std::vector<char> buf(templ.begin(), templ.end());
+    buf.push_back('\0');
+    REQUIRE(::mkdtemp(buf.data()));
+    path = buf.data();
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+};
+
+void addKernels(model::NameTable& names, transport::BatchEncoder& enc, int n, model::TimeNs t0,
+                const char* name = "_Z4gemmPKfS0_Pfi") {
+  auto id = names.intern(name);
+  for (int i = 0; i < n; ++i) {
+    model::KernelExec k;
+    k.start = t0 + i * 10 * kMs;
+    k.end = k.start + 5 * kMs;
+    k.name = id;
+    k.stream = 7;
+    k.grid = {64, 1, 1};
+    k.block = {128, 1, 1};
+    enc.add(k);
+  }
+}
+
+// Lines a RateLimitedLog wrote, for assertions.
+struct CapturedLog {
+  std::mutex mutex;
+  std::vector<std::string> lines;
+  RateLimitedLog::Sink sink() {
+    return [this](std::string_view l) {
+      std::lock_guard lock(mutex);
+      lines.emplace_back(l);
+    };
+  }
+  size_t size() {
+    std::lock_guard lock(mutex);
+    return lines.size();
+  }
+};
+
+// Encodes messages of one sender without any socket, for the router tests.
+struct OfflineSender {
+  model::NameTable names;
+  transport::BatchEncoder encoder;
+  int64_t pid;
+  uint64_t session;
+  OfflineSender(int64_t p, uint64_t s) : encoder(names, s, p), pid(p), session(s) {}
+  std::vector<uint8_t> hello() {
+    transport::Hello h;
+    h.session_id = session;
+    h.process.pid = pid;
+    h.process.command = "train";
+    h.process.tier = model::CollectionTier::Cupti;
+    model::DeviceInfo d;
+    d.name = "NVIDIA A100-SXM4-80GB";
+    h.devices.push_back(d);
+    h.start_time = 5;
+    return transport::encodeHello(h);
+  }
+  std::vector<uint8_t> batch(int kernels, uint64_t dropped = 0, bool final = false) {
+    addKernels(names, encoder, kernels, 1000 * kMs);
+    auto m = encoder.encode(dropped, final, 7 * kMs);
+    encoder.confirm(true);
+    return m;
+  }
+};
+
+bool waitUntil(IngestServer& server, const std::function<bool(const IngestProgress&)>& cond) {
+  return server.waitFor(cond, Clock::now() + 10s);
+}
+
+} // namespace
+
+TEST_CASE("RateLimitedLog: one line per kind per interval, with the suppressed count") {
+  std::vector<std::string> lines;
+  RateLimitedLog log([&](std::string_view l) { lines.emplace_back(l); }, 5s);
+  auto t0 = Clock::time_point{} + 100s;
+  CHECK(log.log("malformed", "bad 1", t0));
+  CHECK_FALSE(log.log("malformed", "bad 2", t0 + 1s));
+  CHECK_FALSE(log.log("malformed", "bad 3", t0 + 4s));
+  CHECK(log.log("bad_envelope", "foreign", t0 + 4s)); // another kind has its own budget
+  CHECK(log.suppressed("malformed") == 2);
+  CHECK(log.log("malformed", "bad 4", t0 + 5s));
+  REQUIRE(lines.size() == 3);
+  CHECK(lines[0] == "bad 1");
+  CHECK(lines[2] == "bad 4 (2 similar suppressed)");
+}
+
+TEST_CASE("StreamRouter: Hello, batches, dropped counts, final and wall span") {
+  StreamRouter router([](std::string_view) {});
+  OfflineSender s(321, 99);
+  router.route(s.hello());
+  router.route(s.batch(3, 5));
+  router.route(s.batch(2, 7, true));
+  CHECK(router.progress().messages == 3);
+  CHECK(router.progress().hellos == 1);
+  CHECK(router.progress().batches == 2);
+  CHECK(router.progress().events == 5);
+  CHECK(router.progress().allFinal());
+  IngestHealth health;
+  auto t = router.take(&health);
+  REQUIRE(t.processes.size() == 1);
+  const auto& p = t.processes[0];
+  CHECK(p.info.pid == 321);
+  CHECK(p.info.command == "train");
+  CHECK(p.info.tier == model::CollectionTier::Cupti);
+  REQUIRE(p.devices.size() == 1);
+  CHECK(p.devices[0].name == "NVIDIA A100-SXM4-80GB");
+  CHECK(p.kernels.size() == 5);
+  CHECK(p.names.get(p.kernels[0].name) == "_Z4gemmPKfS0_Pfi");
+  CHECK(p.events_dropped == 12);
+  CHECK(p.wall_start == 5);
+  CHECK(p.wall_end == 7 * kMs);
+  REQUIRE(health.streams.size() == 1);
+  CHECK(health.streams[0]->hello_received);
+  CHECK(health.streams[0]->final_received);
+  CHECK(health.streams[0]->batches == 2);
+  CHECK(health.streams[0]->lost_batches == 0);
+  CHECK(health.messages == 3);
+  CHECK(router.progress().streams == 0); // take() leaves the router empty
+}
+
+TEST_CASE("StreamRouter: a batch before its Hello opens a stream of unknown identity") {
+  StreamRouter router([](std::string_view) {});
+  OfflineSender s(77, 1234);
+  auto hello = s.hello();
+  router.route(s.batch(4));
+  auto t = router.snapshot(nullptr);
+  REQUIRE(t.processes.size() == 1);
+  CHECK(t.processes[0].info.pid == 77);
+  CHECK(t.processes[0].info.tier == model::CollectionTier::Unknown);
+  CHECK(t.processes[0].info.tier_reason.find("no Hello") != std::string::npos);
+  CHECK(t.processes[0].kernels.size() == 4);
+  // The Hello arriving late fills in the identity; the events stay.
+  router.route(hello);
+  IngestHealth health;
+  t = router.take(&health);
+  REQUIRE(t.processes.size() == 1);
+  CHECK(t.processes[0].info.command == "train");
+  CHECK(t.processes[0].kernels.size() == 4);
+  CHECK(health.streams[0]->hello_received);
+}
+
+TEST_CASE("StreamRouter: sequence gaps count as lost batches") {
+  StreamRouter router([](std::string_view) {});
+  OfflineSender s(5, 6);
+  router.route(s.hello());
+  auto b0 = s.batch(1);
+  auto b1 = s.batch(1);
+  auto b2 = s.batch(1);
+  auto b3 = s.batch(1);
+  auto b4 = s.batch(1);
+  router.route(b0);
+  router.route(b3); // 1 and 2 lost
+  router.route(b4);
+  IngestHealth health;
+  router.take(&health);
+  CHECK(health.streams[0]->batches == 3);
+  CHECK(health.streams[0]->lost_batches == 2);
+}
+
+TEST_CASE("StreamRouter: malformed and foreign messages are dropped, counted, logged; others carry on") {
+  CapturedLog log;
+  StreamRouter router(log.sink());
+  OfflineSender a(1, 10), b(2, 20);
+  router.route(a.hello());
+  std::string foreign = "GET / HTTP/1.1\r\n\r\n";
+  router.route(std::span(reinterpret_cast<const uint8_t*>(foreign.data()), foreign.size()));
+  router.route(std::span(reinterpret_cast<const uint8_t*>(foreign.data()), foreign.size()));
+  auto corrupt = a.batch(2);
+  for (size_t i = corrupt.size() / 2; i < corrupt.size(); ++i) corrupt[i] ^= 0x5a;
+  router.route(corrupt);
+  router.route(std::span<const uint8_t>{});
+  router.route(b.hello());
+  router.route(b.batch(3, 0, true));
+  router.route(a.batch(1, 0, true));
+  CHECK(router.progress().rejected == 4);
+  uint64_t rejected = 0;
+  for (const auto& [reason, n] : router.rejectedByReason()) rejected += n;
+  CHECK(rejected == 4);
+  CHECK(router.rejectedByReason().count("bad_envelope") == 1);
+  CHECK(router.rejectedByReason().at("bad_envelope") >= 2);
+  // Rate-limited: the two identical foreign messages in a row logged one line.
+  CHECK(log.size() < 4);
+  CHECK(log.size() >= 1);
+  CHECK(log.lines[0].find("gpuwise advisor: dropped a message (bad_envelope)") == 0);
+  IngestHealth health;
+  auto t = router.take(&health);
+  REQUIRE(t.processes.size() == 2);
+  CHECK(t.processes[1].kernels.size() == 3);
+  CHECK(health.streams[1]->final_received);
+  // The corrupted batch is lost (a gap before the final batch) and the stream carries on. It
+  // introduced the kernel signature the final batch's kernel refers to, so that one kernel is
+  // undecodable: counted, not guessed.
+  CHECK(health.streams[0]->final_received);
+  CHECK(health.streams[0]->lost_batches == 1);
+  CHECK(t.processes[0].kernels.empty());
+  CHECK(health.streams[0]->undecodable_events == 1);
+  CHECK(health.rejectedMessages() == 4);
+}
+
+TEST_CASE("IngestServer over ipc: two processes at once, junk in between, the server keeps serving") {
+  TempDir dir;
+  CapturedLog log;
+  IngestServer::Options o;
+  o.endpoint = "ipc://" + dir.path + "/ingest";
+  o.tee_path = dir.path + "/run.gwt";
+  o.log = log.sink();
+  std::string error;
+  auto server = IngestServer::start(o, &error);
+  REQUIRE(server);
+  CHECK(server->endpoint() == o.endpoint);
+
+  auto sendProcess = [&](int64_t pid, uint64_t session, int batches) {
+    WireClient c(server->endpoint(), pid, session);
+    REQUIRE(c.waitConnected());
+    REQUIRE(c.sendHello(c.makeHello()));
+    for (int i = 0; i < batches; ++i) {
+      addKernels(c.names(), c.encoder(), 5, (1000 + 100 * i) * kMs);
+      if (i == 1) {
+        std::vector<uint8_t> junk{'n', 'o', 't', ' ', 'o', 'u', 'r', 's'};
+        REQUIRE(c.sendRaw(junk));
+      }
+      REQUIRE(c.sendBatch(2, i + 1 == batches, (1000 + 100 * i) * kMs));
+    }
+  };
+  std::thread first([&] { sendProcess(1001, 0xaaa, 4); });
+  std::thread second([&] { sendProcess(1002, 0xbbb, 3); });
+  first.join();
+  second.join();
+
+  REQUIRE(waitUntil(*server, [](const IngestProgress& p) { return p.streams == 2 && p.allFinal(); }));
+  auto p = server->progress();
+  CHECK(p.rejected == 2);
+  CHECK(p.events == 35);
+  IngestHealth health;
+  auto trace = server->take(&health);
+  REQUIRE(trace.processes.size() == 2);
+  size_t kernels = 0;
+  for (size_t i = 0; i < trace.processes.size(); ++i) {
+    const auto& proc = trace.processes[i];
+    kernels += proc.kernels.size();
+    CHECK(proc.info.command == "fake_training --epochs 1");
+    CHECK(proc.events_dropped == (proc.info.pid == 1001 ? 8u : 6u));
+    CHECK(health.streams[i]->final_received);
+    CHECK(health.streams[i]->lost_batches == 0);
+  }
+  CHECK(kernels == 35);
+  CHECK(health.rejected_by_reason.at("bad_envelope") == 2);
+  CHECK(log.size() >= 1);
+
+  // The tee recorded every message, the junk included; replaying it gives the same trace.
+  StreamRouter replay([](std::string_view) {});
+  REQUIRE(replayGwt(o.tee_path, replay, &error));
+  CHECK(replay.progress().messages == p.messages);
+  CHECK(replay.progress().events == 35);
+  CHECK(replay.progress().rejected == 2);
+}
+
+TEST_CASE("IngestServer over tcp loopback with an OS-chosen port; batch before Hello; gaps") {
+  IngestServer::Options o;
+  o.endpoint = "tcp://127.0.0.1:*";
+  o.log = [](std::string_view) {};
+  std::string error;
+  auto server = IngestServer::start(o, &error);
+  REQUIRE(server);
+  CHECK(server->endpoint().rfind("tcp://127.0.0.1:", 0) == 0);
+  CHECK(server->endpoint() != o.endpoint);
+
+  WireClient c(server->endpoint(), 4040, 0xcafe);
+  REQUIRE(c.waitConnected());
+  // The advisor "restarted": this sender's Hello went to the previous one. Batches 0 and 2 get
+  // through, 1 and 3 are lost.
+  addKernels(c.names(), c.encoder(), 2, 1000 * kMs);
+  auto b0 = c.encodeBatch(0, false, 1);
+  addKernels(c.names(), c.encoder(), 2, 2000 * kMs);
+  auto b1 = c.encodeBatch();
+  addKernels(c.names(), c.encoder(), 2, 3000 * kMs);
+  auto b2 = c.encodeBatch();
+  auto b3 = c.encodeBatch();
+  addKernels(c.names(), c.encoder(), 1, 4000 * kMs);
+  auto b4 = c.encodeBatch(0, true, 2);
+  (void)b1;
+  (void)b3;
+  REQUIRE(c.sendRaw(b0));
+  REQUIRE(c.sendRaw(b2));
+  REQUIRE(c.sendRaw(b4));
+  REQUIRE(waitUntil(*server, [](const IngestProgress& p) { return p.allFinal(); }));
+  IngestHealth health;
+  auto trace = server->take(&health);
+  REQUIRE(trace.processes.size() == 1);
+  CHECK(trace.processes[0].info.pid == 4040);
+  CHECK(trace.processes[0].info.tier == model::CollectionTier::Unknown);
+  CHECK_FALSE(health.streams[0]->hello_received);
+  CHECK(health.streams[0]->lost_batches == 2);
+  CHECK(health.streams[0]->batches == 3);
+  // Kernels of batches 0, 2 and 4 (names and signatures travel with the first use, and batch 1
+  // carried none that batch 2 needed, since all share one signature introduced by batch 0).
+  CHECK(trace.processes[0].kernels.size() == 5);
+  auto analysis = analyzeJob(trace, {.wall_ns = std::nullopt, .ingest = &health});
+  CHECK(analysis.collection.lost_batches == 2);
+  CHECK_FALSE(analysis.collection.processes[0].stream->hello_received);
+}
+
+TEST_CASE("IngestServer reports a bad endpoint or tee path in one line") {
+  std::string error;
+  IngestServer::Options o;
+  o.endpoint = "bogus://nowhere";
+  CHECK_FALSE(IngestServer::start(o, &error));
+  CHECK(error.find("bogus://nowhere") != std::string::npos);
+  CHECK(error.find('\n') == std::string::npos);
+  o.endpoint = "tcp://127.0.0.1:*";
+  o.tee_path = "/nonexistent-dir/run.gwt";
+  CHECK_FALSE(IngestServer::start(o, &error));
+  CHECK(error.find("/nonexistent-dir/run.gwt") != std::string::npos);
+}
+
+TEST_CASE("IngestServer snapshot while running, waitFor gives up at its deadline") {
+  IngestServer::Options o;
+  o.endpoint = "tcp://127.0.0.1:*";
+  std::string error;
+  auto server = IngestServer::start(o, &error);
+  REQUIRE(server);
+  auto start = Clock::now();
+  CHECK_FALSE(server->waitFor([](const IngestProgress& p) { return p.messages > 0; }, start + 50ms));
+  CHECK(Clock::now() - start >= 50ms);
+  WireClient c(server->endpoint(), 9, 9);
+  REQUIRE(c.waitConnected());
+  REQUIRE(c.sendHello(c.makeHello()));
+  addKernels(c.names(), c.encoder(), 3, 1000 * kMs);
+  REQUIRE(c.sendBatch());
+  REQUIRE(waitUntil(*server, [](const IngestProgress& p) { return p.events == 3; }));
+  auto snap = server->snapshot(nullptr);
+  REQUIRE(snap.processes.size() == 1);
+  CHECK(snap.processes[0].kernels.size() == 3);
+  server->stop();
+  server->stop(); // idempotent
+}
