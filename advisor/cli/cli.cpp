@@ -73,8 +73,9 @@ int runCli(int argc, const char* const* argv, CliIo io) {
   } catch (const CLI::ParseError& e) {
     std::string where = "gpuwise";
     for (const auto* sub : app.get_subcommands()) where += " " + sub->get_name();
-    io.err << where << ": " << oneLine(e.what())
-           << (e.get_exit_code() == 0 ? "" : " (see gpuwise --help)") << '\n';
+    // `gpuwise run python train.py --lr 1` fails on --lr: the fix is the "--" separator.
+    const char* hint = run_cmd->parsed() ? " (options first, then -- CMD [ARGS...])" : " (see gpuwise --help)";
+    io.err << where << ": " << oneLine(e.what()) << (e.get_exit_code() == 0 ? "" : hint) << '\n';
     return e.get_exit_code() == 0 ? 0 : kExitUsage;
   }
 

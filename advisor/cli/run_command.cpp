@@ -109,7 +109,6 @@ int runCommand(const RunOptions& o, CliIo io) {
   }
   if (o.simulate) {
     overrides.push_back("LD_LIBRARY_PATH=" + prepend(sim_dir, findVariable(base, "LD_LIBRARY_PATH"), ':'));
-    overrides.push_back("GPUWISE_SIMULATED=1");
   }
 
   std::string error;
