@@ -41,18 +41,18 @@ struct NamedGpu {
 // Common data-centre and workstation boards. Order matters: "A100" before "A10", "L40" before
 // "L4", "H200" before "H20".
 constexpr std::array kGpuNames = {
-    NamedGpu{"GH200", 9, 0, 132},      NamedGpu{"H200", 9, 0, 132},
-    NamedGpu{"H100 PCIe", 9, 0, 114},  NamedGpu{"H100", 9, 0, 132},
-    NamedGpu{"H800", 9, 0, 132},       NamedGpu{"H20", 9, 0, 78},
-    NamedGpu{"B200", 10, 0, 148},      NamedGpu{"A100", 8, 0, 108},
-    NamedGpu{"A800", 8, 0, 108},       NamedGpu{"A30", 8, 0, 56},
-    NamedGpu{"A40", 8, 6, 84},         NamedGpu{"A10G", 8, 6, 80},
-    NamedGpu{"A10", 8, 6, 72},         NamedGpu{"L40S", 8, 9, 142},
-    NamedGpu{"L40", 8, 9, 142},        NamedGpu{"L4", 8, 9, 58},
-    NamedGpu{"RTX 5090", 12, 0, 170},  NamedGpu{"RTX PRO 6000", 12, 0, 188},
-    NamedGpu{"RTX 4090", 8, 9, 128},   NamedGpu{"RTX 3090", 8, 6, 82},
-    NamedGpu{"V100", 7, 0, 80},        NamedGpu{"T4", 7, 5, 40},
-    NamedGpu{"GP100", 6, 0, 56},       NamedGpu{"P100", 6, 0, 56},
+    NamedGpu{"GH200", 9, 0, 132},     NamedGpu{"H200", 9, 0, 132},
+    NamedGpu{"H100 PCIe", 9, 0, 114}, NamedGpu{"H100", 9, 0, 132},
+    NamedGpu{"H800", 9, 0, 132},      NamedGpu{"H20", 9, 0, 78},
+    NamedGpu{"B200", 10, 0, 148},     NamedGpu{"A100", 8, 0, 108},
+    NamedGpu{"A800", 8, 0, 108},      NamedGpu{"A30", 8, 0, 56},
+    NamedGpu{"A40", 8, 6, 84},        NamedGpu{"A10G", 8, 6, 80},
+    NamedGpu{"A10", 8, 6, 72},        NamedGpu{"L40S", 8, 9, 142},
+    NamedGpu{"L40", 8, 9, 142},       NamedGpu{"L4", 8, 9, 58},
+    NamedGpu{"RTX 5090", 12, 0, 170}, NamedGpu{"RTX PRO 6000", 12, 0, 188},
+    NamedGpu{"RTX 4090", 8, 9, 128},  NamedGpu{"RTX 3090", 8, 6, 82},
+    NamedGpu{"V100", 7, 0, 80},       NamedGpu{"T4", 7, 5, 40},
+    NamedGpu{"GP100", 6, 0, 56},      NamedGpu{"P100", 6, 0, 56},
 };
 
 DeviceLimits fromRow(const ArchRow& row, int minor) {

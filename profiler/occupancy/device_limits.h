@@ -34,8 +34,8 @@ struct DeviceLimits {
   uint32_t registers_per_sm = 0;
   uint32_t registers_per_block = 0;
   uint32_t shared_memory_per_sm = 0;
-  uint32_t shared_memory_per_block = 0;       // without opt-in (48 KiB on every GPU here)
-  uint32_t shared_memory_per_block_optin = 0; // with cudaFuncAttributeMaxDynamicSharedMemorySize
+  uint32_t shared_memory_per_block = 0;          // without opt-in (48 KiB on every GPU here)
+  uint32_t shared_memory_per_block_optin = 0;    // with cudaFuncAttributeMaxDynamicSharedMemorySize
   uint32_t reserved_shared_memory_per_block = 0; // taken by the driver per block, Ampere and later
   LimitsSource source = LimitsSource::Unknown;
 

@@ -28,8 +28,8 @@ cudaOccDeviceProp toOccProp(const DeviceLimits& d) {
   p.computeMinor = d.compute_minor;
   p.maxThreadsPerBlock = static_cast<int>(d.max_threads_per_block);
   p.maxThreadsPerMultiprocessor = static_cast<int>(d.max_threads_per_sm);
-  p.regsPerBlock = static_cast<int>(d.registers_per_block != 0 ? d.registers_per_block
-                                                               : d.registers_per_sm);
+  p.regsPerBlock =
+      static_cast<int>(d.registers_per_block != 0 ? d.registers_per_block : d.registers_per_sm);
   p.regsPerMultiprocessor = static_cast<int>(d.registers_per_sm);
   p.warpSize = static_cast<int>(d.warp_size);
   p.sharedMemPerBlock = d.shared_memory_per_block;
@@ -68,9 +68,9 @@ OccupancyLimiter primaryLimiter(uint8_t mask, double occupancy) {
   if (occupancy >= 1.0 && (mask & limiterBit(OccupancyLimiter::Warps))) {
     return OccupancyLimiter::Warps;
   }
-  for (OccupancyLimiter l : {OccupancyLimiter::Registers, OccupancyLimiter::SharedMemory,
-                             OccupancyLimiter::Blocks, OccupancyLimiter::Warps,
-                             OccupancyLimiter::Barriers}) {
+  for (OccupancyLimiter l :
+       {OccupancyLimiter::Registers, OccupancyLimiter::SharedMemory, OccupancyLimiter::Blocks,
+        OccupancyLimiter::Warps, OccupancyLimiter::Barriers}) {
     if (mask & limiterBit(l)) return l;
   }
   return OccupancyLimiter::None;
@@ -87,8 +87,8 @@ Occupancy theoreticalOccupancy(const LaunchShape& launch, const DeviceLimits& de
   cudaOccDeviceState state; // default carveout: the driver picks the shared-memory split
   cudaOccResult r{};
   cudaOccError err = cudaOccMaxActiveBlocksPerMultiprocessor(
-      &r, &prop, &attr, &state, static_cast<int>(std::min<uint32_t>(launch.threads_per_block,
-                                                                    INT_MAX)),
+      &r, &prop, &attr, &state,
+      static_cast<int>(std::min<uint32_t>(launch.threads_per_block, INT_MAX)),
       static_cast<size_t>(launch.dynamic_shared_bytes));
   if (err != CUDA_OCC_SUCCESS) return out;
 
@@ -113,7 +113,8 @@ Occupancy theoreticalOccupancy(const LaunchShape& launch, const DeviceLimits& de
   if (r.limitingFactors & OCC_LIMIT_SHARED_MEMORY) {
     out.limiter_mask |= limiterBit(OccupancyLimiter::SharedMemory);
   }
-  if (r.limitingFactors & OCC_LIMIT_BLOCKS) out.limiter_mask |= limiterBit(OccupancyLimiter::Blocks);
+  if (r.limitingFactors & OCC_LIMIT_BLOCKS)
+    out.limiter_mask |= limiterBit(OccupancyLimiter::Blocks);
   if (r.limitingFactors & OCC_LIMIT_BARRIERS) {
     out.limiter_mask |= limiterBit(OccupancyLimiter::Barriers);
   }

@@ -35,7 +35,9 @@ enum class OccupancyLimiter : uint8_t {
 // "none", "warps", "registers", "shared_memory", "blocks", "barriers".
 std::string_view limiterName(OccupancyLimiter limiter);
 
-constexpr uint8_t limiterBit(OccupancyLimiter l) { return uint8_t(1u << static_cast<unsigned>(l)); }
+constexpr uint8_t limiterBit(OccupancyLimiter l) {
+  return uint8_t(1u << static_cast<unsigned>(l));
+}
 
 struct LaunchShape {
   uint32_t threads_per_block = 0;
@@ -47,7 +49,8 @@ struct LaunchShape {
 struct Occupancy {
   // False when the device limits are not valid() or the block size is 0; everything else is 0.
   bool valid = false;
-  uint32_t active_blocks_per_sm = 0; // 0 for a launch that cannot run (block or shared memory too big)
+  uint32_t active_blocks_per_sm =
+      0; // 0 for a launch that cannot run (block or shared memory too big)
   uint32_t active_warps_per_sm = 0;
   uint32_t max_warps_per_sm = 0;
   double occupancy = 0; // active_warps_per_sm / max_warps_per_sm, 0..1
@@ -71,11 +74,11 @@ LaunchShape launchShape(const model::KernelExec& kernel);
 // How a grid of blocks spreads over the SMs. A wave is the blocks the whole GPU holds at once:
 // sm_count x active blocks per SM.
 struct WaveFill {
-  bool valid = false;           // false when the SM count or the active blocks per SM are unknown/0
-  uint64_t blocks = 0;          // grid size
+  bool valid = false;  // false when the SM count or the active blocks per SM are unknown/0
+  uint64_t blocks = 0; // grid size
   uint64_t blocks_per_wave = 0;
-  double waves = 0;             // blocks / blocks_per_wave
-  uint64_t wave_count = 0;      // ceil(waves): waves the scheduler actually runs
+  double waves = 0;        // blocks / blocks_per_wave
+  uint64_t wave_count = 0; // ceil(waves): waves the scheduler actually runs
   // Share of the first wave's slots the grid fills: min(1, blocks / blocks_per_wave).
   double sm_fill = 0;
   // Share of all scheduled slots left idle because the last wave is partial:

@@ -23,8 +23,9 @@ using T = TensorCores;
 // "<mma" needs a word start so that "gamma" (GammaBetaBackward) does not count; "<tensorop" so that
 // MIOpen's "SubTensorOp" does not.
 constexpr std::string_view kMarkers =
-    "<wmma|<hmma|<imma|<dmma|<gmma|<wgmma|<umma|tcgen05|<tensorop|mmatensorop|opclasstensorop|<xmma|"
-    "<mma|h884|h1688|h16816|s884|s1688|s16816|s161616|i8816|i8832|i16832|d884|^nvjet_";
+    "<wmma|<hmma|<imma|<dmma|<gmma|<wgmma|<umma|tcgen05|<xmma|<mma|"
+    "<tensorop|mmatensorop|opclasstensorop|"
+    "h884|h1688|h16816|s884|s1688|s16816|s161616|i8816|i8832|i16832|d884|^nvjet_";
 
 constexpr std::array kRules = {
     // --- Communication: moves bytes, whatever their type. Counted as other, not as compute.
@@ -120,7 +121,8 @@ constexpr std::array kRules = {
     // --- Triton (torch.compile / Inductor): "triton_poi_fused_add_0" says nothing about types.
     Rule{"triton", "^triton_|^triton__", "", "", F::Tokens, P::Other, T::Markers, true},
 
-    // --- PyTorch ATen/c10: element types are template arguments or lambda parameters ("vectorized_elementwise_kernel<4, CUDAFunctor_add<c10::BFloat16>, ...>").
+    // --- PyTorch ATen/c10: element types are template arguments or lambda parameters
+    // ("vectorized_elementwise_kernel<4, CUDAFunctor_add<c10::BFloat16>, ...>").
     Rule{"pytorch.aten",
          "at::|c10::|<cunn_|at_cuda_detail|softmax_warp|<multi_tensor_apply|<elementwise_kernel|"
          "<reduce_kernel|<vectorized_elementwise|<unrolled_elementwise",
@@ -134,6 +136,8 @@ constexpr std::array kRules = {
 
 const std::string_view kTensorCoreMarkers = kMarkers;
 
-std::span<const Rule> classificationRules() { return kRules; }
+std::span<const Rule> classificationRules() {
+  return kRules;
+}
 
 } // namespace gpuwise::profiler::detail

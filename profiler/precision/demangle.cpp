@@ -5,7 +5,9 @@
 
 namespace gpuwise::profiler {
 
-bool isMangled(std::string_view name) { return name.size() > 2 && name.substr(0, 2) == "_Z"; }
+bool isMangled(std::string_view name) {
+  return name.size() > 2 && name.substr(0, 2) == "_Z";
+}
 
 std::string demangle(std::string_view name) {
   if (!isMangled(name)) return std::string(name);

@@ -43,7 +43,8 @@ constexpr std::array kStrongTokens = {
     Token{"fp8", Precision::Fp8, Left::Any, false}, // also fbgemm's "hfp8"
     Token{"float8", Precision::Fp8, Left::Any, false},
     Token{"bf16", Precision::Bf16, Left::Any, false},
-    Token{"bfloat16", Precision::Bf16, Left::Any, false}, // c10::BFloat16, __nv_bfloat16, cutlass::bfloat16_t
+    Token{"bfloat16", Precision::Bf16, Left::Any,
+          false}, // c10::BFloat16, __nv_bfloat16, cutlass::bfloat16_t
     Token{"fp16", Precision::Fp16, Left::Any, false},
     Token{"half", Precision::Fp16, Left::Word, false}, // c10::Half, __half, cutlass::half_t
     Token{"f16", Precision::Fp16, Left::NotB, false},  // xmma "f16f16_f16f32", cutlass "_f16_"
@@ -74,11 +75,16 @@ constexpr std::array kFloatTokens = {
 };
 
 constexpr std::array<std::string_view, 11> kIntegerWords = {
-    "int", "long", "short", "bool", "char", "unsigned", "int32", "int64", "uint8", "uint32", "uint64",
+    "int",   "long",  "short", "bool",   "char",   "unsigned",
+    "int32", "int64", "uint8", "uint32", "uint64",
 };
 
-bool isLetter(char c) { return c >= 'a' && c <= 'z'; } // text is lower-cased
-bool isAlnum(char c) { return isLetter(c) || (c >= '0' && c <= '9'); }
+bool isLetter(char c) {
+  return c >= 'a' && c <= 'z';
+} // text is lower-cased
+bool isAlnum(char c) {
+  return isLetter(c) || (c >= '0' && c <= '9');
+}
 
 bool leftOk(std::string_view s, size_t pos, Left left) {
   if (pos == 0) return true;
@@ -162,7 +168,9 @@ int narrowness(Precision p) {
 
 } // namespace
 
-Precision narrower(Precision a, Precision b) { return narrowness(b) < narrowness(a) ? b : a; }
+Precision narrower(Precision a, Precision b) {
+  return narrowness(b) < narrowness(a) ? b : a;
+}
 
 TokenResult precisionFromTokens(std::string_view s) {
   for (const Token& t : kStrongTokens) {

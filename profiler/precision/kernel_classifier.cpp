@@ -74,13 +74,20 @@ Decoded decodeTensile(std::string_view s) {
   std::string_view code = s.substr(at, s.find('_', at) - at);
   auto starts = [&](std::string_view p) { return code.substr(0, p.size()) == p; };
   Precision p = Precision::Other;
-  if (starts("i8") || starts("4xi8")) p = Precision::Int8;
-  else if (starts("f8") || starts("b8")) p = Precision::Fp8;
-  else if (starts("x")) p = Precision::Tf32; // XF32
-  else if (starts("s") || starts("c")) p = Precision::Fp32;
-  else if (starts("d") || starts("z")) p = Precision::Fp64;
-  else if (starts("h")) p = Precision::Fp16;
-  else if (starts("b")) p = Precision::Bf16;
+  if (starts("i8") || starts("4xi8"))
+    p = Precision::Int8;
+  else if (starts("f8") || starts("b8"))
+    p = Precision::Fp8;
+  else if (starts("x"))
+    p = Precision::Tf32; // XF32
+  else if (starts("s") || starts("c"))
+    p = Precision::Fp32;
+  else if (starts("d") || starts("z"))
+    p = Precision::Fp64;
+  else if (starts("h"))
+    p = Precision::Fp16;
+  else if (starts("b"))
+    p = Precision::Bf16;
   return {p, mfma, p != Precision::Other};
 }
 

@@ -3,8 +3,8 @@
 // The advisor uses this to split kernel time by precision (`summary.precision_time_ratio`,
 // `tensor_core_time_ratio`) and to recommend BF16 autocast or TF32. Names are all we have for
 // traces recorded elsewhere, and they are informative: cuBLAS, cuDNN, CUTLASS and cuBLASLt encode
-// the data type and the MMA instruction shape in their kernel names, and PyTorch kernels carry their
-// element type as template arguments. The patterns live in one ordered table
+// the data type and the MMA instruction shape in their kernel names, and PyTorch kernels carry
+// their element type as template arguments. The patterns live in one ordered table
 // (classification_rules.cpp); the first entry that matches decides, and its id is returned so a
 // report can say why.
 //

@@ -30,9 +30,13 @@ namespace detail {
 
 namespace {
 
-bool isLetter(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+bool isLetter(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
 
-char toLower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
+char toLower(char c) {
+  return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+}
 
 bool matchesOne(std::string_view text, std::string_view alt) {
   if (alt.empty()) return false;
@@ -45,7 +49,8 @@ bool matchesOne(std::string_view text, std::string_view alt) {
 
 NameText::NameText(std::string_view name) {
   text_ = demangle(name);
-  for (char& c : text_) c = toLower(c);
+  for (char& c : text_)
+    c = toLower(c);
   constexpr std::string_view kVoid = "void ";
   if (std::string_view(text_).substr(0, kVoid.size()) == kVoid) text_.erase(0, kVoid.size());
 }

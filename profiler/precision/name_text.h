@@ -17,7 +17,8 @@
 
 namespace gpuwise::profiler::detail {
 
-// A kernel name prepared for matching: demangled when possible, lower-cased, leading "void " dropped.
+// A kernel name prepared for matching: demangled when possible, lower-cased, leading "void "
+// dropped.
 class NameText {
 public:
   explicit NameText(std::string_view name);

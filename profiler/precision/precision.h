@@ -11,9 +11,9 @@
 
 namespace gpuwise::profiler {
 
-// Declaration order is the report's key order. Other covers kernels whose work is not floating-point
-// arithmetic on tensors (copies of opaque bytes, integer index math, collectives) and kernels whose
-// name does not say (Triton, unknown libraries).
+// Declaration order is the report's key order. Other covers kernels whose work is not
+// floating-point arithmetic on tensors (copies of opaque bytes, integer index math, collectives)
+// and kernels whose name does not say (Triton, unknown libraries).
 enum class Precision : uint8_t {
   Other = 0,
   Fp64,
@@ -21,15 +21,15 @@ enum class Precision : uint8_t {
   Tf32, // FP32 data rounded to TF32 inside tensor-core MMAs (Ampere+)
   Fp16,
   Bf16,
-  Fp8,  // e4m3 / e5m2, plain or MX-scaled
-  Fp4,  // e2m1 (NVFP4, MXFP4)
+  Fp8, // e4m3 / e5m2, plain or MX-scaled
+  Fp4, // e2m1 (NVFP4, MXFP4)
   Int8,
 };
 
 inline constexpr size_t kPrecisionCount = 9;
 
 inline constexpr std::array<Precision, kPrecisionCount> kAllPrecisions = {
-    Precision::Fp64, Precision::Fp32, Precision::Tf32, Precision::Fp16, Precision::Bf16,
+    Precision::Fp64, Precision::Fp32, Precision::Tf32, Precision::Fp16,  Precision::Bf16,
     Precision::Fp8,  Precision::Fp4,  Precision::Int8, Precision::Other,
 };
 

@@ -66,7 +66,8 @@ TEST_CASE("GPU names give compute capability and SM count") {
     CHECK(d->compute_minor == r.minor);
     CHECK(d->sm_count == r.sms);
   }
-  for (const char* name : {"", "Some GPU", "AMD Instinct MI300X", "AMD Radeon Graphics", "ARTEMIS"}) {
+  for (const char* name :
+       {"", "Some GPU", "AMD Instinct MI300X", "AMD Radeon Graphics", "ARTEMIS"}) {
     INFO(name);
     CHECK_FALSE(limitsForGpuName(name).has_value());
   }

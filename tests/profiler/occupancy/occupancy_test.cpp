@@ -39,8 +39,8 @@ TEST_CASE("256 threads with 32 registers fill an A100 SM") {
   CHECK(o.blocks_by_architecture == 32);
   CHECK(o.blocks_by_shared_memory == 164); // 1 KiB reserved per block, 164 KiB per SM
   CHECK(o.limiter == OccupancyLimiter::Warps);
-  CHECK(o.limiter_mask == (limiterBit(OccupancyLimiter::Warps) |
-                           limiterBit(OccupancyLimiter::Registers)));
+  CHECK(o.limiter_mask ==
+        (limiterBit(OccupancyLimiter::Warps) | limiterBit(OccupancyLimiter::Registers)));
   CHECK_FALSE(o.registers_unknown);
 }
 

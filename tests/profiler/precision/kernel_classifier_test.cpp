@@ -1,7 +1,7 @@
 // Unit tests of the classification table on names the traces in ../shared/traces do not contain:
 // the rows for FP16/INT8/FP64 tensor cores, FP8/FP4 type words and the nvjet codes other than
-// "tst". The names are written the way cuBLAS, cuDNN, CUTLASS and PyTorch print them; the real-trace
-// fixture (kernel_names.tsv) is in precision_traces_test.cpp.
+// "tst". The names are written the way cuBLAS, cuDNN, CUTLASS and PyTorch print them; the
+// real-trace fixture (kernel_names.tsv) is in precision_traces_test.cpp.
 #include "profiler/precision/classification_rules.h"
 #include "profiler/precision/kernel_classifier.h"
 
@@ -120,8 +120,7 @@ TEST_CASE("cuBLASLt nvjet type codes") {
   checkCases({
       {"nvjet_hsh_256x128_64x4_2x1_v_bz_coopA_TNN", Precision::Fp16, true, "cublaslt.nvjet"},
       {"nvjet_sm100_tst_64x8_64x16_4x1_v_bz_TNT", Precision::Bf16, true, "cublaslt.nvjet"},
-      {"nvjet_sm100_qqtst_128x256_128x6_2x1_2cta_v_bz_TNT", Precision::Fp8, true,
-       "cublaslt.nvjet"},
+      {"nvjet_sm100_qqtst_128x256_128x6_2x1_2cta_v_bz_TNT", Precision::Fp8, true, "cublaslt.nvjet"},
       {"nvjet_qqtst_128x256_128x6_2x2_2cta_h_bz_Avec32UE8M0_Bvec32UE8M0_TNT", Precision::Fp8, true,
        "cublaslt.nvjet"},
       // NVFP4: "o" operands; UE4M3 is the block-scale format, not FP8 data.

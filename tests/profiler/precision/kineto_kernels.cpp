@@ -22,7 +22,8 @@ std::string readMaybeGzip(const fs::path& path) {
   std::string out;
   char buf[1 << 16];
   int n = 0;
-  while ((n = gzread(f, buf, sizeof buf)) > 0) out.append(buf, static_cast<size_t>(n));
+  while ((n = gzread(f, buf, sizeof buf)) > 0)
+    out.append(buf, static_cast<size_t>(n));
   bool failed = n < 0;
   gzclose(f);
   if (failed) throw std::runtime_error("gzip read error");
@@ -54,13 +55,20 @@ void readArgs(od::object args, KinetoKernel& k) {
   for (od::field f : args) {
     std::string_view key = f.unescaped_key();
     od::value v = f.value();
-    if (key == "grid") k.grid = dim3(v);
-    else if (key == "block") k.block = dim3(v);
-    else if (key == "device") k.device = asU32(v);
-    else if (key == "registers per thread") k.registers_per_thread = int64_t(number(v).value_or(-1));
-    else if (key == "shared memory") k.shared_memory = int64_t(number(v).value_or(-1));
-    else if (key == "blocks per SM") k.blocks_per_sm = number(v).value_or(-1);
-    else if (key == "est. achieved occupancy %") k.est_achieved_occupancy_pct = number(v).value_or(-1);
+    if (key == "grid")
+      k.grid = dim3(v);
+    else if (key == "block")
+      k.block = dim3(v);
+    else if (key == "device")
+      k.device = asU32(v);
+    else if (key == "registers per thread")
+      k.registers_per_thread = int64_t(number(v).value_or(-1));
+    else if (key == "shared memory")
+      k.shared_memory = int64_t(number(v).value_or(-1));
+    else if (key == "blocks per SM")
+      k.blocks_per_sm = number(v).value_or(-1);
+    else if (key == "est. achieved occupancy %")
+      k.est_achieved_occupancy_pct = number(v).value_or(-1);
   }
 }
 
@@ -72,9 +80,12 @@ void readEvents(od::array events, KinetoTrace& trace) {
     for (od::field f : ev.get_object()) {
       std::string_view key = f.unescaped_key();
       od::value v = f.value();
-      if (key == "cat" && v.type() == od::json_type::string) cat = std::string_view(v.get_string());
-      else if (key == "name" && v.type() == od::json_type::string) k.name = std::string_view(v.get_string());
-      else if (key == "args" && v.type() == od::json_type::object) readArgs(v.get_object(), k);
+      if (key == "cat" && v.type() == od::json_type::string)
+        cat = std::string_view(v.get_string());
+      else if (key == "name" && v.type() == od::json_type::string)
+        k.name = std::string_view(v.get_string());
+      else if (key == "args" && v.type() == od::json_type::object)
+        readArgs(v.get_object(), k);
     }
     if (cat == "kernel" || cat == "Kernel") trace.kernels.push_back(std::move(k));
   }
@@ -87,19 +98,32 @@ void readDevices(od::array devices, KinetoTrace& trace) {
     for (od::field f : dv.get_object()) {
       std::string_view key = f.unescaped_key();
       od::value v = f.value();
-      if (key == "id") d.id = asU32(v);
-      else if (key == "name" && v.type() == od::json_type::string) d.name = std::string_view(v.get_string());
-      else if (key == "computeMajor") d.compute_major = int(asU32(v));
-      else if (key == "computeMinor") d.compute_minor = int(asU32(v));
-      else if (key == "numSms") d.num_sms = asU32(v);
-      else if (key == "maxThreadsPerBlock") d.max_threads_per_block = asU32(v);
-      else if (key == "maxThreadsPerMultiprocessor") d.max_threads_per_sm = asU32(v);
-      else if (key == "regsPerBlock") d.regs_per_block = asU32(v);
-      else if (key == "regsPerMultiprocessor") d.regs_per_sm = asU32(v);
-      else if (key == "sharedMemPerBlock") d.shared_mem_per_block = asU32(v);
-      else if (key == "sharedMemPerBlockOptin") d.shared_mem_per_block_optin = asU32(v);
-      else if (key == "sharedMemPerMultiprocessor") d.shared_mem_per_sm = asU32(v);
-      else if (key == "warpSize") d.warp_size = asU32(v);
+      if (key == "id")
+        d.id = asU32(v);
+      else if (key == "name" && v.type() == od::json_type::string)
+        d.name = std::string_view(v.get_string());
+      else if (key == "computeMajor")
+        d.compute_major = int(asU32(v));
+      else if (key == "computeMinor")
+        d.compute_minor = int(asU32(v));
+      else if (key == "numSms")
+        d.num_sms = asU32(v);
+      else if (key == "maxThreadsPerBlock")
+        d.max_threads_per_block = asU32(v);
+      else if (key == "maxThreadsPerMultiprocessor")
+        d.max_threads_per_sm = asU32(v);
+      else if (key == "regsPerBlock")
+        d.regs_per_block = asU32(v);
+      else if (key == "regsPerMultiprocessor")
+        d.regs_per_sm = asU32(v);
+      else if (key == "sharedMemPerBlock")
+        d.shared_mem_per_block = asU32(v);
+      else if (key == "sharedMemPerBlockOptin")
+        d.shared_mem_per_block_optin = asU32(v);
+      else if (key == "sharedMemPerMultiprocessor")
+        d.shared_mem_per_sm = asU32(v);
+      else if (key == "warpSize")
+        d.warp_size = asU32(v);
     }
     trace.devices.push_back(std::move(d));
   }

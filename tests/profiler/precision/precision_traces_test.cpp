@@ -44,7 +44,8 @@ std::vector<FixtureRow> loadFixture() {
     if (line.empty() || line[0] == '#') continue;
     std::vector<std::string> cols;
     std::stringstream ss(line);
-    for (std::string col; std::getline(ss, col, '\t');) cols.push_back(col);
+    for (std::string col; std::getline(ss, col, '\t');)
+      cols.push_back(col);
     INFO("kernel_names.tsv line " << number);
     REQUIRE(cols.size() == 4);
     REQUIRE((cols[2] == "0" || cols[2] == "1"));
@@ -84,7 +85,8 @@ TEST_CASE("hand-labelled real kernel names classify as their names say") {
 
   // Every precision the report knows appears in the fixture except int8, which no trace has.
   std::set<std::string> seen;
-  for (const FixtureRow& row : rows) seen.insert(row.precision);
+  for (const FixtureRow& row : rows)
+    seen.insert(row.precision);
   for (const char* p : {"fp64", "fp32", "tf32", "fp16", "bf16", "fp8", "fp4", "other"}) {
     INFO(p);
     CHECK(seen.count(p) == 1);
@@ -96,7 +98,8 @@ TEST_CASE("fixture names occur in the traces they cite") {
   REQUIRE_FALSE(c.traces.empty());
   std::map<std::string, std::set<std::string>> names_by_trace;
   for (const auto& trace : c.traces) {
-    for (const auto& k : trace.kernels) names_by_trace[trace.path].insert(k.name);
+    for (const auto& k : trace.kernels)
+      names_by_trace[trace.path].insert(k.name);
   }
   for (const FixtureRow& row : loadFixture()) {
     INFO("kernel_names.tsv line " << row.line << " cites " << row.source);
@@ -109,7 +112,8 @@ TEST_CASE("every distinct kernel name in the Kineto traces classifies") {
   const KinetoCorpus& c = corpus();
   std::set<std::string> names;
   for (const auto& trace : c.traces) {
-    for (const auto& k : trace.kernels) names.insert(k.name);
+    for (const auto& k : trace.kernels)
+      names.insert(k.name);
   }
   // 727 distinct names in 48 traces when this was written; fewer means traces went missing.
   REQUIRE(names.size() >= 700);
@@ -127,13 +131,14 @@ TEST_CASE("every distinct kernel name in the Kineto traces classifies") {
       unknown_list += "\n  " + name.substr(0, 120);
     }
   }
-  double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start)
-                  .count();
+  double us =
+      std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
 
   std::ostringstream summary;
   summary << names.size() << " distinct kernel names in " << c.traces.size() << " traces ("
           << c.skipped.size() << " files skipped); tensor core " << tensor_core << ";";
-  for (const auto& [p, n] : by_precision) summary << " " << p << " " << n;
+  for (const auto& [p, n] : by_precision)
+    summary << " " << p << " " << n;
   summary << "; unknown " << unknown << "; " << us / double(names.size()) << " us/name"
           << unknown_list;
   WARN(summary.str());
