@@ -1,7 +1,7 @@
 #include "advisor/analysis/kernel_analyzer.h"
 
-#include "advisor/analysis/demangle.h"
 #include "advisor/analysis/interval_union.h"
+#include "profiler/precision/demangle.h"
 
 #include <algorithm>
 #include <unordered_map>
@@ -91,7 +91,7 @@ KernelResult analyzeKernels(const model::Trace& trace) {
                                 k.dynamic_shared_bytes, 1});
     }
   }
-  for (auto& s : r.by_name) s.display_name = demangle(s.name);
+  for (auto& s : r.by_name) s.display_name = profiler::demangle(s.name);
   finish(r);
   return r;
 }

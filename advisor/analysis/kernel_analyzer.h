@@ -31,7 +31,7 @@ struct LaunchConfig {
 
 struct KernelStats {
   std::string name;         // as recorded: mangled when the source mangles
-  std::string display_name; // demangled
+  std::string display_name; // demangled (profiler::demangle, as the precision classifier sees it)
   uint64_t count = 0;
   uint64_t timed_count = 0; // with GPU timestamps
   model::TimeNs total_ns = 0, min_ns = 0, max_ns = 0; // over timed executions

@@ -1,7 +1,7 @@
 #include "advisor/report/html_report.h"
 
-#include "advisor/analysis/demangle.h"
 #include "advisor/analysis/format.h"
+#include "profiler/precision/demangle.h"
 
 #include <sstream>
 
@@ -100,8 +100,9 @@ void kernelsSection(std::ostringstream& o, const json& top) {
       const auto& c = k["launch_configs"][0];
       launch = c["grid"].dump() + " / " + c["block"].dump();
     }
-    o << "<tr><td class=\"mono\" title=\"" << esc(k["mangled_name"].get<std::string>()) << "\">"
-      << esc(shortDisplayName(k["name"].get<std::string>(), 90)) << "</td>" << cell(k["count"])
+    // The short name in the table, the full demangled one on hover.
+    o << "<tr><td class=\"mono\" title=\"" << esc(k["name"].get<std::string>()) << "\">"
+      << esc(profiler::shortKernelName(k["name"].get<std::string>())) << "</td>" << cell(k["count"])
       << cell(k["seconds"]) << cell(k["kernel_time_share"]) << cell(k["mean_seconds"])
       << "<td class=\"mono\">" << esc(launch) << "</td></tr>\n";
   }

@@ -1,7 +1,7 @@
 #include "advisor/report/terminal_summary.h"
 
-#include "advisor/analysis/demangle.h"
 #include "advisor/analysis/format.h"
+#include "profiler/precision/demangle.h"
 
 #include <sstream>
 
@@ -81,7 +81,7 @@ std::string kernelsLine(const JobAnalysis& a, size_t width) {
   if (k.timed_count > 0) s += " in " + formatDuration(k.total_ns);
   if (!k.by_name.empty() && k.by_name.front().timed_count > 0 && k.total_ns > 0) {
     const auto& top = k.by_name.front();
-    s += "; top " + shortDisplayName(top.display_name, 40) + " " + formatDuration(top.total_ns) +
+    s += "; top " + fit(profiler::shortKernelName(top.display_name), 48) + " " + formatDuration(top.total_ns) +
          " (" + formatPercent(static_cast<double>(top.total_ns) / k.total_ns) + ")";
   }
   return fit(s, width);

@@ -1,4 +1,3 @@
-#include "advisor/analysis/demangle.h"
 #include "advisor/analysis/format.h"
 #include "advisor/analysis/interval_union.h"
 #include "advisor/analysis/job_analysis.h"
@@ -158,17 +157,6 @@ TEST_CASE("kernels: totals, top by time across processes, demangled names, launc
   CHECK(top.configs[1].grid.x == 64);
   CHECK(top.configs[1].count == 2);
   CHECK(r.by_name[1].display_name == "relu_kernel");
-}
-
-TEST_CASE("demangle leaves plain names alone and shortens long ones") {
-  CHECK(demangle("ampere_sgemm_128x64_nn") == "ampere_sgemm_128x64_nn");
-  CHECK(demangle("i") == "i");
-  CHECK(demangle("_Z3foov") == "foo()");
-  CHECK(demangle("_Znotmangled!!") == "_Znotmangled!!");
-  CHECK(shortDisplayName("void at::native::kernel<float, 4>(int, float*)", 30) ==
-        "void at::native::kernel<......");
-  CHECK(shortDisplayName("void k<float>(int)", 100) == "void k<float>(int)");
-  CHECK(shortDisplayName("void kern<float, 4, true>(int, float*)", 24) == "void kern<...>(...)");
 }
 
 TEST_CASE("copies: bytes, counts, time and bandwidth by direction and host memory kind") {
