@@ -45,12 +45,19 @@ model::TimeNs overlapLength(const std::vector<Interval>& a, const std::vector<In
 }
 
 std::vector<Interval> unite(const std::vector<Interval>& a, const std::vector<Interval>& b) {
-  std::vector<Interval> all;
-  all.reserve(a.size() + b.size());
-  all.insert(all.end(), a.begin(), a.end());
-  all.insert(all.end(), b.begin(), b.end());
-  mergeInPlace(all);
-  return all;
+  // Both inputs are sorted and disjoint: one linear merge, coalescing as it goes.
+  std::vector<Interval> out;
+  out.reserve(a.size() + b.size());
+  size_t i = 0, j = 0;
+  while (i < a.size() || j < b.size()) {
+    const Interval& next = (j == b.size() || (i < a.size() && a[i].start <= b[j].start)) ? a[i++] : b[j++];
+    if (!out.empty() && next.start <= out.back().end) {
+      out.back().end = std::max(out.back().end, next.end);
+    } else {
+      out.push_back(next);
+    }
+  }
+  return out;
 }
 
 } // namespace gpuwise::advisor

@@ -19,6 +19,13 @@ TEST_CASE("interval union merges overlaps and touching intervals") {
   std::vector<Interval> a{{0, 10}, {20, 30}}, b{{5, 25}};
   CHECK(overlapLength(a, b) == 10);
   CHECK(totalLength(unite(a, b)) == 30);
+  auto u = unite({{0, 10}, {20, 30}, {60, 70}}, {{5, 25}, {40, 50}, {70, 80}});
+  REQUIRE(u.size() == 3);
+  CHECK(u[0].start == 0);
+  CHECK(u[0].end == 30);
+  CHECK(u[1].start == 40);
+  CHECK(u[2].start == 60);
+  CHECK(u[2].end == 80);
 }
 
 TEST_CASE("timeline: overlapping kernels on two streams count once, gaps are idle") {

@@ -50,8 +50,6 @@ void BM_RouteKernelBatches(benchmark::State& state) {
   }
   state.SetItemsProcessed(state.iterations() * batches * per_batch);
   state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(bytes));
-  state.counters["wire_bytes_per_kernel"] =
-      static_cast<double>(bytes) / static_cast<double>(batches * per_batch);
 }
 BENCHMARK(BM_RouteKernelBatches)->Arg(1000)->Arg(10000)->Unit(benchmark::kMillisecond);
 
