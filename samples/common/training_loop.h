@@ -98,6 +98,10 @@ public:
     GW_CHECK(cudaStreamSynchronize(stream));
     ++totals_.syncs;
   }
+  void eventSync(cudaEvent_t event) {
+    GW_CHECK(cudaEventSynchronize(event));
+    ++totals_.syncs;
+  }
 
   // Tells the simulated device how long one launch of `kernel` with this configuration should
   // take (about what it takes on a real H200), and its registers per thread. Uses the simulator's

@@ -13,12 +13,12 @@ void spinUntil(TimeNs deadline) {
 }
 
 void sleepUntil(TimeNs deadline) {
-  for (;;) {
-    const TimeNs left = deadline - nowNs();
-    if (left <= kSpinTailNs) break;
-    const TimeNs nap = left - kSpinTailNs;
-    timespec ts{static_cast<time_t>(nap / 1'000'000'000), static_cast<long>(nap % 1'000'000'000)};
-    nanosleep(&ts, nullptr);
+  // An absolute sleep on CLOCK_MONOTONIC: interruptions and late wake-ups do not add up.
+  const TimeNs wake = deadline - kSpinTailNs;
+  if (wake > nowNs()) {
+    const timespec ts{static_cast<time_t>(wake / 1'000'000'000), static_cast<long>(wake % 1'000'000'000)};
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) != 0) {
+    }
   }
   spinUntil(deadline);
 }

@@ -27,6 +27,6 @@ void spinUntil(TimeNs deadline);
 // kSpinTailNs so the caller wakes close to the deadline and never before it.
 void sleepUntil(TimeNs deadline);
 
-inline constexpr TimeNs kSpinTailNs = 50'000;
+inline constexpr TimeNs kSpinTailNs = 100'000;
 
 } // namespace gpuwise::sim

@@ -174,13 +174,15 @@ private:
     CUpti_ActivityMemoryKind src_kind = CUPTI_ACTIVITY_MEMORY_KIND_UNKNOWN;
     CUpti_ActivityMemoryKind dst_kind = CUPTI_ACTIVITY_MEMORY_KIND_UNKNOWN;
     bool blocks_host = false;
+    bool staged = false; // pageable / host-to-host: the host moves the bytes itself
     bool async = false;
     uint64_t bytes = 0;
   };
   ResolvedCopy resolveCopyLocked(const CopyRequest& request) const;
   // Places a copy on stream s at or after `earliest`; returns its end and emits its record.
   TimeNs placeCopyLocked(StreamState& s, const ResolvedCopy& copy, TimeNs earliest,
-                         uint32_t correlation, uint32_t graph_id, uint64_t node_id);
+                         uint32_t correlation, uint32_t graph_id, uint64_t node_id,
+                         TimeNs min_end = 0);
   static void copyBytes(const CopyRequest& request);
   // Blocks the caller until `until`, without the lock.
   static void waitUntil(TimeNs until);

@@ -131,13 +131,14 @@ Simulator::ResolvedCopy Simulator::resolveCopyLocked(const CopyRequest& r) const
   }
   // Pageable memory is staged through a driver bounce buffer: even an *Async copy holds the
   // host until it is done. A synchronous copy waits too, except device-to-device.
-  const bool staged = out.path == CopyPath::Pageable || out.path == CopyPath::HostToHost;
-  out.blocks_host = staged || (!r.async && out.path != CopyPath::DeviceToDevice);
+  out.staged = out.path == CopyPath::Pageable || out.path == CopyPath::HostToHost;
+  out.blocks_host = out.staged || (!r.async && out.path != CopyPath::DeviceToDevice);
   return out;
 }
 
 TimeNs Simulator::placeCopyLocked(StreamState& s, const ResolvedCopy& copy, TimeNs earliest,
-                                  uint32_t correlation, uint32_t graph_id, uint64_t node_id) {
+                                  uint32_t correlation, uint32_t graph_id, uint64_t node_id,
+                                  TimeNs min_end) {
   DeviceState& device = *devices_[s.device];
   TimeNs start = std::max(earliest, readyLocked(s));
   // One copy engine per direction: same-direction copies on different streams queue up.
@@ -145,7 +146,8 @@ TimeNs Simulator::placeCopyLocked(StreamState& s, const ResolvedCopy& copy, Time
                    : copy.kind == CUPTI_ACTIVITY_MEMCPY_KIND_DTOH ? &device.d2h_engine_tail
                                                                   : nullptr;
   if (engine != nullptr) start = std::max(start, *engine);
-  const TimeNs end = start + cost_.copyNs(*device.model, copy.path, copy.bytes, ++op_seq_);
+  const TimeNs end =
+      std::max(start + cost_.copyNs(*device.model, copy.path, copy.bytes, ++op_seq_), min_end);
   s.tail = end;
   if (engine != nullptr) *engine = end;
   CopyRecordArgs record;
@@ -184,12 +186,13 @@ cudaError_t Simulator::copy(const CopyRequest& r, const CallInfo& call) {
     return cudaErrorInvalidPitchValue;
   }
   TimeNs end = 0;
-  bool blocks = false;
+  ResolvedCopy copy;
+  StreamState* s = nullptr;
   {
     std::lock_guard lock(mutex_);
-    const ResolvedCopy copy = resolveCopyLocked(r);
+    copy = resolveCopyLocked(r);
     if (copy.error != cudaSuccess) return copy.error;
-    StreamState* s = resolveStreamLocked(r.async ? r.stream : nullptr, r.per_thread);
+    s = resolveStreamLocked(r.async ? r.stream : nullptr, r.per_thread);
     if (s == nullptr) return cudaErrorInvalidResourceHandle;
     if (s->capture != nullptr) {
       if (!r.async) {
@@ -203,11 +206,17 @@ cudaError_t Simulator::copy(const CopyRequest& r, const CallInfo& call) {
       s->capture->nodes.push_back(node);
       return cudaSuccess;
     }
-    end = placeCopyLocked(*s, copy, call.start + kCopySubmitNs, call.correlation, 0, 0);
-    blocks = copy.blocks_host;
+    if (!copy.staged) end = placeCopyLocked(*s, copy, call.start + kCopySubmitNs, call.correlation, 0, 0);
   }
   copyBytes(r);
-  if (blocks) waitUntil(end);
+  if (copy.staged) {
+    // The driver stages pageable memory through a pinned buffer on the calling thread: the copy
+    // cannot end before this host really moved the bytes (on a slow host, later than the model).
+    const TimeNs staged_at = nowNs();
+    std::lock_guard lock(mutex_); // StreamState objects are never freed: s is still valid
+    end = placeCopyLocked(*s, copy, call.start + kCopySubmitNs, call.correlation, 0, 0, staged_at);
+  }
+  if (copy.blocks_host) waitUntil(end);
   return cudaSuccess;
 }
 
