@@ -41,7 +41,7 @@ static void prepareBatch(float* batch, int count, int step) {
 }
 
 int main(int argc, char** argv) {
-  gwsample::Loop loop("input_stall", argc, argv, /*default_steps=*/150);
+  gwsample::Loop loop("input_stall", argc, argv, /*default_steps=*/120);
   constexpr int kBatch = 1 << 18;     // 1 MB of floats per batch
   constexpr int kN = 1 << 20;         // activations
   constexpr int kIters = 12000;       // ~25 GFLOP per step on the GPU
