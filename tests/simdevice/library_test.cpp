@@ -42,6 +42,7 @@ std::map<std::string, std::string> definedSymbols(const std::string& path) {
   return symbols;
 }
 
+#ifdef GWSIM_HAVE_SAMPLES
 // Undefined symbols a program takes from libcudart.so.13.
 std::set<std::string> cudartImports(const std::string& path) {
   std::set<std::string> names;
@@ -55,6 +56,7 @@ std::set<std::string> cudartImports(const std::string& path) {
   }
   return names;
 }
+#endif
 
 const std::string kCudart = gwsim_test::simdeviceDir() + "/libcudart.so.13";
 const std::string kCupti = gwsim_test::simdeviceDir() + "/libcupti.so.13";

@@ -198,6 +198,7 @@ private:
   std::deque<EventState> events_;
   std::unordered_set<const void*> live_events_;
   std::unordered_set<const void*> live_graphs_;      // graphs and executable graphs
+  std::deque<GraphState*> all_graphs_;               // every graph ever made (never freed)
   uint32_t next_graph_id_ = 1;
   uint64_t next_graph_node_id_ = 1;
   MemoryMap memory_;

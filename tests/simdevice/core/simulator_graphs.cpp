@@ -18,6 +18,7 @@ cudaError_t Simulator::beginCapture(cudaStream_t stream, bool per_thread) {
   if (s->legacy) return cudaErrorStreamCaptureUnsupported; // the legacy stream cannot capture
   if (s->capture != nullptr) return cudaErrorIllegalState;
   auto* graph = new GraphState();
+  all_graphs_.push_back(graph);
   graph->id = next_graph_id_++;
   graph->device = s->device;
   s->capture = graph;
@@ -35,6 +36,7 @@ cudaError_t Simulator::endCapture(cudaStream_t stream, bool per_thread, cudaGrap
   s->capture = nullptr;
   if (s->capture_invalidated) {
     graph->destroyed = true;
+    graph->nodes = {};
     *out = nullptr;
     return cudaErrorStreamCaptureInvalidated;
   }
@@ -62,6 +64,7 @@ cudaError_t Simulator::graphInstantiate(cudaGraphExec_t* exec, cudaGraph_t graph
   const auto* source = reinterpret_cast<const GraphState*>(graph);
   if (source->exec_id != 0) return cudaErrorInvalidValue;
   auto* instance = new GraphState(*source);
+  all_graphs_.push_back(instance);
   instance->exec_id = next_graph_id_++;
   live_graphs_.insert(instance);
   *exec = reinterpret_cast<cudaGraphExec_t>(instance);
@@ -153,6 +156,7 @@ cudaError_t Simulator::graphExecDestroy(cudaGraphExec_t exec) {
   auto* graph = reinterpret_cast<GraphState*>(exec);
   if (graph->exec_id == 0) return cudaErrorInvalidValue;
   graph->destroyed = true;
+  graph->nodes = {}; // the object stays (stale handles fail cleanly), its nodes go
   live_graphs_.erase(exec);
   return cudaSuccess;
 }
@@ -163,6 +167,7 @@ cudaError_t Simulator::graphDestroy(cudaGraph_t handle) {
   auto* graph = reinterpret_cast<GraphState*>(handle);
   if (graph->exec_id != 0) return cudaErrorInvalidValue;
   graph->destroyed = true;
+  graph->nodes = {};
   live_graphs_.erase(handle);
   return cudaSuccess;
 }
