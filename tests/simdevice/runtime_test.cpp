@@ -339,6 +339,28 @@ TEST_CASE("the legacy default stream waits for blocking streams but not for non-
   REQUIRE(cudaStreamDestroy(non_blocking) == cudaSuccess);
 }
 
+TEST_CASE("stream queries report what the stream was created with") {
+  cudaStream_t stream = nullptr;
+  REQUIRE(cudaStreamCreateWithPriority(&stream, cudaStreamNonBlocking, -2) == cudaSuccess);
+  int priority = 0;
+  unsigned flags = 0;
+  unsigned long long id = 0;
+  REQUIRE(cudaStreamGetPriority(stream, &priority) == cudaSuccess);
+  REQUIRE(cudaStreamGetFlags(stream, &flags) == cudaSuccess);
+  REQUIRE(cudaStreamGetId(stream, &id) == cudaSuccess);
+  CHECK(priority == -2);
+  CHECK(flags == cudaStreamNonBlocking);
+  CHECK(id >= 13);
+  REQUIRE(cudaStreamGetId(nullptr, &id) == cudaSuccess);
+  CHECK(id == 7); // the legacy default stream, as CUPTI numbers it
+  int can = -1;
+  REQUIRE(cudaDeviceCanAccessPeer(&can, 0, 0) == cudaSuccess);
+  CHECK(can == 0);
+  REQUIRE(cudaStreamDestroy(stream) == cudaSuccess);
+  CHECK(cudaStreamGetFlags(stream, &flags) == cudaErrorInvalidResourceHandle);
+  cudaGetLastError();
+}
+
 TEST_CASE("stream capture records work into a graph that runs when launched") {
   cudaStream_t stream = nullptr;
   REQUIRE(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) == cudaSuccess);

@@ -84,6 +84,14 @@ bool Simulator::streamId(cudaStream_t stream, bool per_thread, uint32_t* id) {
   return true;
 }
 
+bool Simulator::streamInfo(cudaStream_t stream, bool per_thread, StreamState* info) {
+  std::lock_guard lock(mutex_);
+  StreamState* s = resolveStreamLocked(stream, per_thread);
+  if (s == nullptr) return false;
+  *info = *s;
+  return true;
+}
+
 void Simulator::emitDeviceRecords() {
   for (const auto& d : devices_) emitDeviceRecord(activity_, *d->model, d->ordinal);
 }

@@ -115,6 +115,8 @@ public:
   // CUPTI helpers: the device and context a CUcontext names; a stream's CUPTI id.
   bool contextInfo(CUcontext ctx, uint32_t* device, uint32_t* context_id) const;
   bool streamId(cudaStream_t stream, bool per_thread, uint32_t* id);
+  // A copy of a stream's identity (id, flags, priority, device); false for a bad handle.
+  bool streamInfo(cudaStream_t stream, bool per_thread, StreamState* info);
   void emitDeviceRecords();
 
   // Memory.

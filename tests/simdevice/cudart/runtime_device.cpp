@@ -113,6 +113,21 @@ GWSIM_EXPORT cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr,
   GWSIM_GUARD_END
 }
 
+GWSIM_EXPORT cudaError_t cudaDeviceCanAccessPeer(int* canAccessPeer, int device, int peerDevice) {
+  GWSIM_GUARD_BEGIN
+  cudaDeviceCanAccessPeer_v4000_params params{canAccessPeer, device, peerDevice};
+  ApiScope api(GWSIM_CBID(cudaDeviceCanAccessPeer_v4000), "cudaDeviceCanAccessPeer", &params,
+               nullptr, {}, false);
+  const int count = api.sim().deviceCount();
+  if (canAccessPeer == nullptr) return api.finish(cudaErrorInvalidValue);
+  if (device < 0 || device >= count || peerDevice < 0 || peerDevice >= count) {
+    return api.finish(cudaErrorInvalidDevice);
+  }
+  *canAccessPeer = device != peerDevice ? 1 : 0; // NVLink-connected boards
+  return api.finish(cudaSuccess);
+  GWSIM_GUARD_END
+}
+
 GWSIM_EXPORT cudaError_t cudaDeviceReset(void) {
   GWSIM_GUARD_BEGIN
   ApiScope api(GWSIM_CBID(cudaDeviceReset_v3020), "cudaDeviceReset", nullptr);

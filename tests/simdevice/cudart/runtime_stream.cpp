@@ -51,6 +51,42 @@ GWSIM_EXPORT cudaError_t cudaDeviceGetStreamPriorityRange(int* leastPriority, in
   GWSIM_GUARD_END
 }
 
+GWSIM_EXPORT cudaError_t cudaStreamGetPriority(cudaStream_t hStream, int* priority) {
+  GWSIM_GUARD_BEGIN
+  cudaStreamGetPriority_v5050_params params{hStream, priority};
+  ApiScope api(GWSIM_CBID(cudaStreamGetPriority_v5050), "cudaStreamGetPriority", &params);
+  StreamState info;
+  if (priority == nullptr) return api.finish(cudaErrorInvalidValue);
+  if (!api.sim().streamInfo(hStream, false, &info)) return api.finish(cudaErrorInvalidResourceHandle);
+  *priority = info.priority;
+  return api.finish(cudaSuccess);
+  GWSIM_GUARD_END
+}
+
+GWSIM_EXPORT cudaError_t cudaStreamGetFlags(cudaStream_t hStream, unsigned int* flags) {
+  GWSIM_GUARD_BEGIN
+  cudaStreamGetFlags_v5050_params params{hStream, flags};
+  ApiScope api(GWSIM_CBID(cudaStreamGetFlags_v5050), "cudaStreamGetFlags", &params);
+  StreamState info;
+  if (flags == nullptr) return api.finish(cudaErrorInvalidValue);
+  if (!api.sim().streamInfo(hStream, false, &info)) return api.finish(cudaErrorInvalidResourceHandle);
+  *flags = info.flags;
+  return api.finish(cudaSuccess);
+  GWSIM_GUARD_END
+}
+
+GWSIM_EXPORT cudaError_t cudaStreamGetId(cudaStream_t hStream, unsigned long long* streamId) {
+  GWSIM_GUARD_BEGIN
+  cudaStreamGetId_v12000_params params{hStream, streamId};
+  ApiScope api(GWSIM_CBID(cudaStreamGetId_v12000), "cudaStreamGetId", &params);
+  StreamState info;
+  if (streamId == nullptr) return api.finish(cudaErrorInvalidValue);
+  if (!api.sim().streamInfo(hStream, false, &info)) return api.finish(cudaErrorInvalidResourceHandle);
+  *streamId = info.id; // the id CUPTI reports for the stream
+  return api.finish(cudaSuccess);
+  GWSIM_GUARD_END
+}
+
 GWSIM_EXPORT cudaError_t cudaStreamQuery(cudaStream_t stream) {
   GWSIM_GUARD_BEGIN
   cudaStreamQuery_v3020_params params{stream};
