@@ -24,7 +24,7 @@ __global__ void scale_kernel(T* __restrict__ x, T factor, int n) {
 }
 
 int main(int argc, char** argv) {
-  gwsample::Loop loop("launch_bound", argc, argv, /*default_steps=*/300);
+  gwsample::Loop loop("launch_bound", argc, argv, /*default_steps=*/200);
   constexpr int kN = 4096;            // a small activation: 16 blocks of 256 threads
   constexpr int kLayersPerStep = 333; // 3 kernels per layer: 999 launches per step
   float *x = nullptr, *bias = nullptr;
