@@ -1,0 +1,93 @@
+#include "transport/signature_table.h"
+
+namespace gpuwise::transport {
+
+KernelSignatureKey KernelSignatureKey::of(const model::KernelExec& k) {
+  KernelSignatureKey s;
+  s.name = k.name;
+  s.device = k.device;
+  s.stream = k.stream;
+  s.thread = k.thread;
+  s.grid_x = k.grid.x;
+  s.grid_y = k.grid.y;
+  s.grid_z = k.grid.z;
+  s.block_x = k.block.x;
+  s.block_y = k.block.y;
+  s.block_z = k.block.z;
+  s.registers = k.registers_per_thread;
+  s.static_shared = k.static_shared_bytes;
+  s.dynamic_shared = k.dynamic_shared_bytes;
+  s.graph_id = k.graph_id;
+  s.flags = k.flags;
+  return s;
+}
+
+void KernelSignatureKey::applyTo(model::KernelExec& k) const {
+  k.name = name;
+  k.device = device;
+  k.stream = stream;
+  k.thread = thread;
+  k.grid = {grid_x, grid_y, grid_z};
+  k.block = {block_x, block_y, block_z};
+  k.registers_per_thread = registers;
+  k.static_shared_bytes = static_shared;
+  k.dynamic_shared_bytes = dynamic_shared;
+  k.graph_id = graph_id;
+  k.flags = flags;
+}
+
+size_t KernelSignatureKeyHash::operator()(const KernelSignatureKey& k) const {
+  // 64-bit multiply-xorshift over the fields; signatures are few, the map is small.
+  const uint32_t fields[] = {k.name,    k.device,  k.stream,    k.thread,        k.grid_x,
+                             k.grid_y,  k.grid_z,  k.block_x,   k.block_y,       k.block_z,
+                             k.registers, k.static_shared, k.dynamic_shared, k.graph_id, k.flags};
+  uint64_t h = 0x9E3779B97F4A7C15ull;
+  for (uint32_t f : fields) {
+    h ^= f;
+    h *= 0xBF58476D1CE4E5B9ull;
+    h ^= h >> 31;
+  }
+  return static_cast<size_t>(h);
+}
+
+uint32_t SignatureInterner::intern(const KernelSignatureKey& key, bool* introduced) {
+  *introduced = false;
+  if (auto it = index_.find(key); it != index_.end()) return it->second;
+  if (by_id_.size() >= kMaxSignatures) return 0;
+  const auto id = static_cast<uint32_t>(by_id_.size());
+  by_id_.push_back(key);
+  index_.emplace(key, id);
+  *introduced = true;
+  return id;
+}
+
+void SignatureInterner::truncate(uint32_t next_id) {
+  while (by_id_.size() > next_id && by_id_.size() > 1) {
+    index_.erase(by_id_.back());
+    by_id_.pop_back();
+  }
+}
+
+void SignatureInterner::clear() {
+  index_.clear();
+  by_id_.resize(1);
+}
+
+void SignatureMirror::define(uint32_t id, const KernelSignatureKey& key) {
+  if (id == 0 || id >= kMaxSignatures) return;
+  if (id >= by_id_.size()) {
+    size_t n = by_id_.empty() ? 256 : by_id_.size();
+    while (n <= id) n *= 2;
+    by_id_.resize(n);
+    defined_.resize(n);
+  }
+  by_id_[id] = key;
+  defined_[id] = 1;
+}
+
+void SignatureMirror::clear() {
+  by_id_.clear();
+  defined_.clear();
+}
+
+} // namespace gpuwise::transport
