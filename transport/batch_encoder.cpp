@@ -127,7 +127,8 @@ struct BatchEncoder::Impl {
   std::vector<uint64_t> queued;              // one bit per id in deferred_next
 
   // Scratch reused across batches.
-  std::vector<uint32_t> key, host_gap, launch, gpu_offset, gpu_duration;
+  std::vector<uint32_t> key;
+  std::vector<KernelResiduals> residuals;
   std::vector<wire::KernelTimes> escapes;
   std::vector<wire::KernelOccupancy> occupancy;
   std::vector<wire::KernelSignature> new_signatures;
@@ -215,10 +216,7 @@ struct BatchEncoder::Impl {
 
 void BatchEncoder::Impl::encodeKernels() {
   key.clear();
-  host_gap.clear();
-  launch.clear();
-  gpu_offset.clear();
-  gpu_duration.clear();
+  residuals.clear();
   escapes.clear();
   occupancy.clear();
   new_signatures.clear();
@@ -247,10 +245,7 @@ void BatchEncoder::Impl::encodeKernels() {
     if (!sameBits(k.achieved_occupancy, -1.0f))
       occupancy.emplace_back(static_cast<uint32_t>(key.size()), k.achieved_occupancy);
     key.push_back(id | uint32_t{u8(form)} << kSignatureIdBits);
-    host_gap.push_back(r.host_gap);
-    launch.push_back(r.launch);
-    gpu_offset.push_back(r.gpu_offset);
-    gpu_duration.push_back(r.gpu_duration);
+    residuals.push_back(r);
   }
 }
 
@@ -281,16 +276,15 @@ std::vector<uint8_t> BatchEncoder::Impl::build(uint64_t events_dropped, bool fin
   flatbuffers::Offset<wire::KernelColumns> columns = 0;
   if (!key.empty()) {
     auto kv = fbb.CreateVector(key);
-    auto hv = fbb.CreateVector(host_gap);
-    auto lv = fbb.CreateVector(launch);
-    auto ov = fbb.CreateVector(gpu_offset);
-    auto dv = fbb.CreateVector(gpu_duration);
+    uint8_t* planes = nullptr;
+    auto rv = fbb.CreateUninitializedVector(kResidualBytesPerRow * key.size(), &planes);
+    writeResidualPlanes(residuals, planes);
     auto ev = escapes.empty() ? 0 : fbb.CreateVectorOfStructs(escapes);
     auto cv = occupancy.empty() ? 0 : fbb.CreateVectorOfStructs(occupancy);
     columns = wire::CreateKernelColumns(fbb, KernelTimingModel::anchorOf({kernels[0].launch_start,
                                                                           kernels[0].launch_end,
                                                                           kernels[0].start, kernels[0].end}),
-                                        kv, hv, lv, ov, dv, ev, cv);
+                                        kv, rv, ev, cv);
   }
 
   auto structs = [&](const auto& records, auto convert) {

@@ -46,7 +46,7 @@ enum class Codec : uint8_t { None = 0, Zstd = 1 };
 class EnvelopeWriter {
 public:
   // zstd level 1..3 keeps compression well under a microsecond per kernel event.
-  explicit EnvelopeWriter(int zstd_level = 3);
+  explicit EnvelopeWriter(int zstd_level = 1);
   ~EnvelopeWriter();
   EnvelopeWriter(const EnvelopeWriter&) = delete;
   EnvelopeWriter& operator=(const EnvelopeWriter&) = delete;

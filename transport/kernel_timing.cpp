@@ -24,6 +24,28 @@ uint64_t unzigzag(uint32_t z) {
 
 } // namespace
 
+void writeResidualPlanes(const std::vector<KernelResiduals>& rows, uint8_t* out) {
+  // Plane by plane, so every store stream is sequential.
+  const size_t n = rows.size();
+  uint32_t KernelResiduals::*const columns[4] = {&KernelResiduals::host_gap, &KernelResiduals::launch,
+                                                 &KernelResiduals::gpu_offset, &KernelResiduals::gpu_duration};
+  for (size_t c = 0; c < 4; ++c)
+    for (size_t b = 0; b < 4; ++b) {
+      uint8_t* plane = out + (4 * c + b) * n;
+      for (size_t i = 0; i < n; ++i) plane[i] = static_cast<uint8_t>(rows[i].*columns[c] >> (8 * b));
+    }
+}
+
+KernelResiduals readResidualPlanes(const uint8_t* planes, size_t rows, size_t row) {
+  uint32_t columns[4];
+  for (size_t c = 0; c < 4; ++c) {
+    uint32_t v = 0;
+    for (size_t b = 0; b < 4; ++b) v |= uint32_t{planes[(4 * c + b) * rows + row]} << (8 * b);
+    columns[c] = v;
+  }
+  return {columns[0], columns[1], columns[2], columns[3]};
+}
+
 void KernelTimingModel::reset(int64_t time_base) {
   prev_launch_ = u(time_base);
   prev_end_ = u(time_base);

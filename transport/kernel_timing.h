@@ -22,6 +22,7 @@
 // Threads: one model per encoder or decoder, used by its owner thread only.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -51,6 +52,11 @@ struct KernelTimes {
 struct KernelResiduals {
   uint32_t host_gap = 0, launch = 0, gpu_offset = 0, gpu_duration = 0;
 };
+
+// The residual columns on the wire, byte-planed (schema/gpuwise.fbs, KernelColumns.residuals).
+inline constexpr size_t kResidualBytesPerRow = 16;
+void writeResidualPlanes(const std::vector<KernelResiduals>& rows, uint8_t* out);
+KernelResiduals readResidualPlanes(const uint8_t* planes, size_t rows, size_t row);
 
 class KernelTimingModel {
 public:

@@ -141,10 +141,9 @@ std::optional<DecodeError> MessageDecoder::Impl::checkBatch(const wire::Batch& b
   size_t events = 0;
   if (const wire::KernelColumns* c = b.kernels()) {
     const size_t n = count(c->key());
-    if (count(c->host_gap()) != n || count(c->launch()) != n || count(c->gpu_offset()) != n ||
-        count(c->gpu_duration()) != n)
-      return malformed("kernel columns of different lengths");
     if (n > kMaxBatchEvents) return malformed("too many kernel rows");
+    if (count(c->residuals()) != kResidualBytesPerRow * n)
+      return malformed("kernel residual planes do not match the row count");
     if (!aligned(c->escapes()) || !aligned(c->occupancy())) return malformed("misaligned kernel vector");
     size_t escapes = 0;
     for (size_t i = 0; i < n; ++i) {
@@ -202,6 +201,7 @@ void MessageDecoder::Impl::decodeKernels(const wire::KernelColumns& c, std::vect
   timing.reset(c.time_base());
   size_t escape = 0, occ = 0;
   const size_t occ_n = count(c.occupancy());
+  const uint8_t* planes = c.residuals()->data();
   for (flatbuffers::uoffset_t i = 0; i < n; ++i) {
     const uint32_t key = c.key()->Get(i);
     const uint32_t id = key & kSignatureIdMask;
@@ -212,9 +212,7 @@ void MessageDecoder::Impl::decodeKernels(const wire::KernelColumns& c, std::vect
       t = {e->launch_start(), e->launch_end(), e->start(), e->end()};
       timing.skipEscape(id, t);
     } else {
-      t = timing.decode(id, form,
-                        {c.host_gap()->Get(i), c.launch()->Get(i), c.gpu_offset()->Get(i),
-                         c.gpu_duration()->Get(i)});
+      t = timing.decode(id, form, readResidualPlanes(planes, n, i));
     }
     float occupancy = -1.0f;
     if (occ < occ_n && c.occupancy()->Get(static_cast<flatbuffers::uoffset_t>(occ))->row() == i)

@@ -75,13 +75,12 @@ flatbuffers::Offset<wire::KernelColumns> columns(flatbuffers::FlatBufferBuilder&
                                                  std::vector<uint32_t> key, size_t others,
                                                  std::vector<wire::KernelTimes> escapes = {},
                                                  std::vector<wire::KernelOccupancy> occ = {}) {
-  std::vector<uint32_t> zero(others, 0);
+  std::vector<uint8_t> planes(kResidualBytesPerRow * others, 0);
   auto k = fbb.CreateVector(key);
-  auto h = fbb.CreateVector(zero), l = fbb.CreateVector(zero), o = fbb.CreateVector(zero),
-       d = fbb.CreateVector(zero);
+  auto r = fbb.CreateVector(planes);
   auto e = escapes.empty() ? 0 : fbb.CreateVectorOfStructs(escapes);
   auto c = occ.empty() ? 0 : fbb.CreateVectorOfStructs(occ);
-  return wire::CreateKernelColumns(fbb, 1000, k, h, l, o, d, e, c);
+  return wire::CreateKernelColumns(fbb, 1000, k, r, e, c);
 }
 
 flatbuffers::Offset<flatbuffers::Vector<const wire::KernelSignature*>> oneSignature(
