@@ -158,7 +158,8 @@ inline model::ProcessInfo sampleProcess() {
   p.pid = 4242;
   p.ppid = 1;
   p.host = "node-17.cluster";
-  p.command = std::string("python train.py --lr 3e-4 --name \xff\xfe\0x", 42);
+  static constexpr char kCommand[] = "python train.py --lr 3e-4 --name \xff\xfe\0x y";
+  p.command = std::string(kCommand, sizeof kCommand - 1); // 39 bytes, NUL and 0xff inside
   p.rank = 3;
   p.local_rank = 1;
   p.world_size = 16;

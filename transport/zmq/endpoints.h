@@ -53,9 +53,11 @@ public:
   // (which does not exist in the child) and zmq_ctx_term can hang. Safe in any process.
   void abandon();
 
-private:
   struct Impl;
+
+private:
   explicit PushSender(std::unique_ptr<Impl>);
+  static std::unique_ptr<PushSender> connectImpl(const std::string&, const Options&, std::string*);
   std::unique_ptr<Impl> impl_;
 };
 
@@ -85,6 +87,7 @@ public:
 private:
   struct Impl;
   explicit PullReceiver(std::unique_ptr<Impl>);
+  static std::unique_ptr<PullReceiver> bindImpl(const std::string&, const Options&, std::string*);
   std::unique_ptr<Impl> impl_;
 };
 

@@ -35,10 +35,10 @@ struct PullReceiver::Impl {
   std::mutex mutex; // held by receive() and by close() while closing the socket
   std::atomic<bool> closed{false};
 
-  void release() {
+  void release() noexcept {
     if (closed.exchange(true)) return;
     if (context) zmq_ctx_shutdown(context); // wakes a receive() on another thread (ETERM)
-    std::lock_guard lock(mutex);
+    std::lock_guard lock(mutex); // std::terminate on a broken mutex: nothing sane is left then
     if (socket) zmq_close(socket);
     if (context) {
       while (zmq_ctx_term(context) != 0 && errno == EINTR) {
@@ -53,6 +53,15 @@ PullReceiver::~PullReceiver() { close(); }
 
 std::unique_ptr<PullReceiver> PullReceiver::bind(const std::string& endpoint, const Options& options,
                                                  std::string* error) {
+  try {
+    return bindImpl(endpoint, options, error);
+  } catch (...) {
+    return nullptr;
+  }
+}
+
+std::unique_ptr<PullReceiver> PullReceiver::bindImpl(const std::string& endpoint, const Options& options,
+                                                     std::string* error) {
   auto impl = std::make_unique<Impl>();
   auto fail = [&](const std::string& what, int err) -> std::unique_ptr<PullReceiver> {
     if (error) *error = endpoint + ": " + what + ": " + zmq_strerror(err);
@@ -91,10 +100,10 @@ std::unique_ptr<PullReceiver> PullReceiver::bind(const std::string& endpoint, co
 
 std::optional<std::vector<uint8_t>> PullReceiver::receive(std::chrono::milliseconds timeout) {
   if (!impl_ || impl_->closed) return std::nullopt;
-  std::lock_guard lock(impl_->mutex);
-  if (impl_->closed || !impl_->socket) return std::nullopt;
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
   try {
+    std::lock_guard lock(impl_->mutex);
+    if (impl_->closed || !impl_->socket) return std::nullopt;
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
     for (;;) {
       zmq_msg_t msg;
       zmq_msg_init(&msg);
@@ -125,7 +134,13 @@ std::optional<std::vector<uint8_t>> PullReceiver::receive(std::chrono::milliseco
   }
 }
 
-std::string PullReceiver::endpoint() const { return impl_ ? impl_->endpoint : std::string(); }
+std::string PullReceiver::endpoint() const {
+  try {
+    return impl_ ? impl_->endpoint : std::string();
+  } catch (...) {
+    return {};
+  }
+}
 
 void PullReceiver::close() {
   if (impl_) impl_->release();
