@@ -43,7 +43,9 @@ public:
   SendResult trySend(std::span<const uint8_t> message);
   // True once for each (re)connection to a peer since the previous call (a completed ZMTP
   // handshake, seen through a socket monitor), including the first: the caller then starts a new
-  // connection epoch (Hello again, names and signatures again). Never blocks.
+  // connection epoch (Hello again, names and signatures again). Never blocks. libzmq attaches the
+  // new pipe before it reports the handshake, so the next trySend normally reaches the new peer;
+  // under command throttling it can still say WouldBlock once, hence "send Hello until Sent".
   bool takeReconnected();
   // Closes the socket and the context, waiting at most linger_ms for queued messages. In a forked
   // child it abandons instead (see abandon()).
@@ -53,9 +55,8 @@ public:
   // (which does not exist in the child) and zmq_ctx_term can hang. Safe in any process.
   void abandon();
 
-  struct Impl;
-
 private:
+  struct Impl;
   explicit PushSender(std::unique_ptr<Impl>);
   static std::unique_ptr<PushSender> connectImpl(const std::string&, const Options&, std::string*);
   std::unique_ptr<Impl> impl_;

@@ -124,7 +124,7 @@ void PushSender::close() {
 namespace {
 // Abandoned senders stay reachable from here: the leak is deliberate (see the header), and a leak
 // checker should not mistake it for a bug. No allocation: safe in a forked child.
-std::atomic<PushSender::Impl*> g_abandoned[16];
+std::atomic<void*> g_abandoned[16];
 std::atomic<unsigned> g_abandoned_count{0};
 } // namespace
 
