@@ -13,6 +13,12 @@
 //
 // Threads: a BatchEncoder belongs to one thread (the shim's drain thread); a MessageDecoder to one
 // thread (the advisor's ingest thread). Neither blocks; neither throws.
+//
+// Not carried: KernelExec/Copy/Memset/HostSync/ApiCall::correlation (the shim joins launches to
+// GPU records before sending; decoded records have correlation 0). Text longer than
+// kMaxTextBytes (names, command line, host ...) is truncated to it. Everything else round-trips
+// exactly, including unknown (0) times, achieved_occupancy and arbitrary bytes in names.
+// Layout details: schema/gpuwise.fbs, envelope.h, kernel_timing.h.
 #pragma once
 
 #include "profiler/model/trace.h"
@@ -30,6 +36,14 @@ inline constexpr uint32_t kProtocolVersion = 1;
 // Upper bounds a receiver enforces before it decompresses or reads anything.
 inline constexpr size_t kMaxMessageBytes = 16u << 20; // on the wire
 inline constexpr size_t kMaxDecodedBytes = 64u << 20; // after decompression
+// Events in one batch message. The encoder drops events added beyond it (counting them in the
+// next message's events_dropped); the decoder rejects a batch that claims more.
+inline constexpr size_t kMaxBatchEvents = 1u << 17;
+// Longest text (a name, the command line ...) carried; the encoder truncates longer text.
+inline constexpr size_t kMaxTextBytes = 1u << 16;
+// New names carried by one message, in bytes; names beyond it wait for the next message (records
+// keep their ids, and a name that arrives late resolves them all the same).
+inline constexpr size_t kMaxNewNameBytesPerMessage = 2u << 20;
 
 struct Hello {
   uint32_t protocol_version = kProtocolVersion;
@@ -82,14 +96,20 @@ public:
 
   size_t pendingEvents() const;
   // Serialises the pending events into one message and clears them. `events_dropped` is carried
-  // as is. The sequence number advances on every call.
+  // as is, plus the events this encoder itself had to drop (more than kMaxBatchEvents pending,
+  // more than kMaxSignatures distinct kernels in one batch). The sequence number advances on every
+  // call. Empty only when memory ran out: the pending events are then lost and counted in the
+  // next message's events_dropped.
   std::vector<uint8_t> encode(uint64_t events_dropped, bool final, model::TimeNs sent_time);
   // After a send attempt of the last encode(): when `delivered` is false, the names and signatures
-  // that message introduced are forgotten so the next message carries them again.
+  // that message introduced are forgotten so the next message carries them again. An encode()
+  // with no confirm() of the previous message counts that message as delivered.
   void confirm(bool delivered);
   // A new connection epoch (the peer reconnected or restarted): every name and signature is sent
-  // again as it is next used.
+  // again as it is next used. The encoder also starts an epoch by itself when its signature table
+  // would overflow; the batch says so and decoders follow.
   void resetEpoch();
+  uint32_t epoch() const;
 
 private:
   struct Impl;

@@ -4,6 +4,14 @@
 // ZMQ_IMMEDIATE (nothing is queued for a peer that is not connected) and a bounded high-water
 // mark, so an absent, dead or stalled advisor turns into a counted drop, never a stalled training
 // job. PullReceiver lives on the advisor's ingest thread.
+//
+// Each endpoint owns its own ZeroMQ context (one I/O thread), so a sender inside the training
+// process shares nothing with the application's own ZeroMQ use, and a forked child can drop its
+// inherited copy without touching it. Neither class throws out of any method.
+//
+// The connection epoch protocol, on the drain thread:
+//   if (sender->takeReconnected()) { encoder.resetEpoch(); send encodeHello(...) until Sent; }
+//   auto msg = encoder.encode(...); encoder.confirm(sender->trySend(msg) == SendResult::Sent);
 #pragma once
 
 #include <chrono>
@@ -30,16 +38,27 @@ public:
                                              std::string* error);
   ~PushSender();
 
+  // Never blocks. WouldBlock: no connected peer, or the peer's queue is at the high-water mark.
+  // Error after close()/abandon(), in a forked child, or on a ZeroMQ error.
   SendResult trySend(std::span<const uint8_t> message);
-  // True once for each (re)connection to a peer since the previous call: the caller then starts a
-  // new connection epoch (Hello again, names and signatures again).
+  // True once for each (re)connection to a peer since the previous call (a completed ZMTP
+  // handshake, seen through a socket monitor), including the first: the caller then starts a new
+  // connection epoch (Hello again, names and signatures again). Never blocks. libzmq attaches the
+  // new pipe before it reports the handshake, so the next trySend normally reaches the new peer;
+  // under command throttling it can still say WouldBlock once, hence "send Hello until Sent".
   bool takeReconnected();
-  // Closes the socket and the context, waiting at most linger_ms for queued messages.
+  // Closes the socket and the context, waiting at most linger_ms for queued messages. In a forked
+  // child it abandons instead (see abandon()).
   void close();
+  // Drops the sender without closing anything: the ZeroMQ context and sockets are leaked on
+  // purpose. For a forked child, where the inherited context belongs to the parent's I/O thread
+  // (which does not exist in the child) and zmq_ctx_term can hang. Safe in any process.
+  void abandon();
 
 private:
   struct Impl;
   explicit PushSender(std::unique_ptr<Impl>);
+  static std::unique_ptr<PushSender> connectImpl(const std::string&, const Options&, std::string*);
   std::unique_ptr<Impl> impl_;
 };
 
@@ -54,15 +73,22 @@ public:
                                             std::string* error);
   ~PullReceiver();
 
-  // Waits up to `timeout` for one message. nullopt on timeout or after close().
+  // Binding an ipc:// path creates its directory (mode 0700) when missing and makes the socket
+  // file 0600, so only the advisor's user can connect.
+
+  // Waits up to `timeout` for one message (the first frame of a multi-part one). nullopt on
+  // timeout or after close(). The owner thread's call.
   std::optional<std::vector<uint8_t>> receive(std::chrono::milliseconds timeout);
-  // The endpoint as bound, with an OS-chosen port resolved.
+  // The endpoint as bound, with an OS-chosen port resolved ("tcp://127.0.0.1:41234").
   std::string endpoint() const;
+  // Unbinds and releases everything; a receive() in progress on another thread returns nullopt.
+  // Safe from any thread, and more than once.
   void close();
 
 private:
   struct Impl;
   explicit PullReceiver(std::unique_ptr<Impl>);
+  static std::unique_ptr<PullReceiver> bindImpl(const std::string&, const Options&, std::string*);
   std::unique_ptr<Impl> impl_;
 };
 

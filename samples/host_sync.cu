@@ -1,0 +1,43 @@
+// Sample: host synchronisation inside the step.
+//
+// Planted inefficiency: the loop calls cudaDeviceSynchronize after every two kernels (the C++
+// equivalent of `.item()` / `print(loss)` in the middle of a step), so the host stops feeding
+// the GPU and the GPU drains and idles at every sync. The fix: remove the syncs, or sync once per
+// many steps.
+#include "samples/common/training_loop.h"
+
+template <typename T>
+__global__ void layer_kernel(const T* __restrict__ x, T* __restrict__ y, int n, int iters) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  T acc = 0, v = x[i];
+  for (int k = 0; k < iters; ++k) acc = fma(acc, T(0.5), v);
+  y[i] = acc;
+}
+
+int main(int argc, char** argv) {
+  gwsample::Loop loop("host_sync", argc, argv, /*default_steps=*/2500);
+  constexpr int kN = 1 << 18;
+  constexpr int kIters = 1024;
+  constexpr int kLayers = 16;
+  constexpr int kSyncEvery = 2;
+  float *a = nullptr, *b = nullptr;
+  GW_CHECK(cudaMalloc(&a, kN * sizeof(float)));
+  GW_CHECK(cudaMalloc(&b, kN * sizeof(float)));
+  GW_CHECK(cudaMemset(a, 0, kN * sizeof(float)));
+
+  const dim3 block(256), grid(kN / 256);
+  loop.simulateKernelTime(layer_kernel<float>, grid, block, 0, 20e-6, 32);
+
+  for (int step = 0; step < loop.steps(); ++step) {
+    for (int layer = 0; layer < kLayers; ++layer) {
+      const bool even = layer % 2 == 0;
+      loop.launch(layer_kernel<float>, grid, block, 0, nullptr, even ? a : b, even ? b : a, kN, kIters);
+      if ((layer + 1) % kSyncEvery == 0) loop.deviceSync(); // the planted sync
+    }
+  }
+  const int rc = loop.finish();
+  GW_CHECK(cudaFree(a));
+  GW_CHECK(cudaFree(b));
+  return rc;
+}

@@ -1,0 +1,204 @@
+// Records with every field filled, and field-by-field comparison, for the codec tests.
+#pragma once
+
+#define CATCH_CONFIG_ENABLE_TUPLE_STRINGMAKER
+#include <catch2/catch.hpp>
+
+#include "profiler/model/events.h"
+#include "profiler/model/name_table.h"
+#include "profiler/model/process.h"
+#include "transport/codec.h"
+
+#include <bit>
+#include <limits>
+#include <random>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace gpuwise::transport::testing {
+
+// Every field of each record as a tuple (correlation excluded: not carried), so that a mismatch
+// prints both sides.
+inline auto fields(const model::KernelExec& k) {
+  return std::tuple(k.start, k.end, k.launch_start, k.launch_end, k.name, k.device, k.stream, k.thread,
+                    k.grid.x, k.grid.y, k.grid.z, k.block.x, k.block.y, k.block.z,
+                    k.registers_per_thread, k.static_shared_bytes, k.dynamic_shared_bytes, k.graph_id,
+                    int(k.flags), std::bit_cast<uint32_t>(k.achieved_occupancy));
+}
+inline auto fields(const model::Copy& c) {
+  return std::tuple(c.start, c.end, c.call_start, c.call_end, c.bytes, c.device, c.stream, c.thread,
+                    int(c.direction), int(c.src), int(c.dst), c.async);
+}
+inline auto fields(const model::Memset& m) {
+  return std::tuple(m.start, m.end, m.call_start, m.call_end, m.bytes, m.device, m.stream, m.thread,
+                    int(m.dst), m.async);
+}
+inline auto fields(const model::HostSync& s) {
+  return std::tuple(s.start, s.end, s.device, s.stream, s.thread, int(s.kind));
+}
+inline auto fields(const model::ApiCall& a) { return std::tuple(a.start, a.end, a.name, a.thread); }
+inline auto fields(const model::Allocation& a) {
+  return std::tuple(a.time, a.address, a.bytes, a.device, int(a.kind), a.is_free);
+}
+inline auto fields(const model::MemorySample& m) {
+  return std::tuple(m.time, m.device, m.allocated_bytes, m.reserved_bytes);
+}
+inline auto fields(const model::Range& r) {
+  return std::tuple(r.start, r.end, r.name, r.thread, r.device, r.stream, int(r.kind), r.step);
+}
+
+template <class T> void requireSameRecords(const std::vector<T>& sent, const std::vector<T>& got) {
+  REQUIRE(got.size() == sent.size());
+  for (size_t i = 0; i < sent.size(); ++i) {
+    INFO("record " << i);
+    REQUIRE(fields(got[i]) == fields(sent[i]));
+  }
+}
+
+// Random values with a bias to the edges a codec gets wrong: 0 (unknown), extremes, big jumps.
+class Randomizer {
+public:
+  explicit Randomizer(uint64_t seed) : rng_(seed) {}
+
+  uint32_t u32() { return pick() ? edgeU32() : static_cast<uint32_t>(rng_()); }
+  uint64_t u64() { return pick() ? edgeU64() : rng_(); }
+  int64_t time() {
+    switch (rng_() % 6) {
+    case 0: return 0; // unknown
+    case 1: return edge64();
+    default: return base_ + static_cast<int64_t>(rng_() % 10'000'000'000ull); // within 10 s
+    }
+  }
+  uint8_t below(uint8_t n) { return static_cast<uint8_t>(rng_() % n); }
+  bool coin() { return rng_() & 1; }
+  std::mt19937_64& engine() { return rng_; }
+
+  // A name with bytes a text codec would trip on: NUL, 0xFF, newlines, invalid UTF-8.
+  std::string oddName(int i) {
+    std::string s = "k" + std::to_string(i);
+    s.push_back('\0');
+    s += "\xff\xfe\n\t\"\\";
+    for (int j = 0; j < i % 17; ++j) s.push_back(static_cast<char>(rng_() & 0xff));
+    return s;
+  }
+
+  model::KernelExec kernel(const std::vector<model::NameId>& names) {
+    model::KernelExec k;
+    k.start = time();
+    k.end = time();
+    k.launch_start = time();
+    k.launch_end = time();
+    k.correlation = rng_();
+    k.name = names[rng_() % names.size()];
+    k.device = u32();
+    k.stream = u32();
+    k.thread = u32();
+    k.grid = {u32(), u32(), u32()};
+    k.block = {u32(), u32(), u32()};
+    k.registers_per_thread = u32();
+    k.static_shared_bytes = u32();
+    k.dynamic_shared_bytes = u32();
+    k.graph_id = u32();
+    k.flags = static_cast<uint8_t>(rng_());
+    if (rng_() % 4 == 0) k.achieved_occupancy = static_cast<float>(rng_() % 1000) / 1000.0f;
+    return k;
+  }
+  model::Copy copy() {
+    model::Copy c{time(), time(), time(), time(), rng_(), u64(), u32(), u32(), u32()};
+    c.direction = model::CopyDirection(below(6));
+    c.src = model::MemoryKind(below(6));
+    c.dst = model::MemoryKind(below(6));
+    c.async = coin();
+    return c;
+  }
+  model::Memset memset() {
+    model::Memset m{time(), time(), time(), time(), rng_(), u64(), u32(), u32(), u32()};
+    m.dst = model::MemoryKind(below(6));
+    m.async = coin();
+    return m;
+  }
+  model::HostSync sync() {
+    return {time(), time(), rng_(), u32(), u32(), u32(), model::SyncKind(below(6))};
+  }
+  model::ApiCall apiCall(const std::vector<model::NameId>& names) {
+    return {time(), time(), rng_(), names[rng_() % names.size()], u32()};
+  }
+  model::Allocation allocation() {
+    return {time(), u64(), u64(), u32(), model::MemoryKind(below(6)), coin()};
+  }
+  model::MemorySample memorySample() {
+    return {time(), u32(), static_cast<int64_t>(u64()), pick() ? -1 : static_cast<int64_t>(rng_() >> 1)};
+  }
+  model::Range range(const std::vector<model::NameId>& names) {
+    return {time(), time(), names[rng_() % names.size()], u32(), u32(), u32(), model::RangeKind(below(6)),
+            pick() ? -1 : static_cast<int64_t>(u64())};
+  }
+
+private:
+  bool pick() { return rng_() % 5 == 0; }
+  uint32_t edgeU32() {
+    const uint32_t v[] = {0, 1, std::numeric_limits<uint32_t>::max(), 0x80000000u};
+    return v[rng_() % 4];
+  }
+  uint64_t edgeU64() {
+    const uint64_t v[] = {0, 1, std::numeric_limits<uint64_t>::max(), 1ull << 63};
+    return v[rng_() % 4];
+  }
+  int64_t edge64() {
+    const int64_t v[] = {1, -1, std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()};
+    return v[rng_() % 4];
+  }
+  std::mt19937_64 rng_;
+  int64_t base_ = 3'600'000'000'000'000;
+};
+
+inline model::ProcessInfo sampleProcess() {
+  model::ProcessInfo p;
+  p.pid = 4242;
+  p.ppid = 1;
+  p.host = "node-17.cluster";
+  static constexpr char kCommand[] = "python train.py --lr 3e-4 --name \xff\xfe\0x y";
+  p.command = std::string(kCommand, sizeof kCommand - 1); // 39 bytes, NUL and 0xff inside
+  p.rank = 3;
+  p.local_rank = 1;
+  p.world_size = 16;
+  p.pod = "trainer-0";
+  p.ns = "ml-team";
+  p.container = "pytorch";
+  p.tier = model::CollectionTier::Cupti;
+  p.tier_reason = "CUPTI available";
+  return p;
+}
+
+inline model::DeviceInfo sampleDevice(uint32_t index) {
+  model::DeviceInfo d;
+  d.index = index;
+  d.name = "NVIDIA H200";
+  d.sm_count = 132;
+  d.memory_total_bytes = 150'150'000'000ull;
+  d.compute_major = 9;
+  d.compute_minor = 0;
+  d.mig_profile = index == 1 ? "1g.18gb" : "";
+  d.max_threads_per_sm = 2048;
+  d.max_blocks_per_sm = 32;
+  d.registers_per_sm = 65536;
+  d.shared_memory_per_sm = 233472;
+  d.max_shared_memory_per_block = 232448;
+  d.warp_size = 32;
+  d.simulated = index == 2;
+  return d;
+}
+
+template <class T> T expectValue(MessageDecoder::Result&& r) {
+  if (auto* e = std::get_if<DecodeError>(&r)) FAIL("decode error: " << toString(e->kind) << ": " << e->detail);
+  REQUIRE(std::holds_alternative<T>(r));
+  return std::get<T>(std::move(r));
+}
+
+inline DecodeError expectError(MessageDecoder::Result&& r) {
+  REQUIRE(std::holds_alternative<DecodeError>(r));
+  return std::get<DecodeError>(std::move(r));
+}
+
+} // namespace gpuwise::transport::testing

@@ -1,0 +1,388 @@
+// BatchEncoder and encodeHello: model records -> enveloped FlatBuffers (see codec.h).
+#include "transport/codec.h"
+#include "transport/envelope.h"
+#include "transport/kernel_timing.h"
+#include "transport/schema/gpuwise_generated.h"
+#include "transport/signature_table.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace gpuwise::transport {
+namespace {
+
+using Fbb = flatbuffers::FlatBufferBuilder;
+
+flatbuffers::Offset<flatbuffers::Vector<uint8_t>> text(Fbb& fbb, std::string_view s) {
+  const size_t n = std::min(s.size(), kMaxTextBytes);
+  return fbb.CreateVector(reinterpret_cast<const uint8_t*>(s.data()), n);
+}
+
+uint8_t u8(auto e) { return static_cast<uint8_t>(e); }
+
+// Names waiting for room in a later message; a bound on the encoder's memory (a name referenced
+// again is queued again anyway).
+constexpr size_t kMaxDeferredNames = 1u << 16;
+
+// A builder that grew for one huge batch gives its memory back afterwards.
+constexpr size_t kBuilderKeepBytes = 4u << 20;
+
+bool sameBits(float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+
+} // namespace
+
+size_t Batch::eventCount() const {
+  return kernels.size() + copies.size() + memsets.size() + syncs.size() + api_calls.size() +
+         allocations.size() + memory_samples.size() + ranges.size();
+}
+
+std::vector<uint8_t> encodeHello(const Hello& hello) {
+  try {
+    Fbb fbb(4096);
+    std::vector<flatbuffers::Offset<wire::Device>> devices;
+    for (const auto& d : hello.devices) {
+      auto name = text(fbb, d.name);
+      auto mig = text(fbb, d.mig_profile);
+      wire::DeviceBuilder b(fbb);
+      b.add_index(d.index);
+      b.add_name(name);
+      b.add_sm_count(d.sm_count);
+      b.add_memory_total_bytes(d.memory_total_bytes);
+      b.add_compute_major(d.compute_major);
+      b.add_compute_minor(d.compute_minor);
+      b.add_mig_profile(mig);
+      b.add_max_threads_per_sm(d.max_threads_per_sm);
+      b.add_max_blocks_per_sm(d.max_blocks_per_sm);
+      b.add_registers_per_sm(d.registers_per_sm);
+      b.add_shared_memory_per_sm(d.shared_memory_per_sm);
+      b.add_max_shared_memory_per_block(d.max_shared_memory_per_block);
+      b.add_warp_size(d.warp_size);
+      b.add_simulated(d.simulated);
+      devices.push_back(b.Finish());
+    }
+    const auto& p = hello.process;
+    auto host = text(fbb, p.host);
+    auto command = text(fbb, p.command);
+    auto pod = text(fbb, p.pod);
+    auto ns = text(fbb, p.ns);
+    auto container = text(fbb, p.container);
+    auto reason = text(fbb, p.tier_reason);
+    auto devs = fbb.CreateVector(devices);
+    wire::HelloBuilder h(fbb);
+    h.add_session_id(hello.session_id);
+    h.add_pid(p.pid);
+    h.add_ppid(p.ppid);
+    h.add_host(host);
+    h.add_command(command);
+    h.add_rank(p.rank);
+    h.add_local_rank(p.local_rank);
+    h.add_world_size(p.world_size);
+    h.add_pod(pod);
+    h.add_pod_namespace(ns);
+    h.add_container(container);
+    h.add_tier(u8(p.tier));
+    h.add_tier_reason(reason);
+    h.add_devices(devs);
+    h.add_simulated(hello.simulated);
+    h.add_start_time(hello.start_time);
+    auto body = h.Finish();
+    // The version field states what the message is written in, whatever the struct says.
+    wire::FinishMessageBuffer(fbb, wire::CreateMessage(fbb, kProtocolVersion, wire::Body::Hello, body.Union()));
+    EnvelopeWriter envelope;
+    return envelope.seal({fbb.GetBufferPointer(), fbb.GetSize()});
+  } catch (...) {
+    return {};
+  }
+}
+
+struct BatchEncoder::Impl {
+  Impl(const model::NameTable& n, uint64_t sid, int64_t p) : names(n), session_id(sid), pid(p) {}
+
+  const model::NameTable& names;
+  const uint64_t session_id;
+  const int64_t pid;
+  uint64_t sequence = 0;
+  uint32_t epoch = 0;
+
+  std::vector<model::KernelExec> kernels;
+  std::vector<model::Copy> copies;
+  std::vector<model::Memset> memsets;
+  std::vector<model::HostSync> syncs;
+  std::vector<model::ApiCall> api_calls;
+  std::vector<model::Allocation> allocations;
+  std::vector<model::MemorySample> memory_samples;
+  std::vector<model::Range> ranges;
+  uint64_t self_dropped = 0; // dropped by this encoder, reported with the next message
+
+  SignatureInterner signatures;
+  std::vector<uint64_t> sent_names;     // one bit per NameId carried this epoch
+  std::vector<model::NameId> deferred;  // referenced names that did not fit the last message
+
+  // What the last encode() introduced, forgotten again by confirm(false).
+  bool awaiting_confirm = false;
+  uint32_t first_new_signature = 1;
+  std::vector<model::NameId> new_names;
+  size_t new_name_bytes = 0;
+  std::vector<model::NameId> deferred_next; // deferred by the message being built
+  std::vector<uint64_t> queued;              // one bit per id in deferred_next
+
+  // Scratch reused across batches.
+  std::vector<uint32_t> key;
+  std::vector<KernelResiduals> residuals;
+  std::vector<wire::KernelTimes> escapes;
+  std::vector<wire::KernelOccupancy> occupancy;
+  std::vector<wire::KernelSignature> new_signatures;
+  KernelTimingModel timing;
+  Fbb fbb{64 * 1024};
+  EnvelopeWriter envelope;
+
+  size_t pending() const {
+    return kernels.size() + copies.size() + memsets.size() + syncs.size() + api_calls.size() +
+           allocations.size() + memory_samples.size() + ranges.size();
+  }
+
+  template <class T> void add(std::vector<T>& v, const T& e) {
+    if (pending() >= kMaxBatchEvents) {
+      ++self_dropped;
+      return;
+    }
+    try {
+      v.push_back(e);
+    } catch (...) {
+      ++self_dropped;
+    }
+  }
+
+  void clearPending() {
+    kernels.clear();
+    copies.clear();
+    memsets.clear();
+    syncs.clear();
+    api_calls.clear();
+    allocations.clear();
+    memory_samples.clear();
+    ranges.clear();
+  }
+
+  static bool testBit(const std::vector<uint64_t>& bits, model::NameId id) {
+    const size_t w = id >> 6;
+    return w < bits.size() && (bits[w] >> (id & 63) & 1);
+  }
+  static void setBit(std::vector<uint64_t>& bits, model::NameId id, bool on) {
+    const size_t w = id >> 6;
+    if (w >= bits.size()) bits.resize(w + 1);
+    if (on) bits[w] |= uint64_t{1} << (id & 63);
+    else bits[w] &= ~(uint64_t{1} << (id & 63));
+  }
+  bool isSent(model::NameId id) const { return testBit(sent_names, id); }
+  void setSent(model::NameId id, bool on) { setBit(sent_names, id, on); }
+
+  // The id a record carries for `id`, queueing the name if this epoch has not carried it yet.
+  model::NameId nameRef(model::NameId id) {
+    if (id == 0 || id > model::NameTable::kMaxNames) return 0; // a decoder would reject it
+    if (isSent(id)) return id;
+    const size_t bytes = std::min(names.get(id).size(), kMaxTextBytes);
+    if (new_name_bytes + bytes > kMaxNewNameBytesPerMessage) { // next message
+      if (!testBit(queued, id) && deferred_next.size() < kMaxDeferredNames) {
+        setBit(queued, id, true);
+        deferred_next.push_back(id);
+      }
+      return id;
+    }
+    setSent(id, true);
+    new_names.push_back(id);
+    new_name_bytes += bytes;
+    return id;
+  }
+
+  void startEpoch() {
+    ++epoch;
+    signatures.clear();
+    sent_names.clear();
+    deferred.clear();
+    for (model::NameId id : deferred_next) setBit(queued, id, false);
+    deferred_next.clear();
+  }
+
+  void forgetLastMessage() {
+    signatures.truncate(first_new_signature);
+    for (model::NameId id : new_names) setSent(id, false);
+    new_names.clear();
+  }
+
+  void encodeKernels();
+  std::vector<uint8_t> build(uint64_t events_dropped, bool final, model::TimeNs sent_time);
+};
+
+void BatchEncoder::Impl::encodeKernels() {
+  key.clear();
+  residuals.clear();
+  escapes.clear();
+  occupancy.clear();
+  new_signatures.clear();
+  if (kernels.empty()) return;
+  timing.reset(KernelTimingModel::anchorOf(
+      {kernels[0].launch_start, kernels[0].launch_end, kernels[0].start, kernels[0].end}));
+  for (const auto& k : kernels) {
+    KernelSignatureKey sig = KernelSignatureKey::of(k);
+    sig.name = nameRef(sig.name);
+    bool introduced = false;
+    const uint32_t id = signatures.intern(sig, &introduced);
+    if (id == 0) { // more distinct kernels in one batch than an epoch holds
+      ++self_dropped;
+      continue;
+    }
+    if (introduced) {
+      new_signatures.emplace_back(id, sig.name, sig.device, sig.stream, sig.thread, sig.grid_x,
+                                  sig.grid_y, sig.grid_z, sig.block_x, sig.block_y, sig.block_z,
+                                  sig.registers, sig.static_shared, sig.dynamic_shared,
+                                  sig.graph_id, sig.flags);
+    }
+    const KernelTimes t{k.launch_start, k.launch_end, k.start, k.end};
+    KernelResiduals r;
+    const TimingForm form = timing.encode(id, t, &r);
+    if (form == TimingForm::Escape) escapes.emplace_back(t.launch_start, t.launch_end, t.start, t.end);
+    if (!sameBits(k.achieved_occupancy, -1.0f))
+      occupancy.emplace_back(static_cast<uint32_t>(key.size()), k.achieved_occupancy);
+    key.push_back(id | uint32_t{u8(form)} << kSignatureIdBits);
+    residuals.push_back(r);
+  }
+}
+
+std::vector<uint8_t> BatchEncoder::Impl::build(uint64_t events_dropped, bool final, model::TimeNs sent_time) {
+  // Leave the epoch room for every kernel of this batch to be new.
+  if (size_t{signatures.nextId()} + std::min<size_t>(kernels.size(), kMaxSignatures) > kMaxSignatures)
+    startEpoch();
+  first_new_signature = signatures.nextId();
+  new_names.clear();
+  new_name_bytes = 0;
+  deferred.swap(deferred_next);
+  deferred_next.clear();
+  for (model::NameId id : deferred) setBit(queued, id, false);
+  for (model::NameId id : deferred) nameRef(id); // names that waited for room come first
+
+  encodeKernels();
+  for (auto& a : api_calls) a.name = nameRef(a.name);
+  for (auto& r : ranges) r.name = nameRef(r.name);
+
+  fbb.Clear();
+  std::vector<flatbuffers::Offset<wire::NewName>> name_offsets;
+  name_offsets.reserve(new_names.size());
+  for (model::NameId id : new_names)
+    name_offsets.push_back(wire::CreateNewName(fbb, id, text(fbb, names.get(id))));
+  auto names_vec = name_offsets.empty() ? 0 : fbb.CreateVector(name_offsets);
+  auto sigs_vec = new_signatures.empty() ? 0 : fbb.CreateVectorOfStructs(new_signatures);
+
+  flatbuffers::Offset<wire::KernelColumns> columns = 0;
+  if (!key.empty()) {
+    auto kv = fbb.CreateVector(key);
+    uint8_t* planes = nullptr;
+    auto rv = fbb.CreateUninitializedVector(kResidualBytesPerRow * key.size(), &planes);
+    writeResidualPlanes(residuals, planes);
+    auto ev = escapes.empty() ? 0 : fbb.CreateVectorOfStructs(escapes);
+    auto cv = occupancy.empty() ? 0 : fbb.CreateVectorOfStructs(occupancy);
+    columns = wire::CreateKernelColumns(fbb, KernelTimingModel::anchorOf({kernels[0].launch_start,
+                                                                          kernels[0].launch_end,
+                                                                          kernels[0].start, kernels[0].end}),
+                                        kv, rv, ev, cv);
+  }
+
+  auto structs = [&](const auto& records, auto convert) {
+    using W = decltype(convert(records.front()));
+    if (records.empty()) return flatbuffers::Offset<flatbuffers::Vector<const W*>>(0);
+    W* out = nullptr;
+    auto off = fbb.CreateUninitializedVectorOfStructs<W>(records.size(), &out);
+    for (const auto& r : records) *out++ = convert(r);
+    return off;
+  };
+  auto copies_vec = structs(copies, [](const model::Copy& c) {
+    return wire::CopyEvent(c.start, c.end, c.call_start, c.call_end, c.bytes, c.device, c.stream,
+                           c.thread, u8(c.direction), u8(c.src), u8(c.dst), c.async);
+  });
+  auto memsets_vec = structs(memsets, [](const model::Memset& m) {
+    return wire::MemsetEvent(m.start, m.end, m.call_start, m.call_end, m.bytes, m.device, m.stream,
+                             m.thread, u8(m.dst), m.async);
+  });
+  auto syncs_vec = structs(syncs, [](const model::HostSync& s) {
+    return wire::SyncEvent(s.start, s.end, s.device, s.stream, s.thread, u8(s.kind));
+  });
+  auto api_vec = structs(api_calls, [](const model::ApiCall& a) {
+    return wire::ApiCallEvent(a.start, a.end, a.name, a.thread);
+  });
+  auto alloc_vec = structs(allocations, [](const model::Allocation& a) {
+    return wire::AllocationEvent(a.time, a.address, a.bytes, a.device, u8(a.kind), a.is_free);
+  });
+  auto mem_vec = structs(memory_samples, [](const model::MemorySample& m) {
+    return wire::MemorySampleEvent(m.time, m.allocated_bytes, m.reserved_bytes, m.device);
+  });
+  auto ranges_vec = structs(ranges, [](const model::Range& r) {
+    return wire::RangeEvent(r.start, r.end, r.step, r.name, r.thread, r.device, r.stream, u8(r.kind));
+  });
+
+  const uint64_t dropped = events_dropped + self_dropped;
+  self_dropped = 0;
+  auto batch = wire::CreateBatch(fbb, session_id, pid, sequence, epoch, dropped, final, sent_time,
+                                 names_vec, sigs_vec, columns, copies_vec, memsets_vec, syncs_vec,
+                                 api_vec, alloc_vec, mem_vec, ranges_vec);
+  wire::FinishMessageBuffer(fbb, wire::CreateMessage(fbb, kProtocolVersion, wire::Body::Batch, batch.Union()));
+  std::vector<uint8_t> out = envelope.seal({fbb.GetBufferPointer(), fbb.GetSize()});
+  if (fbb.GetSize() > kBuilderKeepBytes) fbb.Reset();
+  else fbb.Clear();
+  return out;
+}
+
+BatchEncoder::BatchEncoder(const model::NameTable& names, uint64_t session_id, int64_t pid)
+    : impl_(std::make_unique<Impl>(names, session_id, pid)) {}
+BatchEncoder::~BatchEncoder() = default;
+
+void BatchEncoder::add(const model::KernelExec& e) { impl_->add(impl_->kernels, e); }
+void BatchEncoder::add(const model::Copy& e) { impl_->add(impl_->copies, e); }
+void BatchEncoder::add(const model::Memset& e) { impl_->add(impl_->memsets, e); }
+void BatchEncoder::add(const model::HostSync& e) { impl_->add(impl_->syncs, e); }
+void BatchEncoder::add(const model::ApiCall& e) { impl_->add(impl_->api_calls, e); }
+void BatchEncoder::add(const model::Allocation& e) { impl_->add(impl_->allocations, e); }
+void BatchEncoder::add(const model::MemorySample& e) { impl_->add(impl_->memory_samples, e); }
+void BatchEncoder::add(const model::Range& e) { impl_->add(impl_->ranges, e); }
+
+size_t BatchEncoder::pendingEvents() const { return impl_->pending(); }
+uint32_t BatchEncoder::epoch() const { return impl_->epoch; }
+
+std::vector<uint8_t> BatchEncoder::encode(uint64_t events_dropped, bool final, model::TimeNs sent_time) {
+  Impl& m = *impl_;
+  if (m.awaiting_confirm) confirm(true);
+  const uint64_t dropped_before = m.self_dropped;
+  std::vector<uint8_t> out;
+  try {
+    out = m.build(events_dropped, final, sent_time);
+  } catch (...) {
+    out.clear();
+  }
+  if (out.empty()) {
+    // Out of memory (or a message over kMaxMessageBytes): the events are lost, and counted.
+    m.self_dropped = dropped_before + events_dropped + m.pending();
+    m.forgetLastMessage();
+    m.fbb.Reset();
+  } else {
+    m.awaiting_confirm = true;
+  }
+  m.clearPending();
+  ++m.sequence;
+  return out;
+}
+
+void BatchEncoder::confirm(bool delivered) {
+  Impl& m = *impl_;
+  if (!m.awaiting_confirm) return;
+  m.awaiting_confirm = false;
+  if (!delivered) m.forgetLastMessage();
+  m.new_names.clear();
+}
+
+void BatchEncoder::resetEpoch() {
+  Impl& m = *impl_;
+  m.awaiting_confirm = false;
+  m.new_names.clear();
+  m.startEpoch();
+}
+
+} // namespace gpuwise::transport

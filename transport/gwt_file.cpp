@@ -1,0 +1,102 @@
+#include "transport/gwt_file.h"
+
+#include "transport/codec.h"
+
+#include <cerrno>
+#include <cstring>
+#include <vector>
+
+namespace gpuwise::transport {
+namespace {
+
+std::string sysError(const std::string& path, const char* what) {
+  return path + ": " + what + ": " + std::strerror(errno);
+}
+
+} // namespace
+
+GwtWriter::GwtWriter(std::FILE* f) : file_(f) {}
+
+GwtWriter::~GwtWriter() {
+  if (file_) std::fclose(file_);
+}
+
+std::unique_ptr<GwtWriter> GwtWriter::create(const std::string& path, std::string* error) {
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  if (!f) {
+    if (error) *error = sysError(path, "cannot create");
+    return nullptr;
+  }
+  if (std::fwrite(kGwtMagic, 1, sizeof kGwtMagic, f) != sizeof kGwtMagic) {
+    if (error) *error = sysError(path, "cannot write");
+    std::fclose(f);
+    return nullptr;
+  }
+  return std::unique_ptr<GwtWriter>(new GwtWriter(f));
+}
+
+bool GwtWriter::append(std::span<const uint8_t> message) {
+  if (!file_ || message.size() > kMaxMessageBytes) return false;
+  const auto n = static_cast<uint32_t>(message.size());
+  const uint8_t len[4] = {uint8_t(n), uint8_t(n >> 8), uint8_t(n >> 16), uint8_t(n >> 24)};
+  return std::fwrite(len, 1, 4, file_) == 4 &&
+         std::fwrite(message.data(), 1, message.size(), file_) == message.size();
+}
+
+bool GwtWriter::close() {
+  if (!file_) return false;
+  const bool ok = std::fflush(file_) == 0 && !std::ferror(file_);
+  const bool closed = std::fclose(file_) == 0;
+  file_ = nullptr;
+  return ok && closed;
+}
+
+bool readGwt(const std::string& path, const std::function<void(std::span<const uint8_t>)>& onMessage,
+             std::string* error) {
+  auto fail = [&](std::string msg) {
+    if (error) *error = std::move(msg);
+    return false;
+  };
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) return fail(sysError(path, "cannot open"));
+  struct Closer {
+    std::FILE* f;
+    ~Closer() { std::fclose(f); }
+  } closer{f};
+
+  char magic[sizeof kGwtMagic];
+  if (std::fread(magic, 1, sizeof magic, f) != sizeof magic || std::memcmp(magic, kGwtMagic, sizeof magic) != 0)
+    return fail(path + ": not a gpuwise trace (.gwt): bad magic at offset 0");
+  uint64_t offset = sizeof magic;
+  std::vector<uint8_t> buf;
+  for (;;) {
+    uint8_t len[4];
+    const size_t got = std::fread(len, 1, 4, f);
+    if (got == 0 && std::feof(f)) return true;
+    if (std::ferror(f)) return fail(sysError(path, ("read error at offset " + std::to_string(offset)).c_str()));
+    if (got != 4)
+      return fail(path + ": truncated record header at offset " + std::to_string(offset));
+    const uint32_t n = uint32_t(len[0]) | uint32_t(len[1]) << 8 | uint32_t(len[2]) << 16 | uint32_t(len[3]) << 24;
+    if (n > kMaxMessageBytes)
+      return fail(path + ": record of " + std::to_string(n) + " bytes at offset " + std::to_string(offset) +
+                  " exceeds the message limit (corrupt file?)");
+    buf.resize(n);
+    if (std::fread(buf.data(), 1, n, f) != n)
+      return fail(path + ": truncated record at offset " + std::to_string(offset) + " (" +
+                  std::to_string(n) + " bytes expected)");
+    onMessage({buf.data(), n});
+    offset += 4 + uint64_t{n};
+  }
+}
+
+bool looksLikeGwt(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) return false;
+  char magic[sizeof kGwtMagic];
+  const bool ok = std::fread(magic, 1, sizeof magic, f) == sizeof magic &&
+                  std::memcmp(magic, kGwtMagic, sizeof magic) == 0;
+  std::fclose(f);
+  return ok;
+}
+
+} // namespace gpuwise::transport

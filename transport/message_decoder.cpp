@@ -1,0 +1,413 @@
+// MessageDecoder and peekRoute: enveloped FlatBuffers -> model records (see codec.h). Every check
+// on a batch runs before any of it is applied, so a rejected message leaves the decoder as it was.
+#include "transport/codec.h"
+#include "transport/envelope.h"
+#include "transport/kernel_timing.h"
+#include "transport/schema/gpuwise_generated.h"
+#include "transport/signature_table.h"
+
+#include <optional>
+#include <string>
+
+namespace gpuwise::transport {
+namespace {
+
+using K = DecodeError::Kind;
+using Bytes = flatbuffers::Vector<uint8_t>;
+
+// Devices one Hello may describe.
+constexpr size_t kMaxDevices = 1024;
+// How far past the decoder's name table one message may assign an id. NameTable::assign grows the
+// table to the id, so this bounds what one message can make the decoder allocate.
+constexpr size_t kMaxNameGap = 1u << 20;
+
+DecodeError malformed(std::string detail) { return DecodeError{K::Malformed, std::move(detail)}; }
+
+std::string str(const Bytes* b) {
+  return b ? std::string(reinterpret_cast<const char*>(b->data()), b->size()) : std::string();
+}
+bool textOk(const Bytes* b) { return !b || b->size() <= kMaxTextBytes; }
+
+template <class T> size_t count(const flatbuffers::Vector<T>* v) { return v ? v->size() : 0; }
+
+// FlatBuffers' verifier checks a struct vector's length word, not its elements' alignment; an
+// honest builder aligns them, and reading a misaligned one in place would be undefined.
+template <class W> bool aligned(const flatbuffers::Vector<const W*>* v) {
+  return !v || reinterpret_cast<uintptr_t>(v->Data()) % alignof(W) == 0;
+}
+
+bool memoryKindOk(uint8_t v) { return v <= uint8_t(model::MemoryKind::Array); }
+
+std::variant<Route, DecodeError> routeOf(const wire::Message& m) {
+  if (const auto* h = m.body_as_Hello()) return Route{true, h->session_id(), h->pid()};
+  if (const auto* b = m.body_as_Batch()) return Route{false, b->session_id(), b->pid()};
+  return malformed("message has no Hello or Batch body");
+}
+
+} // namespace
+
+struct MessageDecoder::Impl {
+  explicit Impl(model::NameTable& n) : names(n) {}
+  model::NameTable& names;
+  EnvelopeReader reader;
+  SignatureMirror signatures;
+  KernelTimingModel timing;
+  bool bound = false;
+  uint64_t session = 0;
+  bool epoch_known = false;
+  uint32_t epoch = 0;
+  uint64_t undecodable = 0;
+
+  std::variant<Hello, Batch, DecodeError> hello(const wire::Hello& h);
+  std::variant<Hello, Batch, DecodeError> batch(const wire::Batch& b);
+  std::optional<DecodeError> checkBatch(const wire::Batch& b) const;
+  void decodeKernels(const wire::KernelColumns& c, std::vector<model::KernelExec>& out);
+};
+
+std::variant<Hello, Batch, DecodeError> MessageDecoder::Impl::hello(const wire::Hello& h) {
+  if (bound && h.session_id() != session)
+    return DecodeError{K::UnknownSession, "Hello of session " + std::to_string(h.session_id()) +
+                                              " on the decoder of session " + std::to_string(session)};
+  if (h.tier() > uint8_t(model::CollectionTier::Imported)) return malformed("unknown collection tier");
+  if (!textOk(h.host()) || !textOk(h.command()) || !textOk(h.pod()) || !textOk(h.pod_namespace()) ||
+      !textOk(h.container()) || !textOk(h.tier_reason()))
+    return malformed("Hello text longer than kMaxTextBytes");
+  if (count(h.devices()) > kMaxDevices) return malformed("Hello lists too many devices");
+  Hello out;
+  out.protocol_version = kProtocolVersion;
+  out.session_id = h.session_id();
+  out.simulated = h.simulated();
+  out.start_time = h.start_time();
+  auto& p = out.process;
+  p.pid = h.pid();
+  p.ppid = h.ppid();
+  p.host = str(h.host());
+  p.command = str(h.command());
+  p.rank = h.rank();
+  p.local_rank = h.local_rank();
+  p.world_size = h.world_size();
+  p.pod = str(h.pod());
+  p.ns = str(h.pod_namespace());
+  p.container = str(h.container());
+  p.tier = static_cast<model::CollectionTier>(h.tier());
+  p.tier_reason = str(h.tier_reason());
+  if (h.devices()) {
+    for (const wire::Device* d : *h.devices()) {
+      if (!d) return malformed("null device entry");
+      if (!textOk(d->name()) || !textOk(d->mig_profile())) return malformed("device text too long");
+      model::DeviceInfo m;
+      m.index = d->index();
+      m.name = str(d->name());
+      m.sm_count = d->sm_count();
+      m.memory_total_bytes = d->memory_total_bytes();
+      m.compute_major = d->compute_major();
+      m.compute_minor = d->compute_minor();
+      m.mig_profile = str(d->mig_profile());
+      m.max_threads_per_sm = d->max_threads_per_sm();
+      m.max_blocks_per_sm = d->max_blocks_per_sm();
+      m.registers_per_sm = d->registers_per_sm();
+      m.shared_memory_per_sm = d->shared_memory_per_sm();
+      m.max_shared_memory_per_block = d->max_shared_memory_per_block();
+      m.warp_size = d->warp_size();
+      m.simulated = d->simulated();
+      out.devices.push_back(std::move(m));
+    }
+  }
+  // A Hello starts a connection epoch: the sender interns signatures afresh.
+  bound = true;
+  session = h.session_id();
+  signatures.clear();
+  epoch_known = false;
+  return out;
+}
+
+std::optional<DecodeError> MessageDecoder::Impl::checkBatch(const wire::Batch& b) const {
+  if (b.names()) {
+    for (const wire::NewName* n : *b.names()) {
+      if (!n) return malformed("null name entry");
+      if (n->id() == 0 || n->id() > model::NameTable::kMaxNames)
+        return malformed("name id " + std::to_string(n->id()) + " out of range");
+      if (!textOk(n->text())) return malformed("name longer than kMaxTextBytes");
+    }
+  }
+  if (!aligned(b.signatures())) return malformed("misaligned signature vector");
+  if (b.signatures()) {
+    for (const wire::KernelSignature* s : *b.signatures()) {
+      if (s->id() == 0 || s->id() >= kMaxSignatures)
+        return malformed("signature id " + std::to_string(s->id()) + " out of range");
+      if (s->name() > model::NameTable::kMaxNames) return malformed("signature name id out of range");
+    }
+  }
+  size_t events = 0;
+  if (const wire::KernelColumns* c = b.kernels()) {
+    const size_t n = count(c->key());
+    if (n > kMaxBatchEvents) return malformed("too many kernel rows");
+    if (count(c->residuals()) != kResidualBytesPerRow * n)
+      return malformed("kernel residual planes do not match the row count");
+    if (!aligned(c->escapes()) || !aligned(c->occupancy())) return malformed("misaligned kernel vector");
+    size_t escapes = 0;
+    for (size_t i = 0; i < n; ++i) {
+      const uint32_t key = c->key()->Get(static_cast<flatbuffers::uoffset_t>(i));
+      const uint32_t id = key & kSignatureIdMask;
+      const uint32_t form = key >> kSignatureIdBits;
+      if (id == 0 || id >= kMaxSignatures) return malformed("kernel row with signature id out of range");
+      if (form > kMaxTimingForm) return malformed("kernel row with unknown timing form");
+      escapes += form == uint32_t(TimingForm::Escape);
+    }
+    if (escapes != count(c->escapes())) return malformed("kernel escape count mismatch");
+    if (c->occupancy()) {
+      int64_t prev = -1;
+      for (const wire::KernelOccupancy* o : *c->occupancy()) {
+        if (int64_t{o->row()} <= prev || o->row() >= n) return malformed("kernel occupancy row out of order");
+        prev = o->row();
+      }
+    }
+    events += n;
+  }
+  if (!aligned(b.copies()) || !aligned(b.memsets()) || !aligned(b.syncs()) || !aligned(b.api_calls()) ||
+      !aligned(b.allocations()) || !aligned(b.memory_samples()) || !aligned(b.ranges()))
+    return malformed("misaligned record vector");
+  events += count(b.copies()) + count(b.memsets()) + count(b.syncs()) + count(b.api_calls()) +
+            count(b.allocations()) + count(b.memory_samples()) + count(b.ranges());
+  if (events > kMaxBatchEvents) return malformed("batch of " + std::to_string(events) + " events");
+  if (b.copies())
+    for (const wire::CopyEvent* e : *b.copies())
+      if (e->direction() > uint8_t(model::CopyDirection::PeerToPeer) || !memoryKindOk(e->src()) ||
+          !memoryKindOk(e->dst()))
+        return malformed("copy with an unknown direction or memory kind");
+  if (b.memsets())
+    for (const wire::MemsetEvent* e : *b.memsets())
+      if (!memoryKindOk(e->dst())) return malformed("memset with an unknown memory kind");
+  if (b.syncs())
+    for (const wire::SyncEvent* e : *b.syncs())
+      if (e->kind() > uint8_t(model::SyncKind::SyncCopy)) return malformed("sync of unknown kind");
+  if (b.api_calls())
+    for (const wire::ApiCallEvent* e : *b.api_calls())
+      if (e->name() > model::NameTable::kMaxNames) return malformed("API call name id out of range");
+  if (b.allocations())
+    for (const wire::AllocationEvent* e : *b.allocations())
+      if (!memoryKindOk(e->kind())) return malformed("allocation of unknown memory kind");
+  if (b.ranges())
+    for (const wire::RangeEvent* e : *b.ranges())
+      if (e->kind() > uint8_t(model::RangeKind::Operator) || e->name() > model::NameTable::kMaxNames)
+        return malformed("range of unknown kind or name id out of range");
+  return std::nullopt;
+}
+
+void MessageDecoder::Impl::decodeKernels(const wire::KernelColumns& c, std::vector<model::KernelExec>& out) {
+  const size_t n = count(c.key());
+  if (n == 0) return;
+  out.reserve(n);
+  timing.reset(c.time_base());
+  size_t escape = 0, occ = 0;
+  const size_t occ_n = count(c.occupancy());
+  const uint8_t* planes = c.residuals()->data();
+  for (flatbuffers::uoffset_t i = 0; i < n; ++i) {
+    const uint32_t key = c.key()->Get(i);
+    const uint32_t id = key & kSignatureIdMask;
+    const auto form = static_cast<TimingForm>(key >> kSignatureIdBits);
+    KernelTimes t;
+    if (form == TimingForm::Escape) {
+      const wire::KernelTimes* e = c.escapes()->Get(static_cast<flatbuffers::uoffset_t>(escape++));
+      t = {e->launch_start(), e->launch_end(), e->start(), e->end()};
+      timing.skipEscape(id, t);
+    } else {
+      t = timing.decode(id, form, readResidualPlanes(planes, n, i));
+    }
+    float occupancy = -1.0f;
+    if (occ < occ_n && c.occupancy()->Get(static_cast<flatbuffers::uoffset_t>(occ))->row() == i)
+      occupancy = c.occupancy()->Get(static_cast<flatbuffers::uoffset_t>(occ++))->value();
+    const KernelSignatureKey* sig = signatures.find(id);
+    if (!sig) { // defined in a batch this decoder never got
+      ++undecodable;
+      continue;
+    }
+    model::KernelExec k;
+    sig->applyTo(k);
+    k.launch_start = t.launch_start;
+    k.launch_end = t.launch_end;
+    k.start = t.start;
+    k.end = t.end;
+    k.achieved_occupancy = occupancy;
+    out.push_back(k);
+  }
+}
+
+std::variant<Hello, Batch, DecodeError> MessageDecoder::Impl::batch(const wire::Batch& b) {
+  if (bound && b.session_id() != session)
+    return DecodeError{K::UnknownSession, "batch of session " + std::to_string(b.session_id()) +
+                                              " on the decoder of session " + std::to_string(session)};
+  if (auto e = checkBatch(b)) return *e;
+
+  bound = true;
+  session = b.session_id();
+  if (epoch_known && b.epoch() != epoch) signatures.clear(); // the sender started over
+  epoch_known = true;
+  epoch = b.epoch();
+  if (b.names()) {
+    for (const wire::NewName* n : *b.names()) {
+      if (n->id() >= names.size() + kMaxNameGap) continue; // see kMaxNameGap
+      const Bytes* t = n->text();
+      names.assign(n->id(), t ? std::string_view(reinterpret_cast<const char*>(t->data()), t->size())
+                              : std::string_view());
+    }
+  }
+  if (b.signatures()) {
+    for (const wire::KernelSignature* s : *b.signatures()) {
+      KernelSignatureKey k;
+      k.name = s->name();
+      k.device = s->device();
+      k.stream = s->stream();
+      k.thread = s->thread();
+      k.grid_x = s->grid_x();
+      k.grid_y = s->grid_y();
+      k.grid_z = s->grid_z();
+      k.block_x = s->block_x();
+      k.block_y = s->block_y();
+      k.block_z = s->block_z();
+      k.registers = s->registers_per_thread();
+      k.static_shared = s->static_shared_bytes();
+      k.dynamic_shared = s->dynamic_shared_bytes();
+      k.graph_id = s->graph_id();
+      k.flags = s->flags();
+      signatures.define(s->id(), k);
+    }
+  }
+
+  Batch out;
+  out.session_id = b.session_id();
+  out.pid = b.pid();
+  out.sequence = b.sequence();
+  out.events_dropped = b.events_dropped();
+  out.final = b.final();
+  out.sent_time = b.sent_time();
+  if (b.kernels()) decodeKernels(*b.kernels(), out.kernels);
+  auto each = [](const auto* vec, auto& dst, auto convert) {
+    if (!vec) return;
+    dst.reserve(vec->size());
+    for (const auto* e : *vec) dst.push_back(convert(*e));
+  };
+  each(b.copies(), out.copies, [](const wire::CopyEvent& e) {
+    model::Copy c;
+    c.start = e.start();
+    c.end = e.end();
+    c.call_start = e.call_start();
+    c.call_end = e.call_end();
+    c.bytes = e.bytes();
+    c.device = e.device();
+    c.stream = e.stream();
+    c.thread = e.thread();
+    c.direction = model::CopyDirection(e.direction());
+    c.src = model::MemoryKind(e.src());
+    c.dst = model::MemoryKind(e.dst());
+    c.async = e.async();
+    return c;
+  });
+  each(b.memsets(), out.memsets, [](const wire::MemsetEvent& e) {
+    model::Memset m;
+    m.start = e.start();
+    m.end = e.end();
+    m.call_start = e.call_start();
+    m.call_end = e.call_end();
+    m.bytes = e.bytes();
+    m.device = e.device();
+    m.stream = e.stream();
+    m.thread = e.thread();
+    m.dst = model::MemoryKind(e.dst());
+    m.async = e.async();
+    return m;
+  });
+  each(b.syncs(), out.syncs, [](const wire::SyncEvent& e) {
+    model::HostSync s;
+    s.start = e.start();
+    s.end = e.end();
+    s.device = e.device();
+    s.stream = e.stream();
+    s.thread = e.thread();
+    s.kind = model::SyncKind(e.kind());
+    return s;
+  });
+  each(b.api_calls(), out.api_calls, [](const wire::ApiCallEvent& e) {
+    model::ApiCall a;
+    a.start = e.start();
+    a.end = e.end();
+    a.name = e.name();
+    a.thread = e.thread();
+    return a;
+  });
+  each(b.allocations(), out.allocations, [](const wire::AllocationEvent& e) {
+    model::Allocation a;
+    a.time = e.time();
+    a.address = e.address();
+    a.bytes = e.bytes();
+    a.device = e.device();
+    a.kind = model::MemoryKind(e.kind());
+    a.is_free = e.is_free();
+    return a;
+  });
+  each(b.memory_samples(), out.memory_samples, [](const wire::MemorySampleEvent& e) {
+    model::MemorySample m;
+    m.time = e.time();
+    m.device = e.device();
+    m.allocated_bytes = e.allocated_bytes();
+    m.reserved_bytes = e.reserved_bytes();
+    return m;
+  });
+  each(b.ranges(), out.ranges, [](const wire::RangeEvent& e) {
+    model::Range r;
+    r.start = e.start();
+    r.end = e.end();
+    r.name = e.name();
+    r.thread = e.thread();
+    r.device = e.device();
+    r.stream = e.stream();
+    r.kind = model::RangeKind(e.kind());
+    r.step = e.step();
+    return r;
+  });
+  return out;
+}
+
+MessageDecoder::MessageDecoder(model::NameTable& names) : impl_(std::make_unique<Impl>(names)) {}
+MessageDecoder::~MessageDecoder() = default;
+
+MessageDecoder::Result MessageDecoder::decode(std::span<const uint8_t> message) {
+  try {
+    auto opened = impl_->reader.open(message);
+    if (auto* e = std::get_if<DecodeError>(&opened)) return std::move(*e);
+    const wire::Message* m = std::get<const wire::Message*>(opened);
+    if (const auto* h = m->body_as_Hello()) return impl_->hello(*h);
+    if (const auto* b = m->body_as_Batch()) return impl_->batch(*b);
+    return malformed("message has no Hello or Batch body");
+  } catch (const std::bad_alloc&) {
+    return DecodeError{K::TooLarge, "out of memory decoding the message"};
+  }
+}
+
+uint64_t MessageDecoder::undecodableEvents() const { return impl_->undecodable; }
+
+std::variant<Route, DecodeError> peekRoute(std::span<const uint8_t> message) {
+  try {
+    // One reader per thread: its zstd context and scratch buffer are reused across messages.
+    thread_local EnvelopeReader reader;
+    auto opened = reader.open(message);
+    if (auto* e = std::get_if<DecodeError>(&opened)) return std::move(*e);
+    return routeOf(*std::get<const wire::Message*>(opened));
+  } catch (const std::bad_alloc&) {
+    return DecodeError{K::TooLarge, "out of memory reading the message"};
+  }
+}
+
+const char* toString(DecodeError::Kind kind) {
+  switch (kind) {
+  case K::TooLarge: return "too large";
+  case K::BadEnvelope: return "bad envelope";
+  case K::UnsupportedVersion: return "unsupported version";
+  case K::BadCompression: return "bad compression";
+  case K::Malformed: return "malformed";
+  case K::UnknownSession: return "unknown session";
+  }
+  return "unknown";
+}
+
+} // namespace gpuwise::transport
