@@ -105,13 +105,15 @@ std::string copiesLine(const JobAnalysis& a) {
   if (pageable.count > 0)
     s += "; pageable " + formatBytes(pageable.bytes) + " in " + formatDuration(pageable.time_ns);
   if (a.copies.synchronous.count > 0)
-    s += "; " + std::to_string(a.copies.synchronous.count) + " synchronous";
+    s += "; " + plural(a.copies.synchronous.count, "sync copy", "sync copies");
   return s;
 }
 
 std::string syncLine(const JobAnalysis& a) {
   const auto& s = a.syncs;
   if (s.calls == 0) return "  host syncs  none recorded";
+  if (s.untimed_calls == s.calls)
+    return "  host blocked in syncs: unknown (" + plural(s.calls, "call", "calls") + " without host times)";
   std::string line = "  host blocked in syncs " + formatDuration(s.blocked_ns) + " (";
   bool first = true;
   for (size_t k = 0; k < kSyncKinds; ++k) {

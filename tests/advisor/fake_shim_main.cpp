@@ -78,6 +78,7 @@ int main(int argc, char** argv) {
       c.src = model::MemoryKind::Pageable;
       c.dst = model::MemoryKind::Device;
       c.stream = 7;
+      c.async = true; // cudaMemcpyAsync from malloc'd memory, as in samples/pageable_copies
       client.encoder().add(c);
     }
     for (int i = 0; i < kernels; ++i) {

@@ -203,6 +203,10 @@ TEST_CASE("terminal summary: simulated device, unknown timing, no processes") {
   text = renderTerminalSummary({untimed, {}});
   CHECK(text.rfind("gpuwise: GPU busy unknown (no GPU timestamps; collection tier interposer)", 0) == 0);
   CHECK(text.find("0 dropped") != std::string::npos);
+  auto q = process(6, "NVIDIA A100", model::CollectionTier::Interposer);
+  q.syncs = {{.thread = 1, .kind = model::SyncKind::Device}}; // no host times
+  text = renderTerminalSummary({analyzeJob(trace(q)), {}});
+  CHECK(text.find("host blocked in syncs: unknown (1 call without host times)") != std::string::npos);
 
   auto empty = analyzeJob(model::Trace{});
   text = renderTerminalSummary({empty, {}});
