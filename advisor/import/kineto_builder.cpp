@@ -273,7 +273,9 @@ void KinetoProcessBuilder::addMemory(const KinetoEvent& e, const KinetoArgs& a) 
                                   .address = a.has_addr ? a.addr : 0,
                                   .bytes = uint64_t(a.mem_bytes < 0 ? -a.mem_bytes : a.mem_bytes),
                                   .device = device,
-                                  .kind = MemoryKind::Device,
+                                  .kind = a.gw_kind == "pinned"    ? MemoryKind::Pinned
+                                          : a.gw_kind == "managed" ? MemoryKind::Managed
+                                                                   : MemoryKind::Device,
                                   .is_free = a.mem_bytes < 0});
   }
 }

@@ -84,24 +84,24 @@ model::ProcessTrace KinetoProcessBuilder::finish(std::string_view meta_json) {
   applyMetadata(meta_json);
 
   // The host process: the one Kineto labels "CPU"; else the pid most host-side events carry.
-  int64_t hostPid = trace_.info.pid;
-  if (hostPid == 0) {
+  if (host_row_pid_ == 0) {
     for (const auto& [pid, label] : process_labels_)
-      if (label == "CPU") hostPid = pid;
-    if (hostPid == 0 && !host_pids_.empty())
-      hostPid = std::max_element(host_pids_.begin(), host_pids_.end(),
-                                 [](const auto& x, const auto& y) { return x.second < y.second; })
-                    ->first;
-    trace_.info.pid = hostPid;
+      if (label == "CPU") host_row_pid_ = pid;
+    if (host_row_pid_ == 0 && !host_pids_.empty())
+      host_row_pid_ = std::max_element(host_pids_.begin(), host_pids_.end(),
+                                       [](const auto& x, const auto& y) { return x.second < y.second; })
+                          ->first;
   }
-  if (trace_.info.command.empty())
-    if (auto it = process_names_.find(hostPid); it != process_names_.end()) trace_.info.command = it->second;
+  if (!identity_from_meta_) {
+    trace_.info.pid = host_row_pid_;
+    if (auto it = process_names_.find(host_row_pid_); it != process_names_.end()) trace_.info.command = it->second;
+  }
 
   joinCorrelations();
   if (!saw_dataloader_)
     trace_.ranges.insert(trace_.ranges.end(), python_dataloader_.begin(), python_dataloader_.end());
   resolveDevices();
-  if (trace_.wall_start == 0 && trace_.wall_end == 0 && wall_set_) {
+  if (!identity_from_meta_ && wall_set_) {
     trace_.wall_start = wall_min_;
     trace_.wall_end = wall_max_;
   }
@@ -180,7 +180,7 @@ void KinetoProcessBuilder::joinCorrelations() {
       }
     }
     if (const auto* a = api(p.sync.correlation)) p.sync.thread = a->thread;
-    else if (p.pid == t.info.pid) p.sync.thread = u32(p.tid);
+    else if (p.pid == host_row_pid_) p.sync.thread = u32(p.tid);
     t.syncs.push_back(p.sync);
   }
 }
@@ -218,26 +218,29 @@ void KinetoProcessBuilder::applyMetadata(std::string_view meta_json) {
     info.tier_reason += ", schemaVersion " + std::to_string(meta.num("schemaVersion", 0));
   amd_ = meta.has("roctracer_version") || meta.has("hip_runtime_version") || meta.has("hip_driver_version");
 
-  // Identity our exporter writes so a trace survives export and re-import unchanged.
-  simdjson::dom::object ours;
-  if (!top["gpuwise"].get_object().get(ours)) {
+  // Identity our exporter writes (advisor/export/chrome_trace.h), so a trace survives export and
+  // re-import unchanged. Only for a file holding one process: otherwise the rows are merged.
+  simdjson::dom::array processes;
+  if (!top["gpuwise"]["processes"].get_array().get(processes) && processes.size() == 1) {
+    simdjson::dom::object ours;
+    if (processes.at(0).get_object().get(ours)) return;
     const Obj g{ours};
-    info.pid = g.num("pid", info.pid);
-    info.ppid = g.num("ppid", info.ppid);
-    if (g.has("command")) info.command = g.str("command");
-    if (g.has("host")) info.host = g.str("host");
-    info.rank = int32_t(g.num("rank", info.rank));
-    info.local_rank = int32_t(g.num("local_rank", info.local_rank));
-    info.world_size = int32_t(g.num("world_size", info.world_size));
+    identity_from_meta_ = true;
+    host_row_pid_ = g.num("row_pid", 0);
+    info.pid = g.num("pid", 0);
+    info.ppid = g.num("ppid", 0);
+    info.command = g.str("command");
+    info.host = g.str("host");
+    info.rank = int32_t(g.num("rank", -1));
+    info.local_rank = int32_t(g.num("local_rank", -1));
+    info.world_size = int32_t(g.num("world_size", -1));
     info.pod = g.str("pod");
     info.ns = g.str("namespace");
     info.container = g.str("container");
     if (g.has("tier_reason")) info.tier_reason = g.str("tier_reason");
     trace_.events_dropped += uint64_t(std::max<int64_t>(0, g.num("events_dropped", 0)));
-    if (g.has("wall_start_ns")) {
-      trace_.wall_start = g.num("wall_start_ns", 0);
-      trace_.wall_end = g.num("wall_end_ns", 0);
-    }
+    trace_.wall_start = g.num("wall_start_ns", 0);
+    trace_.wall_end = g.num("wall_end_ns", 0);
   }
 }
 
