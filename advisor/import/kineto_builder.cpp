@@ -25,6 +25,10 @@ model::RangeKind rangeKindFromName(std::string_view kind) {
 }
 
 uint32_t toU32(int64_t v) { return v < 0 ? 0 : uint32_t(std::min<int64_t>(v, UINT32_MAX)); }
+// OS thread ids fit 32 bits; a pthread id that does not keeps its low bits (still distinct).
+uint32_t threadOf(const KinetoEvent& e) { return e.tid_numeric ? uint32_t(uint64_t(e.tid)) : 0; }
+// A negative duration (clock skew in some writers) is an instant, never an interval backwards.
+model::TimeNs endOf(const KinetoEvent& e) { return e.ts + (e.has_dur && e.dur > 0 ? e.dur : 0); }
 
 } // namespace
 
@@ -77,7 +81,7 @@ void KinetoProcessBuilder::onEvent(const KinetoEvent& e, const KinetoArgs* a) {
   }
   const bool complete = e.ph == 'X' && e.has_ts;
   const uint32_t pidDevice = e.pid_numeric ? toU32(e.pid) : 0;
-  const uint32_t tidStream = e.tid_numeric ? toU32(e.tid) : 0;
+  const uint32_t tidStream = e.tid_numeric ? threadOf(e) : 0;
   auto device = [&] { return a && a->device >= 0 ? toU32(a->device) : pidDevice; };
   auto stream = [&] { return a && a->stream >= 0 ? toU32(a->stream) : tidStream; };
 
@@ -98,7 +102,7 @@ void KinetoProcessBuilder::onEvent(const KinetoEvent& e, const KinetoArgs* a) {
     if (!complete || e.name == "event_record") return; // zero-length markers, not work
     if (e.name == "event_wait") {
       PendingSync p;
-      p.sync = {.start = e.ts, .end = e.ts + e.dur, .correlation = a ? a->correlation : 0,
+      p.sync = {.start = e.ts, .end = endOf(e), .correlation = a ? a->correlation : 0,
                 .device = pidDevice, .stream = stream(), .kind = SyncKind::StreamWaitEvent};
       p.pid = e.pid;
       p.tid = e.tid;
@@ -116,16 +120,16 @@ void KinetoProcessBuilder::onEvent(const KinetoEvent& e, const KinetoArgs* a) {
     countHostPid(e);
     if (!complete) return;
     trace_.api_calls.push_back({.start = e.ts,
-                                .end = e.ts + e.dur,
+                                .end = endOf(e),
                                 .correlation = a ? a->correlation : 0,
                                 .name = trace_.names.intern(e.name),
-                                .thread = toU32(e.tid)});
+                                .thread = threadOf(e)});
     return;
   case C::CudaSync: {
     if (!complete) return;
     PendingSync p;
     const std::string_view kindName = a && !a->sync_kind.empty() ? a->sync_kind : e.name;
-    p.sync = {.start = e.ts, .end = e.ts + e.dur, .correlation = a ? a->correlation : 0,
+    p.sync = {.start = e.ts, .end = endOf(e), .correlation = a ? a->correlation : 0,
               .device = device(), .stream = stream(), .kind = syncKindForCudaSync(kindName)};
     p.pid = e.pid;
     p.tid = e.tid;
@@ -148,7 +152,7 @@ void KinetoProcessBuilder::onEvent(const KinetoEvent& e, const KinetoArgs* a) {
   }
   case C::GpuAnnotation:
     if (complete) {
-      model::Range r{.start = e.ts, .end = e.ts + e.dur, .name = trace_.names.intern(e.name),
+      model::Range r{.start = e.ts, .end = endOf(e), .name = trace_.names.intern(e.name),
                      .device = device(), .stream = tidStream, .kind = RangeKind::GpuAnnotation};
       trace_.ranges.push_back(r);
     }
@@ -165,8 +169,8 @@ void KinetoProcessBuilder::onEvent(const KinetoEvent& e, const KinetoArgs* a) {
   case C::Python:
     countHostPid(e);
     if (complete && isPythonDataLoaderNext(e.name)) {
-      python_dataloader_.push_back({.start = e.ts, .end = e.ts + e.dur, .name = trace_.names.intern(e.name),
-                                    .thread = toU32(e.tid), .kind = RangeKind::DataLoader});
+      python_dataloader_.push_back({.start = e.ts, .end = endOf(e), .name = trace_.names.intern(e.name),
+                                    .thread = threadOf(e), .kind = RangeKind::DataLoader});
     }
     return;
   case C::None:
@@ -183,7 +187,7 @@ void KinetoProcessBuilder::addKernel(const KinetoEvent& e, const KinetoArgs* a, 
                                      uint32_t stream) {
   model::KernelExec k;
   k.start = e.ts;
-  k.end = e.ts + (e.has_dur ? e.dur : 0);
+  k.end = endOf(e);
   k.name = trace_.names.intern(e.name);
   k.device = device;
   k.stream = stream;
@@ -213,7 +217,7 @@ void KinetoProcessBuilder::addKernel(const KinetoEvent& e, const KinetoArgs* a, 
 void KinetoProcessBuilder::addCopy(const KinetoEvent& e, const KinetoArgs* a, uint32_t device, uint32_t stream) {
   model::Copy c;
   c.start = e.ts;
-  c.end = e.ts + (e.has_dur ? e.dur : 0);
+  c.end = endOf(e);
   c.device = device;
   c.stream = stream;
   if (e.cat == C::MtiaDevice) {
@@ -238,7 +242,7 @@ void KinetoProcessBuilder::addMemset(const KinetoEvent& e, const KinetoArgs* a, 
                                      uint32_t stream) {
   model::Memset m;
   m.start = e.ts;
-  m.end = e.ts + (e.has_dur ? e.dur : 0);
+  m.end = endOf(e);
   m.device = device;
   m.stream = stream;
   m.dst = parseMemsetName(e.name);
@@ -251,11 +255,11 @@ void KinetoProcessBuilder::addMemset(const KinetoEvent& e, const KinetoArgs* a, 
 
 void KinetoProcessBuilder::addRange(const KinetoEvent& e, const KinetoArgs* a, RangeKind kind, int64_t step) {
   if (kind == RangeKind::DataLoader) saw_dataloader_ = true;
-  model::Range r{.start = e.ts, .end = e.ts + (e.has_dur ? e.dur : 0), .name = trace_.names.intern(e.name),
-                 .thread = toU32(e.tid), .kind = kind, .step = step};
+  model::Range r{.start = e.ts, .end = endOf(e), .name = trace_.names.intern(e.name),
+                 .thread = threadOf(e), .kind = kind, .step = step};
   if (kind == RangeKind::GpuAnnotation) {
     r.device = a && a->device >= 0 ? toU32(a->device) : (e.pid_numeric ? toU32(e.pid) : 0);
-    r.stream = e.tid_numeric ? toU32(e.tid) : 0;
+    r.stream = e.tid_numeric ? threadOf(e) : 0;
     r.thread = 0;
   }
   trace_.ranges.push_back(r);

@@ -104,32 +104,37 @@ KinetoImportResult run(const std::vector<Input>& inputs, const KinetoImportOptio
   std::atomic<bool> stop{false};
 
   std::thread reader([&] {
-    uint64_t finishedInput = 0;
-    for (size_t i = 0; i < inputs.size() && !stop.load(); ++i) {
-      std::string openError;
-      std::unique_ptr<ByteSource> source = inputs[i].path.empty()
-                                               ? ByteSource::fromMemory(inputs[i].data)
-                                               : ByteSource::openFile(inputs[i].path, &openError);
-      if (!source) {
-        queue.push({.kind = Item::Error, .file = i, .text = "cannot open: " + openError});
-        return;
+    size_t i = 0;
+    try {
+      uint64_t finishedInput = 0;
+      for (; i < inputs.size() && !stop.load(); ++i) {
+        std::string openError;
+        std::unique_ptr<ByteSource> source = inputs[i].path.empty()
+                                                 ? ByteSource::fromMemory(inputs[i].data)
+                                                 : ByteSource::openFile(inputs[i].path, &openError);
+        if (!source) {
+          queue.push({.kind = Item::Error, .file = i, .text = "cannot open: " + openError});
+          return;
+        }
+        TraceChunker chunker;
+        chunker.forceScalar(options.force_scalar_scan);
+        chunker.keepOperators(options.include_operators);
+        const bool ok = chunker.run(*source, pool, [&](const EventBatch& batch) {
+          inputDone.store(finishedInput + source->inputConsumed(), std::memory_order_relaxed);
+          queue.push({.kind = Item::Batch, .file = i, .batch = batch});
+        });
+        if (!ok) {
+          queue.push({.kind = Item::Error, .file = i, .text = chunker.error()});
+          return;
+        }
+        finishedInput += source->inputSize();
+        inputDone.store(finishedInput, std::memory_order_relaxed);
+        queue.push({.kind = Item::FileEnd, .file = i, .text = std::move(chunker.meta()),
+                    .saw_events = chunker.sawEvents(), .json_bytes = chunker.jsonBytes(),
+                    .events_dropped = chunker.eventsDropped()});
       }
-      TraceChunker chunker;
-      chunker.forceScalar(options.force_scalar_scan);
-      chunker.keepOperators(options.include_operators);
-      const bool ok = chunker.run(*source, pool, [&](const EventBatch& batch) {
-        inputDone.store(finishedInput + source->inputConsumed(), std::memory_order_relaxed);
-        queue.push({.kind = Item::Batch, .file = i, .batch = batch});
-      });
-      if (!ok) {
-        queue.push({.kind = Item::Error, .file = i, .text = chunker.error()});
-        return;
-      }
-      finishedInput += source->inputSize();
-      inputDone.store(finishedInput, std::memory_order_relaxed);
-      queue.push({.kind = Item::FileEnd, .file = i, .text = std::move(chunker.meta()),
-                  .saw_events = chunker.sawEvents(), .json_bytes = chunker.jsonBytes(),
-                  .events_dropped = chunker.eventsDropped()});
+    } catch (const std::exception& e) { // out of memory, mostly: never let it cross the thread
+      queue.push({.kind = Item::Error, .file = std::min(i, inputs.size() - 1), .text = e.what()});
     }
   });
 

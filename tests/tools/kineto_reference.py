@@ -138,7 +138,7 @@ def analyze(doc):
         if kind is not None and "ts" in e:
             counts[kind] += 1
             start = to_ns(e["ts"])
-            end = start + to_ns(e.get("dur", 0))
+            end = start + max(0, to_ns(e.get("dur", 0)))  # a negative duration is an instant
             intervals.append((start, end))
             per_device.setdefault(device_of(e), []).append((start, end))
         elif (e.get("ph") == "X" and e.get("cat") in HOST_STEP_CATEGORIES

@@ -133,3 +133,21 @@ TEST_CASE("a directory or no files at all are errors, not crashes") {
   CHECK(has(importKineto({dir.path("")}).error, "cannot open"));
   CHECK_FALSE(importKineto({}).ok());
 }
+
+TEST_CASE("a parse error stops the reader midway, even when it waits for a free buffer") {
+  std::string text = R"({"traceEvents": [)";
+  for (int i = 0; i < 3000; ++i) {
+    if (i) text += ",\n";
+    if (i == 40) text += R"({"ph": "X", "cat": "kernel", "ts": 1 "dur": 2})"; // passes the splitter, not simdjson
+    else text += R"({"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": )" + std::to_string(i) + R"(, "dur": 1})";
+  }
+  text += "]}";
+  for (size_t inFlight : {2, 3, 8}) {
+    KinetoImportOptions o;
+    o.batch_bytes = 256;
+    o.batches_in_flight = inFlight;
+    const auto r = importKinetoBuffer(text, "big.json", o);
+    CHECK(r.error.find("big.json: malformed JSON in traceEvents near byte") == 0);
+    CHECK(r.trace.processes.empty());
+  }
+}
