@@ -13,7 +13,9 @@
 #include "advisor/import/kineto_event_parser.h"
 #include "advisor/import/trace_chunker.h"
 
+#include <algorithm>
 #include <atomic>
+#include <climits>
 #include <condition_variable>
 #include <deque>
 #include <filesystem>
@@ -24,7 +26,7 @@ namespace gpuwise::advisor {
 namespace {
 
 struct Item {
-  enum Kind { Batch, FileEnd, Error } kind = Batch;
+  enum Kind { Batch, FileEnd, Error, Done } kind = Batch;
   size_t file = 0;
   EventBatch batch;
   std::string text; // FileEnd: metadata JSON; Error: the message
@@ -77,6 +79,131 @@ bool cpuCanParse(std::string* why) {
   return true;
 }
 
+// State shared by the pipelines of one import call.
+struct Shared {
+  const std::vector<Input>& inputs;
+  const KinetoImportOptions& options;
+  uint64_t total_input = 0;
+  std::atomic<size_t> next{0};       // the next file a reader takes
+  std::atomic<bool> failed{false};   // any pipeline failed: the others stop early
+  std::atomic<uint64_t> input_done{0};
+  std::atomic<uint64_t> json_bytes{0};
+  std::atomic<uint64_t> events{0};
+  std::vector<model::ProcessTrace> processes; // by input index; each slot written by one thread
+  std::mutex error_mutex;
+  size_t error_file = SIZE_MAX;
+  std::string error;
+
+  void fail(size_t file, std::string message) {
+    std::lock_guard lock(error_mutex);
+    if (file < error_file || error_file == SIZE_MAX) { // report the first file in the user's order
+      error_file = std::min(file, inputs.size() - 1);
+      error = std::move(message);
+    }
+    failed.store(true);
+  }
+};
+
+// One reader thread feeding the calling thread; files taken one after another from `sh.next`, so
+// inflating the next file overlaps parsing the last one.
+void pipeline(Shared& sh, bool reportProgress) {
+  const auto& options = sh.options;
+  BufferPool pool(std::max<size_t>(options.batches_in_flight, 2), std::max<size_t>(options.batch_bytes, 256));
+  ItemQueue queue;
+  std::atomic<bool> stop{false};
+
+  std::thread reader([&] {
+    size_t i = SIZE_MAX;
+    try {
+      while (!stop.load() && !sh.failed.load()) {
+        i = sh.next.fetch_add(1);
+        if (i >= sh.inputs.size()) break;
+        const Input& in = sh.inputs[i];
+        std::string openError;
+        std::unique_ptr<ByteSource> source =
+            in.path.empty() ? ByteSource::fromMemory(in.data) : ByteSource::openFile(in.path, &openError);
+        if (!source) {
+          queue.push({.kind = Item::Error, .file = i, .text = "cannot open: " + openError});
+          return;
+        }
+        uint64_t accounted = 0;
+        auto account = [&] {
+          const uint64_t consumed = source->inputConsumed();
+          sh.input_done.fetch_add(consumed - accounted, std::memory_order_relaxed);
+          accounted = consumed;
+        };
+        TraceChunker chunker;
+        chunker.forceScalar(options.force_scalar_scan);
+        chunker.keepOperators(options.include_operators);
+        const bool ok = chunker.run(*source, pool, [&](const EventBatch& batch) {
+          account();
+          queue.push({.kind = Item::Batch, .file = i, .batch = batch});
+        });
+        if (!ok) {
+          queue.push({.kind = Item::Error, .file = i, .text = chunker.error()});
+          return;
+        }
+        account();
+        queue.push({.kind = Item::FileEnd, .file = i, .text = std::move(chunker.meta()),
+                    .saw_events = chunker.sawEvents(), .json_bytes = chunker.jsonBytes(),
+                    .events_dropped = chunker.eventsDropped()});
+      }
+    } catch (const std::exception& e) { // out of memory, mostly: never let it cross the thread
+      queue.push({.kind = Item::Error, .file = i, .text = e.what()});
+      return;
+    }
+    queue.push({.kind = Item::Done});
+  });
+
+  KinetoEventParser parser;
+  std::unique_ptr<KinetoProcessBuilder> builder;
+  size_t file = 0;
+  try {
+    for (;;) {
+      Item item = queue.pop();
+      if (item.kind == Item::Done) break;
+      file = item.file;
+      if (item.kind == Item::Error) {
+        sh.fail(file, item.text);
+        break;
+      }
+      if (!builder) builder = std::make_unique<KinetoProcessBuilder>(options);
+      if (item.kind == Item::Batch) {
+        const EventBatch& b = item.batch;
+        try {
+          parser.parseBatch(b.buffer->data.get() + b.begin, b.end - b.begin, b.buffer->capacity + 64 - b.begin,
+                            b.stream_offset + b.begin, *builder);
+        } catch (...) {
+          pool.release(b.buffer);
+          throw;
+        }
+        pool.release(b.buffer);
+        if (reportProgress && options.progress)
+          options.progress(std::min(sh.input_done.load(std::memory_order_relaxed), sh.total_input), sh.total_input);
+        if (sh.failed.load()) break; // another pipeline failed: no point going on
+        continue;
+      }
+      // FileEnd
+      if (!item.saw_events) {
+        sh.fail(file, item.text.find("\"nodes\"") != std::string::npos && item.text.find("\"schema\"") != std::string::npos
+                          ? "a PyTorch execution trace (a graph of \"nodes\"), not a Chrome trace of timed events"
+                          : "a JSON object without a traceEvents array: not a Chrome trace");
+        break;
+      }
+      sh.json_bytes.fetch_add(item.json_bytes);
+      sh.events.fetch_add(item.events_dropped);
+      sh.processes[file] = builder->finish(item.text);
+      builder.reset();
+    }
+  } catch (const std::exception& e) {
+    sh.fail(file, e.what());
+  }
+  stop.store(true);
+  pool.cancel(); // wakes a reader waiting for a buffer; a finished reader does not care
+  reader.join();
+  sh.events.fetch_add(parser.eventsSeen());
+}
+
 KinetoImportResult run(const std::vector<Input>& inputs, const KinetoImportOptions& options) {
   KinetoImportResult result;
   result.trace.source.kind = model::SourceKind::Kineto;
@@ -91,108 +218,33 @@ KinetoImportResult run(const std::vector<Input>& inputs, const KinetoImportOptio
     return result;
   }
 
-  uint64_t totalInput = 0;
+  Shared sh{.inputs = inputs, .options = options};
   for (const auto& in : inputs) {
     std::error_code ec;
-    totalInput += in.path.empty() ? in.data.size() : uint64_t(std::filesystem::file_size(in.path, ec));
+    const auto size = in.path.empty() ? in.data.size() : std::filesystem::file_size(in.path, ec);
+    sh.total_input += ec ? 0 : uint64_t(size);
   }
+  sh.processes.resize(inputs.size());
 
-  const size_t batchBytes = std::max<size_t>(options.batch_bytes, 256);
-  BufferPool pool(std::max<size_t>(options.batches_in_flight, 2), batchBytes);
-  ItemQueue queue;
-  std::atomic<uint64_t> inputDone{0};
-  std::atomic<bool> stop{false};
+  // The ranks of a job are independent until the analyzers: several pipelines on a big host, each
+  // of two threads. The calling thread runs the first, so progress is reported from it.
+  const size_t cores = std::max(1u, std::thread::hardware_concurrency());
+  const size_t wanted = options.parallel_files ? options.parallel_files : cores / 2;
+  const size_t pipelines = std::clamp<size_t>(wanted, 1, inputs.size());
+  std::vector<std::thread> others;
+  for (size_t p = 1; p < pipelines; ++p) others.emplace_back([&sh] { pipeline(sh, false); });
+  pipeline(sh, true);
+  for (auto& t : others) t.join();
 
-  std::thread reader([&] {
-    size_t i = 0;
-    try {
-      uint64_t finishedInput = 0;
-      for (; i < inputs.size() && !stop.load(); ++i) {
-        std::string openError;
-        std::unique_ptr<ByteSource> source = inputs[i].path.empty()
-                                                 ? ByteSource::fromMemory(inputs[i].data)
-                                                 : ByteSource::openFile(inputs[i].path, &openError);
-        if (!source) {
-          queue.push({.kind = Item::Error, .file = i, .text = "cannot open: " + openError});
-          return;
-        }
-        TraceChunker chunker;
-        chunker.forceScalar(options.force_scalar_scan);
-        chunker.keepOperators(options.include_operators);
-        const bool ok = chunker.run(*source, pool, [&](const EventBatch& batch) {
-          inputDone.store(finishedInput + source->inputConsumed(), std::memory_order_relaxed);
-          queue.push({.kind = Item::Batch, .file = i, .batch = batch});
-        });
-        if (!ok) {
-          queue.push({.kind = Item::Error, .file = i, .text = chunker.error()});
-          return;
-        }
-        finishedInput += source->inputSize();
-        inputDone.store(finishedInput, std::memory_order_relaxed);
-        queue.push({.kind = Item::FileEnd, .file = i, .text = std::move(chunker.meta()),
-                    .saw_events = chunker.sawEvents(), .json_bytes = chunker.jsonBytes(),
-                    .events_dropped = chunker.eventsDropped()});
-      }
-    } catch (const std::exception& e) { // out of memory, mostly: never let it cross the thread
-      queue.push({.kind = Item::Error, .file = std::min(i, inputs.size() - 1), .text = e.what()});
-    }
-  });
-
-  KinetoEventParser parser;
-  std::unique_ptr<KinetoProcessBuilder> builder;
-  size_t file = 0;
-  std::string error;
-  try {
-    while (result.trace.processes.size() < inputs.size()) {
-      Item item = queue.pop();
-      file = item.file;
-      if (item.kind == Item::Error) {
-        error = item.text;
-        break;
-      }
-      if (!builder) builder = std::make_unique<KinetoProcessBuilder>(options);
-      if (item.kind == Item::Batch) {
-        const EventBatch& b = item.batch;
-        try {
-          parser.parseBatch(b.buffer->data.get() + b.begin, b.end - b.begin, b.buffer->capacity + 64 - b.begin,
-                            b.stream_offset + b.begin, *builder);
-        } catch (...) {
-          pool.release(b.buffer);
-          throw;
-        }
-        pool.release(b.buffer);
-        if (options.progress) options.progress(inputDone.load(std::memory_order_relaxed), totalInput);
-        continue;
-      }
-      // FileEnd
-      if (!item.saw_events) {
-        error = item.text.find("\"nodes\"") != std::string::npos && item.text.find("\"schema\"") != std::string::npos
-                    ? "a PyTorch execution trace (a graph of \"nodes\"), not a Chrome trace of timed events"
-                    : "a JSON object without a traceEvents array: not a Chrome trace";
-        break;
-      }
-      result.stats.json_bytes += item.json_bytes;
-      result.stats.events += item.events_dropped;
-      result.trace.processes.push_back(builder->finish(item.text));
-      builder.reset();
-    }
-  } catch (const std::exception& e) {
-    error = e.what();
+  result.stats.input_bytes = std::min(sh.input_done.load(), sh.total_input);
+  result.stats.json_bytes = sh.json_bytes.load();
+  result.stats.events = sh.events.load();
+  if (sh.error_file != SIZE_MAX) {
+    result.error = inputs[sh.error_file].name + ": " + sh.error;
+    return result;
   }
-  if (!error.empty()) {
-    stop.store(true);
-    pool.cancel();
-  }
-  reader.join();
-  // Buffers still queued belong to the pool; nothing else to free.
-  result.stats.input_bytes = inputDone.load();
-  result.stats.events += parser.eventsSeen();
-  if (!error.empty()) {
-    result.error = inputs[std::min(file, inputs.size() - 1)].name + ": " + error;
-    result.trace.processes.clear();
-  } else if (options.progress) {
-    options.progress(totalInput, totalInput);
-  }
+  result.trace.processes = std::move(sh.processes);
+  if (options.progress) options.progress(sh.total_input, sh.total_input);
   return result;
 }
 

@@ -14,8 +14,9 @@
 // How: one reader thread inflates (ISA-L) and cuts the text into batches of whole events with a
 // SIMD scan while the calling thread parses the previous batch with simdjson On-Demand; no DOM of
 // the file is built and memory for the text is a few fixed-size buffers, whatever the file size.
+// Several files: on a large host, several such pipelines run at once (parallel_files).
 //
-// Thread: call from any one thread; it blocks until done, starting and joining one helper thread.
+// Thread: call from any thread; it blocks until done, starting and joining its helper threads.
 // The progress callback runs on the calling thread.
 #pragma once
 
@@ -41,6 +42,9 @@ struct KinetoImportOptions {
   // in flight. Memory for the text is about batch_bytes * batches_in_flight.
   size_t batch_bytes = size_t{1} << 20;
   size_t batches_in_flight = 4;
+  // Files imported at once when several are given, each by a reader and a parser thread.
+  // 0: half the hardware threads (one on a 2-core machine, where the two threads are busy).
+  size_t parallel_files = 0;
   // Tests: the scalar boundary scanner even where AVX2 exists.
   bool force_scalar_scan = false;
 };

@@ -474,3 +474,47 @@ TEST_CASE("progress reports input bytes up to the total") {
   }
   CHECK(calls.back().first == size);
 }
+
+TEST_CASE("several files import in parallel pipelines, in the order given") {
+  test::TempDir dir;
+  std::vector<std::string> files;
+  for (int i = 0; i < 7; ++i) {
+    const std::string text = R"({"distributedInfo": {"rank": )" + std::to_string(i) + R"(}, "traceEvents": [)" +
+                             R"({"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur": )" +
+                             std::to_string(i + 1) + "}]}";
+    files.push_back(dir.write("rank" + std::to_string(i) + ".json.gz", test::gzipString(i % 2 ? text : std::string(kEraCurrent) + " ")));
+  }
+  for (size_t parallel : {1, 3, 7}) {
+    KinetoImportOptions o;
+    o.parallel_files = parallel;
+    o.batch_bytes = 512;
+    uint64_t last = 0;
+    o.progress = [&](uint64_t done, uint64_t total) {
+      CHECK(done >= last);
+      CHECK(done <= total);
+      last = done;
+    };
+    const auto r = importKineto(files, o);
+    INFO("parallel " << parallel << ": " << r.error);
+    REQUIRE(r.ok());
+    REQUIRE(r.trace.processes.size() == files.size());
+    for (int i = 0; i < 7; ++i) {
+      const auto& p = r.trace.processes[size_t(i)];
+      if (i % 2) {
+        CHECK(p.info.rank == i);
+        REQUIRE(p.kernels.size() == 1);
+        CHECK(p.kernels[0].end - p.kernels[0].start == (i + 1) * 1000);
+      } else {
+        CHECK(p.info.rank == 3);
+        CHECK(p.kernels.size() == 2);
+      }
+    }
+    // One bad file among them: the whole import fails, naming that file.
+    auto withBad = files;
+    withBad[4] = dir.write("bad.json", "{\"traceEvents\": [{\"ph\": \"X\"}");
+    last = 0;
+    const auto bad = importKineto(withBad, o);
+    CHECK(bad.error.rfind(withBad[4] + ": truncated JSON", 0) == 0);
+    CHECK(bad.trace.processes.empty());
+  }
+}
