@@ -39,7 +39,7 @@ unsigned __int128 pow10u128(int n) {
 
 } // namespace
 
-// The common case: at most 18 digits, no exponent, scale >= fraction digits or a short division.
+// The common case: at most 19 digits (they fit 64 bits), no exponent.
 bool parseScaledDecimalFast(std::string_view s, int scale, int64_t* out, bool* handled) {
   *handled = false;
   size_t i = 0;
@@ -59,7 +59,7 @@ bool parseScaledDecimalFast(std::string_view s, int scale, int64_t* out, bool* h
     for (; i < s.size() && isDigit(s[i]); ++i, ++digits, ++frac) m = m * 10 + uint64_t(s[i] - '0');
     if (i == fracStart) return false;
   }
-  if (i != s.size() || digits > 18) return false; // exponent, junk or long: the general path
+  if (i != s.size() || digits > 19) return false; // exponent, junk or long: the general path
   static constexpr uint64_t kPow10[] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000,
                                         1000000000, 10000000000ull, 100000000000ull, 1000000000000ull,
                                         10000000000000ull, 100000000000000ull, 1000000000000000ull,
@@ -160,6 +160,9 @@ bool parseScaledDecimal(std::string_view token, int scale, int64_t* out) {
 }
 
 bool parseLooseInt(std::string_view token, int64_t* out) {
+  if (!token.empty() && isDigit(token.front()) && isDigit(token.back()) && token.size() < 19 &&
+      parseScaledDecimal(token, 0, out))
+    return true; // a plain JSON integer: the usual case
   std::string_view s = unquote(token);
   if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
     uint64_t v = 0;
