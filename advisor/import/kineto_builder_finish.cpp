@@ -85,9 +85,21 @@ model::ProcessTrace KinetoProcessBuilder::finish(std::string_view meta_json) {
 
   // The host process: the one Kineto labels "CPU"; else the pid most host-side events carry.
   if (host_row_pid_ == 0) {
-    for (const auto& [pid, label] : process_labels_)
-      if (label == "CPU") host_row_pid_ = pid;
-    if (host_row_pid_ == 0 && !host_pids_.empty())
+    auto eventsOf = [&](int64_t pid) -> uint64_t {
+      for (const auto& [p, n] : host_pids_)
+        if (p == pid) return n;
+      return 0;
+    };
+    // Several "CPU" processes (data-loader workers traced too): the busiest, then the lowest pid.
+    bool labelled = false;
+    for (const auto& [pid, label] : process_labels_) {
+      if (label != "CPU") continue;
+      if (!labelled || eventsOf(pid) > eventsOf(host_row_pid_) ||
+          (eventsOf(pid) == eventsOf(host_row_pid_) && pid < host_row_pid_))
+        host_row_pid_ = pid;
+      labelled = true;
+    }
+    if (!labelled && !host_pids_.empty())
       host_row_pid_ = std::max_element(host_pids_.begin(), host_pids_.end(),
                                        [](const auto& x, const auto& y) { return x.second < y.second; })
                           ->first;
