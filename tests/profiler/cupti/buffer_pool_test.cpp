@@ -44,14 +44,14 @@ TEST_CASE("Concurrent lenders and one consumer see every completed buffer exactl
   std::atomic<uint64_t> completed{0}, refused{0};
   std::atomic<bool> stop{false};
   std::vector<std::thread> lenders;
-  constexpr int kPerThread = 20000;
+  constexpr int kPerThread = 5000;
   for (int t = 0; t < 4; ++t) {
     lenders.emplace_back([&, t] {
       for (int i = 0; i < kPerThread; ++i) {
-        uint8_t* p = pool.acquire();
-        if (!p) {
+        uint8_t* p;
+        while (!(p = pool.acquire())) { // all lent or awaiting the consumer: CUPTI would drop here
           refused.fetch_add(1);
-          continue;
+          std::this_thread::yield();
         }
         size_t tag = size_t(t) * kPerThread + size_t(i);
         std::memcpy(p, &tag, sizeof tag);
@@ -80,7 +80,7 @@ TEST_CASE("Concurrent lenders and one consumer see every completed buffer exactl
     std::memcpy(&tag, p, sizeof tag);
     tags.insert(tag);
   });
-  CHECK(completed + refused == 4u * kPerThread);
+  CHECK(completed == 4u * kPerThread);
   CHECK(consumed == completed.load());
   CHECK(tags.size() == completed.load()); // no buffer handed over twice
   CHECK(pool.exhausted() == refused.load());
