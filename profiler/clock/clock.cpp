@@ -142,6 +142,23 @@ int64_t Clock::recalibrate() {
   return error;
 }
 
+void Clock::repairAfterFork() {
+  uint32_t s = seq_.load(std::memory_order_relaxed);
+  if (s & 1) seq_.store(s + 1, std::memory_order_relaxed);
+  if (source_ == TickSource::Monotonic) {
+    publish(0, 0, uint64_t{1} << 32);
+    return;
+  }
+  // The slope may be the half-written one; the first sample's long baseline is writer-only state
+  // that fork copied whole, so derive the rate from it.
+  Sample now = sample();
+  uint64_t dt = now.ticks - first_.ticks;
+  int64_t dn = now.ns - first_.ns;
+  uint64_t slope = slope_q32_.load(std::memory_order_relaxed);
+  if (dt > 0 && dn > 0) slope = uint64_t((__int128(dn) << 32) / dt);
+  publish(now.ticks, now.ns, slope);
+}
+
 double Clock::ticksPerSecond() const {
   uint64_t slope = slope_q32_.load(std::memory_order_relaxed);
   return slope ? 1e9 * double(uint64_t{1} << 32) / double(slope) : 0.0;

@@ -41,6 +41,9 @@ public:
   int64_t recalibrate();
   // Counter frequency as currently calibrated (ticks per second); 1e9 for Monotonic.
   double ticksPerSecond() const;
+  // In a fork child: the parent's drain thread may have died in the middle of publish(), leaving
+  // the seqlock odd (readers would spin forever). Re-anchors on a fresh sample with a sane slope.
+  void repairAfterFork();
 
   static constexpr int64_t kStepThresholdNs = 1000000; // 1 ms
   static constexpr int64_t kSlewHorizonNs = 1000000000; // errors are corrected over 1 s
