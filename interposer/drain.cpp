@@ -58,6 +58,8 @@ bool Drain::start(std::string* error) {
   converter_ = std::make_unique<EventConverter>(*deps_.clock, *names_, *deps_.kernels,
                                                 deps_.resolver);
   if (deps_.cupti_port) decoder_ = std::make_unique<profiler::ActivityDecoder>(*deps_.cupti_port, *names_);
+  // Drops counted before this session (a parent process's, an earlier session's) are not ours.
+  if (deps_.unringed_drops) unringed_seen_ = deps_.unringed_drops->load(std::memory_order_relaxed);
   sink_ = deps_.make_sink ? deps_.make_sink(*names_, error) : nullptr;
   if (!sink_) {
     if (error && error->empty()) *error = "no sink";

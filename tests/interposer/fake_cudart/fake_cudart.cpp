@@ -17,6 +17,8 @@
 #include <string>
 #include <unordered_map>
 
+#include <pthread.h>
+
 #define FAKE_EXPORT extern "C" __attribute__((visibility("default")))
 
 namespace {
@@ -28,6 +30,11 @@ std::unordered_map<std::string, long>& calls() {
 void count(const char* name) {
   std::lock_guard<std::mutex> lock(g_mutex);
   ++calls()[name];
+}
+// The counters' lock must not be inherited held by a fork child (the fork test forks while other
+// threads are calling in here).
+__attribute__((constructor)) void registerForkHandlers() {
+  pthread_atfork([] { g_mutex.lock(); }, [] { g_mutex.unlock(); }, [] { g_mutex.unlock(); });
 }
 std::atomic<long> g_sync_delay_ns{0};
 void delay() {
