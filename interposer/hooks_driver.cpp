@@ -49,7 +49,7 @@ constexpr CUresult kNoDriver = CUDA_ERROR_NOT_INITIALIZED;
 inline uint16_t clamp16(unsigned v) { return v > 0xffff ? 0xffff : uint16_t(v); }
 
 template <class Call>
-inline CUresult recordLaunch(ApiId api, CUfunction f, unsigned gx, unsigned gy, unsigned gz,
+[[gnu::noinline]] CUresult recordLaunch(ApiId api, CUfunction f, unsigned gx, unsigned gy, unsigned gz,
                              unsigned bx, unsigned by, unsigned bz, unsigned shared,
                              CUstream stream, Call&& call) {
   Recorder rec;
@@ -72,7 +72,7 @@ inline CUresult recordLaunch(ApiId api, CUfunction f, unsigned gx, unsigned gy, 
 }
 
 template <class Call>
-inline CUresult recordCopy(ApiId api, CopyKind kind, uint64_t dst, uint64_t src, size_t bytes,
+[[gnu::noinline]] CUresult recordCopy(ApiId api, CopyKind kind, uint64_t dst, uint64_t src, size_t bytes,
                            CUstream stream, bool async, Call&& call) {
   Recorder rec;
   if (!rec.begin()) return call();
@@ -98,7 +98,7 @@ inline CUresult recordCopy(ApiId api, CopyKind kind, uint64_t dst, uint64_t src,
 }
 
 template <class Call>
-inline CUresult recordSync(ApiId api, SyncKind kind, CUstream stream, Call&& call) {
+[[gnu::noinline]] CUresult recordSync(ApiId api, SyncKind kind, CUstream stream, Call&& call) {
   Recorder rec;
   if (!rec.begin()) return call();
   CUresult r = call();
@@ -109,7 +109,7 @@ inline CUresult recordSync(ApiId api, SyncKind kind, CUstream stream, Call&& cal
   return r;
 }
 
-inline void finishAlloc(Recorder& rec, ApiId api, CUresult r, EventKind kind, MemoryKind mem,
+[[gnu::noinline]] void finishAlloc(Recorder& rec, ApiId api, CUresult r, EventKind kind, MemoryKind mem,
                         uint64_t address, size_t bytes) {
   if (RawEvent* e = rec.end(kind, api, r, uint8_t(mem))) {
     e->u.alloc.address = address;
@@ -131,8 +131,9 @@ GPUWISE_EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, u
                                        CUstream stream, void** params, void** extra) {
   auto fn = real_cuLaunchKernel.get();
   if (!fn) return kNoDriver;
+  if (Recorder::off()) return fn(f, gx, gy, gz, bx, by, bz, shared, stream, params, extra);
   return recordLaunch(ApiId::cuLaunchKernel, f, gx, gy, gz, bx, by, bz, shared, stream,
-                      [&] { return fn(f, gx, gy, gz, bx, by, bz, shared, stream, params, extra); });
+                      [=] { return fn(f, gx, gy, gz, bx, by, bz, shared, stream, params, extra); });
 }
 
 GPUWISE_EXPORT CUresult cuLaunchKernelEx(const CUlaunchConfig* config, CUfunction f, void** params,
@@ -140,60 +141,68 @@ GPUWISE_EXPORT CUresult cuLaunchKernelEx(const CUlaunchConfig* config, CUfunctio
   auto fn = real_cuLaunchKernelEx.get();
   if (!fn) return kNoDriver;
   if (!config) return fn(config, f, params, extra);
+  if (Recorder::off()) return fn(config, f, params, extra);
   return recordLaunch(ApiId::cuLaunchKernelEx, f, config->gridDimX, config->gridDimY,
                       config->gridDimZ, config->blockDimX, config->blockDimY, config->blockDimZ,
                       config->sharedMemBytes, config->hStream,
-                      [&] { return fn(config, f, params, extra); });
+                      [=] { return fn(config, f, params, extra); });
 }
 
 GPUWISE_EXPORT CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void* src, size_t bytes) {
   auto fn = real_cuMemcpyHtoD_v2.get();
   if (!fn) return kNoDriver;
+  if (Recorder::off()) return fn(dst, src, bytes);
   return recordCopy(ApiId::cuMemcpyHtoD_v2, CopyKind::HostToDevice, dst, u64(src), bytes, nullptr,
-                    false, [&] { return fn(dst, src, bytes); });
+                    false, [=] { return fn(dst, src, bytes); });
 }
 
 GPUWISE_EXPORT CUresult cuMemcpyDtoH_v2(void* dst, CUdeviceptr src, size_t bytes) {
   auto fn = real_cuMemcpyDtoH_v2.get();
   if (!fn) return kNoDriver;
+  if (Recorder::off()) return fn(dst, src, bytes);
   return recordCopy(ApiId::cuMemcpyDtoH_v2, CopyKind::DeviceToHost, u64(dst), src, bytes, nullptr,
-                    false, [&] { return fn(dst, src, bytes); });
+                    false, [=] { return fn(dst, src, bytes); });
 }
 
 GPUWISE_EXPORT CUresult cuMemcpyDtoD_v2(CUdeviceptr dst, CUdeviceptr src, size_t bytes) {
   auto fn = real_cuMemcpyDtoD_v2.get();
   if (!fn) return kNoDriver;
+  if (Recorder::off()) return fn(dst, src, bytes);
   return recordCopy(ApiId::cuMemcpyDtoD_v2, CopyKind::DeviceToDevice, dst, src, bytes, nullptr,
-                    false, [&] { return fn(dst, src, bytes); });
+                    false, [=] { return fn(dst, src, bytes); });
 }
 
 GPUWISE_EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void* src, size_t bytes,
                                              CUstream stream) {
   auto fn = real_cuMemcpyHtoDAsync_v2.get();
   if (!fn) return kNoDriver;
+  if (Recorder::off()) return fn(dst, src, bytes, stream);
   return recordCopy(ApiId::cuMemcpyHtoDAsync_v2, CopyKind::HostToDevice, dst, u64(src), bytes,
-                    stream, true, [&] { return fn(dst, src, bytes, stream); });
+                    stream, true, [=] { return fn(dst, src, bytes, stream); });
 }
 
 GPUWISE_EXPORT CUresult cuMemcpyDtoHAsync_v2(void* dst, CUdeviceptr src, size_t bytes,
                                              CUstream stream) {
   auto fn = real_cuMemcpyDtoHAsync_v2.get();
   if (!fn) return kNoDriver;
+  if (Recorder::off()) return fn(dst, src, bytes, stream);
   return recordCopy(ApiId::cuMemcpyDtoHAsync_v2, CopyKind::DeviceToHost, u64(dst), src, bytes,
-                    stream, true, [&] { return fn(dst, src, bytes, stream); });
+                    stream, true, [=] { return fn(dst, src, bytes, stream); });
 }
 
 GPUWISE_EXPORT CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t bytes,
                                              CUstream stream) {
   auto fn = real_cuMemcpyDtoDAsync_v2.get();
   if (!fn) return kNoDriver;
+  if (Recorder::off()) return fn(dst, src, bytes, stream);
   return recordCopy(ApiId::cuMemcpyDtoDAsync_v2, CopyKind::DeviceToDevice, dst, src, bytes, stream,
-                    true, [&] { return fn(dst, src, bytes, stream); });
+                    true, [=] { return fn(dst, src, bytes, stream); });
 }
 
 GPUWISE_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr* dptr, size_t bytes) {
   auto fn = real_cuMemAlloc_v2.get();
   if (!fn) return kNoDriver;
+  if (Recorder::off()) return fn(dptr, bytes);
   Recorder rec;
   if (!rec.begin()) return fn(dptr, bytes);
   CUresult r = fn(dptr, bytes);
@@ -205,6 +214,7 @@ GPUWISE_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr* dptr, size_t bytes) {
 GPUWISE_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr) {
   auto fn = real_cuMemFree_v2.get();
   if (!fn) return kNoDriver;
+  if (Recorder::off()) return fn(dptr);
   Recorder rec;
   if (!rec.begin()) return fn(dptr);
   CUresult r = fn(dptr);
@@ -215,6 +225,7 @@ GPUWISE_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr) {
 GPUWISE_EXPORT CUresult cuMemAllocHost_v2(void** pp, size_t bytes) {
   auto fn = real_cuMemAllocHost_v2.get();
   if (!fn) return kNoDriver;
+  if (Recorder::off()) return fn(pp, bytes);
   Recorder rec;
   if (!rec.begin()) return fn(pp, bytes);
   CUresult r = fn(pp, bytes);
@@ -229,14 +240,16 @@ GPUWISE_EXPORT CUresult cuMemAllocHost_v2(void** pp, size_t bytes) {
 GPUWISE_EXPORT CUresult cuCtxSynchronize() {
   auto fn = real_cuCtxSynchronize.get();
   if (!fn) return kNoDriver;
-  return recordSync(ApiId::cuCtxSynchronize, SyncKind::Device, nullptr, [&] { return fn(); });
+  if (Recorder::off()) return fn();
+  return recordSync(ApiId::cuCtxSynchronize, SyncKind::Device, nullptr, [=] { return fn(); });
 }
 
 GPUWISE_EXPORT CUresult cuStreamSynchronize(CUstream stream) {
   auto fn = real_cuStreamSynchronize.get();
   if (!fn) return kNoDriver;
+  if (Recorder::off()) return fn(stream);
   return recordSync(ApiId::cuStreamSynchronize, SyncKind::Stream, stream,
-                    [&] { return fn(stream); });
+                    [=] { return fn(stream); });
 }
 
 GPUWISE_EXPORT CUresult cuGetProcAddress(const char* symbol, void** pfn, int cudaVersion,

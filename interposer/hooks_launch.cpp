@@ -30,7 +30,7 @@ constexpr cudaError_t kNoRuntime = cudaErrorInitializationError;
 inline uint16_t clamp16(unsigned v) { return v > 0xffff ? 0xffff : uint16_t(v); }
 
 template <class Call>
-inline cudaError_t recordLaunch(ApiId api, FuncKind kind, const void* func, dim3 grid, dim3 block,
+[[gnu::noinline]] cudaError_t recordLaunch(ApiId api, FuncKind kind, const void* func, dim3 grid, dim3 block,
                                 size_t shared, cudaStream_t stream, Call&& call) {
   Recorder rec;
   if (!rec.begin()) return call();
@@ -49,17 +49,6 @@ inline cudaError_t recordLaunch(ApiId api, FuncKind kind, const void* func, dim3
     rec.publish();
   }
   return r;
-}
-
-template <class Real>
-inline cudaError_t launchEx(Real& real, ApiId api, const cudaLaunchConfig_t* config,
-                            const void* func, void** args) {
-  auto fn = real.get();
-  if (!fn) return kNoRuntime;
-  if (!config) return fn(config, func, args); // the runtime reports the bad argument
-  return recordLaunch(api, FuncKind::HostFunction, func, config->gridDim, config->blockDim,
-                      config->dynamicSmemBytes, config->stream,
-                      [&] { return fn(config, func, args); });
 }
 
 } // namespace
@@ -88,8 +77,9 @@ GPUWISE_EXPORT cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 grid, di
                                               void** args, size_t shared, cudaStream_t stream) {
   auto fn = real___cudaLaunchKernel.get();
   if (!fn) return kNoRuntime;
+  if (Recorder::off()) return fn(kernel, grid, block, args, shared, stream);
   return recordLaunch(ApiId::__cudaLaunchKernel, FuncKind::KernelHandle, kernel, grid, block,
-                      shared, stream, [&] { return fn(kernel, grid, block, args, shared, stream); });
+                      shared, stream, [=] { return fn(kernel, grid, block, args, shared, stream); });
 }
 
 GPUWISE_EXPORT cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 grid, dim3 block,
@@ -97,40 +87,54 @@ GPUWISE_EXPORT cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 gri
                                                    cudaStream_t stream) {
   auto fn = real___cudaLaunchKernel_ptsz.get();
   if (!fn) return kNoRuntime;
+  if (Recorder::off()) return fn(kernel, grid, block, args, shared, stream);
   return recordLaunch(ApiId::__cudaLaunchKernel_ptsz, FuncKind::KernelHandle, kernel, grid, block,
-                      shared, stream, [&] { return fn(kernel, grid, block, args, shared, stream); });
+                      shared, stream, [=] { return fn(kernel, grid, block, args, shared, stream); });
 }
 
 GPUWISE_EXPORT cudaError_t cudaLaunchKernel(const void* func, dim3 grid, dim3 block, void** args,
                                             size_t shared, cudaStream_t stream) {
   auto fn = real_cudaLaunchKernel.get();
   if (!fn) return kNoRuntime;
+  if (Recorder::off()) return fn(func, grid, block, args, shared, stream);
   return recordLaunch(ApiId::cudaLaunchKernel, FuncKind::HostFunction, func, grid, block, shared,
-                      stream, [&] { return fn(func, grid, block, args, shared, stream); });
+                      stream, [=] { return fn(func, grid, block, args, shared, stream); });
 }
 
 GPUWISE_EXPORT cudaError_t cudaLaunchKernel_ptsz(const void* func, dim3 grid, dim3 block,
                                                  void** args, size_t shared, cudaStream_t stream) {
   auto fn = real_cudaLaunchKernel_ptsz.get();
   if (!fn) return kNoRuntime;
+  if (Recorder::off()) return fn(func, grid, block, args, shared, stream);
   return recordLaunch(ApiId::cudaLaunchKernel_ptsz, FuncKind::HostFunction, func, grid, block,
-                      shared, stream, [&] { return fn(func, grid, block, args, shared, stream); });
+                      shared, stream, [=] { return fn(func, grid, block, args, shared, stream); });
 }
 
 GPUWISE_EXPORT cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t* config, const void* func,
                                                void** args) {
-  return launchEx(real_cudaLaunchKernelExC, ApiId::cudaLaunchKernelExC, config, func, args);
+  auto fn = real_cudaLaunchKernelExC.get();
+  if (!fn) return kNoRuntime;
+  // A null config: the runtime reports the bad argument.
+  if (Recorder::off() || !config) return fn(config, func, args);
+  return recordLaunch(ApiId::cudaLaunchKernelExC, FuncKind::HostFunction, func, config->gridDim,
+                      config->blockDim, config->dynamicSmemBytes, config->stream,
+                      [=] { return fn(config, func, args); });
 }
 
 GPUWISE_EXPORT cudaError_t cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t* config,
                                                     const void* func, void** args) {
-  return launchEx(real_cudaLaunchKernelExC_ptsz, ApiId::cudaLaunchKernelExC_ptsz, config, func,
-                  args);
+  auto fn = real_cudaLaunchKernelExC_ptsz.get();
+  if (!fn) return kNoRuntime;
+  if (Recorder::off() || !config) return fn(config, func, args);
+  return recordLaunch(ApiId::cudaLaunchKernelExC_ptsz, FuncKind::HostFunction, func,
+                      config->gridDim, config->blockDim, config->dynamicSmemBytes, config->stream,
+                      [=] { return fn(config, func, args); });
 }
 
 GPUWISE_EXPORT cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t stream) {
   auto fn = real_cudaGraphLaunch.get();
   if (!fn) return kNoRuntime;
+  if (Recorder::off()) return fn(exec, stream);
   Recorder rec;
   if (!rec.begin()) return fn(exec, stream);
   cudaError_t r = fn(exec, stream);

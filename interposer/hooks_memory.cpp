@@ -47,7 +47,7 @@ inline MemoryKind anySide(const void* p, uint32_t reader) {
 }
 
 template <class Call>
-inline cudaError_t recordCopy(ApiId api, cudaMemcpyKind kind, void* dst, const void* src,
+[[gnu::noinline]] cudaError_t recordCopy(ApiId api, cudaMemcpyKind kind, void* dst, const void* src,
                               size_t bytes, cudaStream_t stream, bool async, Call&& call) {
   Recorder rec;
   if (!rec.begin()) return call();
@@ -83,7 +83,7 @@ inline cudaError_t recordCopy(ApiId api, cudaMemcpyKind kind, void* dst, const v
 }
 
 template <class Call>
-inline cudaError_t recordMemset(ApiId api, void* dst, size_t bytes, cudaStream_t stream,
+[[gnu::noinline]] cudaError_t recordMemset(ApiId api, void* dst, size_t bytes, cudaStream_t stream,
                                 bool async, Call&& call) {
   Recorder rec;
   if (!rec.begin()) return call();
@@ -98,7 +98,7 @@ inline cudaError_t recordMemset(ApiId api, void* dst, size_t bytes, cudaStream_t
   return r;
 }
 
-inline void finishAlloc(Recorder& rec, ApiId api, cudaError_t r, EventKind kind, MemoryKind mem,
+[[gnu::noinline]] void finishAlloc(Recorder& rec, ApiId api, cudaError_t r, EventKind kind, MemoryKind mem,
                         const void* address, size_t bytes, cudaStream_t stream = nullptr) {
   if (RawEvent* e = rec.end(kind, api, r, uint8_t(mem))) {
     e->u.alloc.address = reinterpret_cast<uint64_t>(address);
@@ -110,7 +110,7 @@ inline void finishAlloc(Recorder& rec, ApiId api, cudaError_t r, EventKind kind,
 
 // A pointer-returning allocation: cudaMalloc, cudaMallocHost, cudaHostAlloc ...
 template <class Call>
-inline cudaError_t recordAllocation(ApiId api, MemoryKind mem, bool register_host, void** ptr,
+[[gnu::noinline]] cudaError_t recordAllocation(ApiId api, MemoryKind mem, bool register_host, void** ptr,
                                     size_t bytes, cudaStream_t stream, Call&& call) {
   Recorder rec;
   if (!rec.begin()) return call();
@@ -123,7 +123,7 @@ inline cudaError_t recordAllocation(ApiId api, MemoryKind mem, bool register_hos
 }
 
 template <class Call>
-inline cudaError_t recordFree(ApiId api, MemoryKind mem, bool unregister_host, void* p,
+[[gnu::noinline]] cudaError_t recordFree(ApiId api, MemoryKind mem, bool unregister_host, void* p,
                               cudaStream_t stream, Call&& call) {
   Recorder rec;
   if (!rec.begin()) return call();
@@ -142,24 +142,27 @@ GPUWISE_EXPORT cudaError_t cudaMemcpy(void* dst, const void* src, size_t count,
                                       cudaMemcpyKind kind) {
   auto fn = real_cudaMemcpy.get();
   if (!fn) return kNoRuntime;
+  if (Recorder::off()) return fn(dst, src, count, kind);
   return recordCopy(ApiId::cudaMemcpy, kind, dst, src, count, nullptr, false,
-                    [&] { return fn(dst, src, count, kind); });
+                    [=] { return fn(dst, src, count, kind); });
 }
 
 GPUWISE_EXPORT cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t count,
                                            cudaMemcpyKind kind, cudaStream_t stream) {
   auto fn = real_cudaMemcpyAsync.get();
   if (!fn) return kNoRuntime;
+  if (Recorder::off()) return fn(dst, src, count, kind, stream);
   return recordCopy(ApiId::cudaMemcpyAsync, kind, dst, src, count, stream, true,
-                    [&] { return fn(dst, src, count, kind, stream); });
+                    [=] { return fn(dst, src, count, kind, stream); });
 }
 
 GPUWISE_EXPORT cudaError_t cudaMemcpy2D(void* dst, size_t dpitch, const void* src, size_t spitch,
                                         size_t width, size_t height, cudaMemcpyKind kind) {
   auto fn = real_cudaMemcpy2D.get();
   if (!fn) return kNoRuntime;
+  if (Recorder::off()) return fn(dst, dpitch, src, spitch, width, height, kind);
   return recordCopy(ApiId::cudaMemcpy2D, kind, dst, src, width * height, nullptr, false,
-                    [&] { return fn(dst, dpitch, src, spitch, width, height, kind); });
+                    [=] { return fn(dst, dpitch, src, spitch, width, height, kind); });
 }
 
 GPUWISE_EXPORT cudaError_t cudaMemcpy2DAsync(void* dst, size_t dpitch, const void* src,
@@ -167,64 +170,73 @@ GPUWISE_EXPORT cudaError_t cudaMemcpy2DAsync(void* dst, size_t dpitch, const voi
                                              cudaMemcpyKind kind, cudaStream_t stream) {
   auto fn = real_cudaMemcpy2DAsync.get();
   if (!fn) return kNoRuntime;
+  if (Recorder::off()) return fn(dst, dpitch, src, spitch, width, height, kind, stream);
   return recordCopy(ApiId::cudaMemcpy2DAsync, kind, dst, src, width * height, stream, true,
-                    [&] { return fn(dst, dpitch, src, spitch, width, height, kind, stream); });
+                    [=] { return fn(dst, dpitch, src, spitch, width, height, kind, stream); });
 }
 
 GPUWISE_EXPORT cudaError_t cudaMemset(void* dst, int value, size_t count) {
   auto fn = real_cudaMemset.get();
   if (!fn) return kNoRuntime;
+  if (Recorder::off()) return fn(dst, value, count);
   return recordMemset(ApiId::cudaMemset, dst, count, nullptr, false,
-                      [&] { return fn(dst, value, count); });
+                      [=] { return fn(dst, value, count); });
 }
 
 GPUWISE_EXPORT cudaError_t cudaMemsetAsync(void* dst, int value, size_t count,
                                            cudaStream_t stream) {
   auto fn = real_cudaMemsetAsync.get();
   if (!fn) return kNoRuntime;
+  if (Recorder::off()) return fn(dst, value, count, stream);
   return recordMemset(ApiId::cudaMemsetAsync, dst, count, stream, true,
-                      [&] { return fn(dst, value, count, stream); });
+                      [=] { return fn(dst, value, count, stream); });
 }
 
 GPUWISE_EXPORT cudaError_t cudaMalloc(void** ptr, size_t size) {
   auto fn = real_cudaMalloc.get();
   if (!fn) return kNoRuntime;
+  if (Recorder::off()) return fn(ptr, size);
   return recordAllocation(ApiId::cudaMalloc, MemoryKind::Device, false, ptr, size, nullptr,
-                          [&] { return fn(ptr, size); });
+                          [=] { return fn(ptr, size); });
 }
 
 GPUWISE_EXPORT cudaError_t cudaFree(void* ptr) {
   auto fn = real_cudaFree.get();
   if (!fn) return kNoRuntime;
   // cudaFree also releases managed memory, which the registry tracks.
+  if (Recorder::off()) return fn(ptr);
   return recordFree(ApiId::cudaFree, MemoryKind::Device, true, ptr, nullptr,
-                    [&] { return fn(ptr); });
+                    [=] { return fn(ptr); });
 }
 
 GPUWISE_EXPORT cudaError_t cudaMallocHost(void** ptr, size_t size) {
   auto fn = real_cudaMallocHost.get();
   if (!fn) return kNoRuntime;
+  if (Recorder::off()) return fn(ptr, size);
   return recordAllocation(ApiId::cudaMallocHost, MemoryKind::Pinned, true, ptr, size, nullptr,
-                          [&] { return fn(ptr, size); });
+                          [=] { return fn(ptr, size); });
 }
 
 GPUWISE_EXPORT cudaError_t cudaFreeHost(void* ptr) {
   auto fn = real_cudaFreeHost.get();
   if (!fn) return kNoRuntime;
+  if (Recorder::off()) return fn(ptr);
   return recordFree(ApiId::cudaFreeHost, MemoryKind::Pinned, true, ptr, nullptr,
-                    [&] { return fn(ptr); });
+                    [=] { return fn(ptr); });
 }
 
 GPUWISE_EXPORT cudaError_t cudaHostAlloc(void** ptr, size_t size, unsigned int flags) {
   auto fn = real_cudaHostAlloc.get();
   if (!fn) return kNoRuntime;
+  if (Recorder::off()) return fn(ptr, size, flags);
   return recordAllocation(ApiId::cudaHostAlloc, MemoryKind::Pinned, true, ptr, size, nullptr,
-                          [&] { return fn(ptr, size, flags); });
+                          [=] { return fn(ptr, size, flags); });
 }
 
 GPUWISE_EXPORT cudaError_t cudaHostRegister(void* ptr, size_t size, unsigned int flags) {
   auto fn = real_cudaHostRegister.get();
   if (!fn) return kNoRuntime;
+  if (Recorder::off()) return fn(ptr, size, flags);
   Recorder rec;
   if (!rec.begin()) return fn(ptr, size, flags);
   cudaError_t r = fn(ptr, size, flags);
@@ -238,27 +250,31 @@ GPUWISE_EXPORT cudaError_t cudaHostRegister(void* ptr, size_t size, unsigned int
 GPUWISE_EXPORT cudaError_t cudaHostUnregister(void* ptr) {
   auto fn = real_cudaHostUnregister.get();
   if (!fn) return kNoRuntime;
+  if (Recorder::off()) return fn(ptr);
   return recordFree(ApiId::cudaHostUnregister, MemoryKind::Pinned, true, ptr, nullptr,
-                    [&] { return fn(ptr); });
+                    [=] { return fn(ptr); });
 }
 
 GPUWISE_EXPORT cudaError_t cudaMallocManaged(void** ptr, size_t size, unsigned int flags) {
   auto fn = real_cudaMallocManaged.get();
   if (!fn) return kNoRuntime;
+  if (Recorder::off()) return fn(ptr, size, flags);
   return recordAllocation(ApiId::cudaMallocManaged, MemoryKind::Managed, true, ptr, size, nullptr,
-                          [&] { return fn(ptr, size, flags); });
+                          [=] { return fn(ptr, size, flags); });
 }
 
 GPUWISE_EXPORT cudaError_t cudaMallocAsync(void** ptr, size_t size, cudaStream_t stream) {
   auto fn = real_cudaMallocAsync.get();
   if (!fn) return kNoRuntime;
+  if (Recorder::off()) return fn(ptr, size, stream);
   return recordAllocation(ApiId::cudaMallocAsync, MemoryKind::Device, false, ptr, size, stream,
-                          [&] { return fn(ptr, size, stream); });
+                          [=] { return fn(ptr, size, stream); });
 }
 
 GPUWISE_EXPORT cudaError_t cudaFreeAsync(void* ptr, cudaStream_t stream) {
   auto fn = real_cudaFreeAsync.get();
   if (!fn) return kNoRuntime;
+  if (Recorder::off()) return fn(ptr, stream);
   return recordFree(ApiId::cudaFreeAsync, MemoryKind::Device, false, ptr, stream,
-                    [&] { return fn(ptr, stream); });
+                    [=] { return fn(ptr, stream); });
 }

@@ -23,7 +23,7 @@ GPUWISE_REAL_RUNTIME(cudaStreamWaitEvent);
 constexpr cudaError_t kNoRuntime = cudaErrorInitializationError;
 
 template <class Call>
-inline cudaError_t recordSync(ApiId api, SyncKind kind, const void* handle, Call&& call) {
+[[gnu::noinline]] cudaError_t recordSync(ApiId api, SyncKind kind, const void* handle, Call&& call) {
   Recorder rec;
   if (!rec.begin()) return call();
   cudaError_t r = call();
@@ -39,27 +39,31 @@ inline cudaError_t recordSync(ApiId api, SyncKind kind, const void* handle, Call
 GPUWISE_EXPORT cudaError_t cudaDeviceSynchronize() {
   auto fn = real_cudaDeviceSynchronize.get();
   if (!fn) return kNoRuntime;
-  return recordSync(ApiId::cudaDeviceSynchronize, SyncKind::Device, nullptr, [&] { return fn(); });
+  if (Recorder::off()) return fn();
+  return recordSync(ApiId::cudaDeviceSynchronize, SyncKind::Device, nullptr, [=] { return fn(); });
 }
 
 GPUWISE_EXPORT cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
   auto fn = real_cudaStreamSynchronize.get();
   if (!fn) return kNoRuntime;
+  if (Recorder::off()) return fn(stream);
   return recordSync(ApiId::cudaStreamSynchronize, SyncKind::Stream, stream,
-                    [&] { return fn(stream); });
+                    [=] { return fn(stream); });
 }
 
 GPUWISE_EXPORT cudaError_t cudaEventSynchronize(cudaEvent_t event) {
   auto fn = real_cudaEventSynchronize.get();
   if (!fn) return kNoRuntime;
+  if (Recorder::off()) return fn(event);
   return recordSync(ApiId::cudaEventSynchronize, SyncKind::Event, event,
-                    [&] { return fn(event); });
+                    [=] { return fn(event); });
 }
 
 GPUWISE_EXPORT cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event,
                                                unsigned int flags) {
   auto fn = real_cudaStreamWaitEvent.get();
   if (!fn) return kNoRuntime;
+  if (Recorder::off()) return fn(stream, event, flags);
   return recordSync(ApiId::cudaStreamWaitEvent, SyncKind::StreamWaitEvent, stream,
-                    [&] { return fn(stream, event, flags); });
+                    [=] { return fn(stream, event, flags); });
 }

@@ -1,8 +1,10 @@
 // The hot path every hook shares: the on/off check, the reentrancy guard, the two timestamps and
 // the ring write.
 //
+//   if (Recorder::off()) return real(args...);     // the off path: a load and a branch
+//   ... in a [[gnu::noinline]] helper:
 //   Recorder rec;
-//   if (!rec.begin()) return real(args...);        // off, nested, or one of our threads
+//   if (!rec.begin()) return real(args...);        // not started, nested, or one of our threads
 //   auto r = real(args...);
 //   if (RawEvent* e = rec.end(EventKind::Copy, ApiId::cudaMemcpy, r)) { fill e->u; rec.publish(); }
 //   return r;
@@ -40,6 +42,11 @@ void kickDrain();                     // a ring reached half full
 
 class Recorder {
 public:
+  // The whole cost of a hook when the shim is off (disabled, failed, or past exit): one relaxed
+  // load and a branch, before any register is saved. Hooks test it first and tail-call the real
+  // function; everything else (including the lazy start) sits behind it in a separate function.
+  static bool off() { return detail::g_mode.load(std::memory_order_relaxed) == kModeOff; }
+
   bool begin() {
     uint8_t m = detail::g_mode.load(std::memory_order_relaxed);
     if (__builtin_expect(m != kModeRecording, 0) && !detail::beginSlow(m)) return false;
