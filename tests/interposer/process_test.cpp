@@ -193,3 +193,29 @@ TEST_CASE("fork: parent and children record on their own sessions and all exit i
   CHECK(r.code == 0);
   CHECK(r.out == "fork ok\n");
 }
+
+TEST_CASE("An nvcc-built program's runtime references bind to the hooks and forward to libcudart") {
+  std::string app = buildDir() + "/tests/interposer_cuda_app";
+  if (access(app.c_str(), X_OK) != 0) {
+    WARN("interposer_cuda_app not built (CUDA language off): skipped");
+    return;
+  }
+  std::string preload = "LD_PRELOAD=" + shim();
+  // Whatever the machine (no driver here: every call fails the same way), the shim changes
+  // neither the output nor the exit code.
+  Result plain = run({app}, {});
+  Result hooked = run({app}, {preload, "GPUWISE_ENDPOINT=null:", "GPUWISE_LOG=debug",
+                              "LD_DEBUG=bindings"});
+  CHECK(hooked.code == plain.code);
+  CHECK(hooked.out == plain.out);
+  for (const char* symbol : {"__cudaRegisterFunction", "cudaMalloc", "__cudaGetKernel",
+                             "__cudaLaunchKernel", "cudaDeviceSynchronize", "cudaFree"}) {
+    INFO(symbol);
+    // The program's reference binds to us, with the version the real runtime gives it ...
+    CHECK(hooked.err.find("interposer_cuda_app [0] to " + shim() + " [0]: normal symbol `" +
+                          symbol + "' [libcudart.so.13]") != std::string::npos);
+    // ... and our forwarding reference binds to the real libcudart.so.13.
+    CHECK(hooked.err.find("libgpuwise.so [0] to ") != std::string::npos);
+  }
+  CHECK(hooked.err.find("4 events recorded") != std::string::npos);
+}
