@@ -190,7 +190,9 @@ void Drain::route(Records& hooks) {
   }
   for (const auto& s : hooks.syncs) {
     pending_.syncs.push_back(s);
-    if (cupti && s.kind != model::SyncKind::SyncCopy) tracker_.noteHookSync(s);
+    // Only explicit syncs have a CUPTI twin (a SYNCHRONIZATION record) to be matched against.
+    if (cupti && cupti->covers(ApiClass::Sync) && s.kind != model::SyncKind::SyncCopy)
+      tracker_.noteHookSync(s);
   }
   for (const auto& a : hooks.allocations) {
     pending_.allocations.push_back(a);

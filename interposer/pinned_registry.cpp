@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <memory>
+#include <new>
 
 namespace gpuwise::interposer {
 
@@ -18,11 +20,12 @@ PinnedRegistry::~PinnedRegistry() {
 
 PinnedRegistry::Snapshot* PinnedRegistry::makeSnapshot(const std::vector<Range>& ranges) {
   if (ranges.empty()) return nullptr;
-  size_t bytes = sizeof(Snapshot) + sizeof(Range) * (ranges.size() - 1);
-  auto* s = static_cast<Snapshot*>(std::malloc(bytes));
-  if (!s) return nullptr;
-  s->count = ranges.size();
-  std::copy(ranges.begin(), ranges.end(), s->ranges);
+  static_assert(sizeof(Snapshot) % alignof(Range) == 0);
+  size_t bytes = sizeof(Snapshot) + sizeof(Range) * ranges.size();
+  void* p = std::malloc(bytes);
+  if (!p) return nullptr;
+  auto* s = new (p) Snapshot{ranges.size()};
+  std::uninitialized_copy(ranges.begin(), ranges.end(), reinterpret_cast<Range*>(s + 1));
   return s;
 }
 
@@ -54,11 +57,15 @@ void PinnedRegistry::add(const void* begin, size_t bytes, model::MemoryKind kind
   if (!begin || bytes == 0) return;
   uintptr_t b = reinterpret_cast<uintptr_t>(begin), e = b + bytes;
   std::lock_guard<std::mutex> lock(mutex_);
-  std::erase_if(ranges_, [&](const Range& r) { return r.begin < e && b < r.end; });
-  auto pos = std::lower_bound(ranges_.begin(), ranges_.end(), b,
-                              [](const Range& r, uintptr_t v) { return r.begin < v; });
-  ranges_.insert(pos, Range{b, e, kind});
-  publish(ranges_);
+  try {
+    std::erase_if(ranges_, [&](const Range& r) { return r.begin < e && b < r.end; });
+    auto pos = std::lower_bound(ranges_.begin(), ranges_.end(), b,
+                                [](const Range& r, uintptr_t v) { return r.begin < v; });
+    ranges_.insert(pos, Range{b, e, kind});
+    publish(ranges_);
+  } catch (...) {
+    // Out of memory inside a hook: the range reads as pageable; nothing may reach the caller.
+  }
 }
 
 size_t PinnedRegistry::remove(const void* begin) {
@@ -69,7 +76,11 @@ size_t PinnedRegistry::remove(const void* begin) {
   if (pos == ranges_.end() || pos->begin != b) return 0;
   size_t bytes = pos->end - pos->begin;
   ranges_.erase(pos);
-  publish(ranges_);
+  try {
+    publish(ranges_);
+  } catch (...) {
+    // retired_ could not grow: the old array stays published until the next registration.
+  }
   return bytes;
 }
 
@@ -90,8 +101,8 @@ model::MemoryKind PinnedRegistry::classify(const void* address, uint32_t reader)
     }
   }
   uintptr_t a = reinterpret_cast<uintptr_t>(address);
-  const Range* first = s->ranges;
-  const Range* last = s->ranges + s->count;
+  const Range* first = s->begin();
+  const Range* last = s->end();
   // The last range starting at or before `a`.
   const Range* it = std::upper_bound(first, last, a,
                                      [](uintptr_t v, const Range& r) { return v < r.begin; });

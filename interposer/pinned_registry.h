@@ -52,9 +52,11 @@ private:
     uintptr_t begin, end;
     model::MemoryKind kind;
   };
+  // One allocation: the header, then `count` ranges.
   struct Snapshot {
     size_t count;
-    Range ranges[1]; // flexible
+    const Range* begin() const { return reinterpret_cast<const Range*>(this + 1); }
+    const Range* end() const { return begin() + count; }
   };
   static Snapshot* makeSnapshot(const std::vector<Range>& ranges);
   void publish(const std::vector<Range>& ranges); // mutex held

@@ -256,11 +256,13 @@ TEST_CASE("Nested calls and the shim's own threads are forwarded but not recorde
   t_state.in_hook = 1; // as if inside another hooked call
   CHECK(cudaMemset(p, 0, 64) == cudaSuccess);
   t_state.in_hook = 0;
+  cudaError_t internal_result = cudaErrorUnknown;
   std::thread internal([&] {
     t_state.internal = 1;
-    CHECK(cudaMemset(p, 0, 64) == cudaSuccess);
+    internal_result = cudaMemset(p, 0, 64);
   });
   internal.join();
+  CHECK(internal_result == cudaSuccess);
   CHECK(fakeCalls("cudaMemset") == calls + 2);
   Received r = received();
   CHECK(r.memsets.empty());
@@ -274,11 +276,13 @@ TEST_CASE("Each thread records into its own ring, released at exit and reused") 
   void* p = nullptr;
   REQUIRE(cudaMalloc(&p, 64) == cudaSuccess); // main thread holds one ring
   // Twenty threads one after another: each claims a ring, exits, and its ring is recycled.
+  // (No Catch2 assertions on worker threads: Catch2 is not thread-safe.)
   std::vector<uint32_t> tids;
+  std::atomic<int> failures{0};
   for (int i = 0; i < 20; ++i) {
     std::thread t([&] {
       tids.push_back(uint32_t(gettid()));
-      CHECK(cudaMemsetAsync(p, 0, 64, nullptr) == cudaSuccess);
+      if (cudaMemsetAsync(p, 0, 64, nullptr) != cudaSuccess) failures.fetch_add(1);
     });
     t.join();
     REQUIRE(drainAndWait(std::chrono::seconds(10), 1)); // lets the drain recycle the ring
@@ -294,7 +298,8 @@ TEST_CASE("Each thread records into its own ring, released at exit and reused") 
   constexpr int kLive = 20; // the main thread holds one of 16 rings: at least 5 threads miss
   for (int i = 0; i < kLive; ++i) {
     live.emplace_back([&] {
-      CHECK(cudaMemsetAsync(p, 0, 64, nullptr) == cudaSuccess);
+      // Zero bytes: the calls are what counts, and the threads do not write the same memory.
+      if (cudaMemsetAsync(p, 0, 0, nullptr) != cudaSuccess) failures.fetch_add(1);
       ready.fetch_add(1);
       while (!go.load()) std::this_thread::yield();
     });
@@ -302,6 +307,7 @@ TEST_CASE("Each thread records into its own ring, released at exit and reused") 
   while (ready.load() < kLive) std::this_thread::yield();
   go = true;
   for (auto& t : live) t.join();
+  CHECK(failures.load() == 0);
   Received r2 = received();
   CHECK(r2.memsets.size() - 20 + shimStatus().unringed_drops == kLive);
   CHECK(shimStatus().unringed_drops >= 5);
