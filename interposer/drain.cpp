@@ -112,10 +112,17 @@ void Drain::run() {
   t_state.internal = 1; // nothing this thread calls (device queries, CUPTI) is recorded
   pthread_setname_np(pthread_self(), "gpuwise-drain");
   bool warned = false;
+  const int64_t interval = int64_t(options_.batch_ms) * 1000000;
+  int64_t next = steadyNs() + interval;
   while (!stop_.load(std::memory_order_acquire)) {
-    if (wake_.exchange(0, std::memory_order_acq_rel) == 0)
-      futexWait(&wake_, 0, int64_t(options_.batch_ms) * 1000000);
-    wake_.store(0, std::memory_order_relaxed);
+    // A cycle when kicked or when the interval is up; a spurious futex return (a signal) just
+    // waits again for what is left.
+    while (!stop_.load(std::memory_order_acquire) &&
+           wake_.exchange(0, std::memory_order_acq_rel) == 0) {
+      int64_t left = next - steadyNs();
+      if (left <= 0) break;
+      futexWait(&wake_, 0, left);
+    }
     if (stop_.load(std::memory_order_acquire)) break;
     try {
       cycle(false);
@@ -124,6 +131,7 @@ void Drain::run() {
       if (!warned) logLine(LogLevel::Warn, "drain cycle failed (out of memory?); events dropped");
       warned = true;
     }
+    next = steadyNs() + interval;
   }
   try {
     cycle(true);

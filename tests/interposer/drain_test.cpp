@@ -96,13 +96,13 @@ struct Harness {
     e->sub = uint8_t(kind);
     slot->ring.publish();
   }
-  // One more drain cycle, completed.
+  // Exactly one more drain cycle, completed (with slow(), the drain cycles only when kicked).
   void cycle() {
     uint64_t target = drain->cycles() + 1;
+    drain->kick();
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
     while (drain->cycles() < target) {
       REQUIRE(std::chrono::steady_clock::now() < deadline);
-      drain->kick();
       std::this_thread::sleep_for(std::chrono::microseconds(200));
     }
   }
