@@ -83,6 +83,8 @@ bool Drain::start(std::string* error) {
     if (error) *error = "could not create the drain thread";
     return false;
   }
+  // Named before start() returns, so anyone looking (ps, /proc, tests) sees it at once.
+  pthread_setname_np(thread, "gpuwise-drain");
   return true;
 }
 
@@ -110,7 +112,6 @@ bool Drain::finish(std::chrono::milliseconds budget) {
 
 void Drain::run() {
   t_state.internal = 1; // nothing this thread calls (device queries, CUPTI) is recorded
-  pthread_setname_np(pthread_self(), "gpuwise-drain");
   bool warned = false;
   const int64_t interval = int64_t(options_.batch_ms) * 1000000;
   int64_t next = steadyNs() + interval;
