@@ -1,0 +1,30 @@
+// Who this process is, for the Hello: pid, parent, host, command line, distributed rank and
+// Kubernetes identity (from the config, read from the environment at load time), and the devices
+// it can see. `proc_root` lets tests point at a fake /proc.
+//
+// Threads: the drain thread (queryDevices calls into the CUDA runtime; the drain thread is marked
+// internal, so the hooks do not record those calls).
+#pragma once
+
+#include "interposer/config.h"
+#include "profiler/model/process.h"
+
+#include <string>
+#include <vector>
+
+namespace gpuwise::interposer {
+
+model::ProcessInfo readProcessInfo(const Config& config, const char* proc_root = "/proc");
+
+// The command line in <proc_root>/self/cmdline (NUL-separated), arguments joined by spaces.
+std::string readCommandLine(const char* proc_root);
+
+struct DeviceQuery {
+  std::vector<model::DeviceInfo> devices;
+  bool simulated = false; // the runtime is the simulated device (gwsimIsSimulated() returns 1)
+};
+// Asks the CUDA runtime loaded in this process (found with dlsym; never linked) for the devices.
+// Empty when there is no runtime or it reports no device.
+DeviceQuery queryDevices();
+
+} // namespace gpuwise::interposer

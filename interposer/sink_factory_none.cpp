@@ -1,0 +1,14 @@
+// makeSink() for builds without the transport libraries: only "null:" works, anything else is
+// reported (once, by the caller) and the shim turns itself off.
+#include "interposer/batch_sink.h"
+
+namespace gpuwise::interposer {
+
+std::unique_ptr<BatchSink> makeSink(const std::string& endpoint, const model::NameTable&,
+                                    uint64_t, int64_t, int, std::string* error) {
+  if (endpoint == "null:" || endpoint.rfind("null:", 0) == 0) return std::make_unique<NullSink>();
+  if (error) *error = "this libgpuwise.so was built without the transport; cannot send to " + endpoint;
+  return nullptr;
+}
+
+} // namespace gpuwise::interposer

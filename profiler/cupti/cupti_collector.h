@@ -1,0 +1,81 @@
+// CUPTI activity collection: decides the tier, enables the activity kinds, owns the buffer pool
+// CUPTI writes into, and hands completed buffers to the drain thread.
+//
+// start(): subscribe (which is also how we learn that another tool already holds CUPTI:
+// CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED), register a timestamp callback so GPU records
+// are stamped on the host's CLOCK_MONOTONIC timeline, ask for system thread ids, register the
+// buffer callbacks, enable CONCURRENT_KERNEL, MEMCPY, MEMSET, SYNCHRONIZATION and MEMORY2, and
+// record RUNTIME/DRIVER API activity only for the launch/copy/memset/sync/graph-launch cbids
+// (cupti_cbids.h). Anything that fails before kernels are enabled undoes itself and reports why;
+// the caller then stays on the interposer tier.
+//
+// Threads: start() on the thread starting the shim (it may be inside the driver's
+// InitializeInjection). flush(), consume(), takeDroppedRecords() on the drain thread. stop() by
+// the owner once the drain thread is gone. CUPTI's buffer callbacks are static functions that only
+// touch the pool (never call CUPTI from them: CUPTI may hold its own locks while calling them).
+//
+// One collector is active per process (CUPTI has one set of buffer callbacks). Its pool is leaked
+// on purpose: CUPTI may complete a buffer during process exit.
+#pragma once
+
+#include "profiler/cupti/api_class.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+
+namespace gpuwise::profiler {
+
+class CuptiPort;
+class BufferPool;
+
+class CuptiCollector {
+public:
+  struct Options {
+    size_t buffer_bytes = size_t{2} << 20;
+    size_t buffer_count = 16; // cap: 32 MiB reserved, committed as CUPTI writes
+    bool memory = true;       // MEMORY2 (allocations) as well
+  };
+  struct StartResult {
+    bool ok = false;
+    std::string reason; // why not (or, when ok, what is being collected)
+  };
+  using TimestampFn = uint64_t (*)(); // CLOCK_MONOTONIC ns
+
+  CuptiCollector(CuptiPort& port, Options options);
+  ~CuptiCollector();
+  CuptiCollector(const CuptiCollector&) = delete;
+  CuptiCollector& operator=(const CuptiCollector&) = delete;
+
+  StartResult start(TimestampFn timestamp);
+  bool active() const { return active_; }
+  // True when CUPTI records GPU activity for calls of this class (its activity kind is enabled and
+  // its API cbids are traced), so hook records of that class are only a fallback.
+  bool covers(ApiClass cls) const { return active_ && covers_[int(cls)]; }
+
+  // Drain thread. forced: also buffers holding incomplete records (at exit).
+  void flush(bool forced);
+  // Drain thread: fn(buffer, valid_bytes) for each completed buffer, oldest first.
+  size_t consume(const std::function<void(uint8_t*, size_t)>& fn);
+  // Records CUPTI dropped since the previous call (its own count: no buffer, device buffer full).
+  uint64_t takeDroppedRecords();
+  uint64_t poolExhausted() const;
+
+  // Disables activity and unsubscribes (tests, and a CUPTI that fails mid-run).
+  void stop();
+
+private:
+  void undo();
+
+  CuptiPort& port_;
+  Options options_;
+  BufferPool* pool_ = nullptr; // leaked, see above
+  void* subscriber_ = nullptr;
+  bool active_ = false;
+  bool covers_[kApiClassCount] = {};
+  int enabled_kinds_[8] = {};
+  int enabled_kind_count_ = 0;
+};
+
+} // namespace gpuwise::profiler

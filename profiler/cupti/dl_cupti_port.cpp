@@ -1,0 +1,93 @@
+#include "profiler/cupti/dl_cupti_port.h"
+
+#include <dlfcn.h>
+
+namespace gpuwise::profiler {
+
+namespace {
+constexpr CUptiResult kUnavailable = CUPTI_ERROR_NOT_INITIALIZED;
+} // namespace
+
+DlCuptiPort::DlCuptiPort(const char* library) {
+  void* handle = dlopen(library, RTLD_NOW | RTLD_LOCAL);
+  if (!handle) {
+    const char* err = dlerror();
+    why_ = std::string(library) + " not loadable: " + (err ? err : "unknown dlopen error");
+    return;
+  }
+  Table t;
+  bool missing = false;
+  auto load = [&](auto& slot, const char* name) {
+    slot = reinterpret_cast<std::remove_reference_t<decltype(slot)>>(dlsym(handle, name));
+    if (!slot && !missing) {
+      missing = true;
+      why_ = std::string(library) + " lacks " + name;
+    }
+  };
+  load(t.subscribe, "cuptiSubscribe");
+  load(t.unsubscribe, "cuptiUnsubscribe");
+  load(t.registerTimestampCallback, "cuptiActivityRegisterTimestampCallback");
+  load(t.setThreadIdType, "cuptiSetThreadIdType");
+  load(t.registerCallbacks, "cuptiActivityRegisterCallbacks");
+  load(t.enable, "cuptiActivityEnable");
+  load(t.disable, "cuptiActivityDisable");
+  load(t.enableRuntimeApi, "cuptiActivityEnableRuntimeApi");
+  load(t.enableDriverApi, "cuptiActivityEnableDriverApi");
+  load(t.flushAll, "cuptiActivityFlushAll");
+  load(t.getNumDroppedRecords, "cuptiActivityGetNumDroppedRecords");
+  load(t.getNextRecord, "cuptiActivityGetNextRecord");
+  load(t.getResultString, "cuptiGetResultString");
+  // The handle is kept open (never dlclose'd) whether or not the table is complete: CUPTI may
+  // already have started threads that point into it.
+  t.valid = !missing;
+  table_ = t;
+}
+
+#define GPUWISE_CUPTI_FORWARD(fn, ...) return table_.valid ? table_.fn(__VA_ARGS__) : kUnavailable
+
+CUptiResult DlCuptiPort::subscribe(CUpti_SubscriberHandle* s, CUpti_CallbackFunc cb, void* ud) {
+  GPUWISE_CUPTI_FORWARD(subscribe, s, cb, ud);
+}
+CUptiResult DlCuptiPort::unsubscribe(CUpti_SubscriberHandle s) {
+  GPUWISE_CUPTI_FORWARD(unsubscribe, s);
+}
+CUptiResult DlCuptiPort::activityRegisterTimestampCallback(CUpti_TimestampCallbackFunc fn) {
+  GPUWISE_CUPTI_FORWARD(registerTimestampCallback, fn);
+}
+CUptiResult DlCuptiPort::setThreadIdType(CUpti_ActivityThreadIdType type) {
+  GPUWISE_CUPTI_FORWARD(setThreadIdType, type);
+}
+CUptiResult DlCuptiPort::activityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc requested,
+                                                   CUpti_BuffersCallbackCompleteFunc completed) {
+  GPUWISE_CUPTI_FORWARD(registerCallbacks, requested, completed);
+}
+CUptiResult DlCuptiPort::activityEnable(CUpti_ActivityKind kind) {
+  GPUWISE_CUPTI_FORWARD(enable, kind);
+}
+CUptiResult DlCuptiPort::activityDisable(CUpti_ActivityKind kind) {
+  GPUWISE_CUPTI_FORWARD(disable, kind);
+}
+CUptiResult DlCuptiPort::activityEnableRuntimeApi(CUpti_CallbackId cbid, uint8_t enable) {
+  GPUWISE_CUPTI_FORWARD(enableRuntimeApi, cbid, enable);
+}
+CUptiResult DlCuptiPort::activityEnableDriverApi(CUpti_CallbackId cbid, uint8_t enable) {
+  GPUWISE_CUPTI_FORWARD(enableDriverApi, cbid, enable);
+}
+CUptiResult DlCuptiPort::activityFlushAll(uint32_t flag) { GPUWISE_CUPTI_FORWARD(flushAll, flag); }
+CUptiResult DlCuptiPort::activityGetNumDroppedRecords(CUcontext ctx, uint32_t stream, size_t* n) {
+  GPUWISE_CUPTI_FORWARD(getNumDroppedRecords, ctx, stream, n);
+}
+CUptiResult DlCuptiPort::activityGetNextRecord(uint8_t* buffer, size_t valid,
+                                               CUpti_Activity** r) {
+  GPUWISE_CUPTI_FORWARD(getNextRecord, buffer, valid, r);
+}
+
+#undef GPUWISE_CUPTI_FORWARD
+
+const char* DlCuptiPort::resultString(CUptiResult result) {
+  const char* s = nullptr;
+  if (table_.valid && table_.getResultString(result, &s) == CUPTI_SUCCESS && s) return s;
+  return "CUPTI error (no description)";
+}
+
+} // namespace gpuwise::profiler

@@ -1,0 +1,86 @@
+#include "interposer/config.h"
+#include "interposer/process_identity.h"
+
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+using namespace gpuwise::interposer;
+
+namespace {
+GetEnv envOf(std::map<std::string, std::string> vars) {
+  return [vars = std::move(vars)](const char* name) -> const char* {
+    auto it = vars.find(name);
+    return it == vars.end() ? nullptr : it->second.c_str();
+  };
+}
+} // namespace
+
+TEST_CASE("Defaults when nothing is set") {
+  Config c = readConfig(envOf({}));
+  CHECK(c.endpoint.empty());
+  CHECK_FALSE(c.disabled);
+  CHECK(c.cupti);
+  CHECK(c.log == LogLevel::Warn);
+  CHECK(c.ring_events == 8192);
+  CHECK(c.batch_ms == 50);
+  CHECK(c.rank == -1);
+  CHECK(c.problems.empty());
+}
+
+TEST_CASE("Every variable is read, bad values are named and defaults kept") {
+  Config c = readConfig(envOf({{"GPUWISE_ENDPOINT", "tcp://127.0.0.1:5555"},
+                               {"GPUWISE_DISABLE", "1"},
+                               {"GPUWISE_CUPTI", "0"},
+                               {"GPUWISE_LOG", "debug"},
+                               {"GPUWISE_RING_EVENTS", "1024"},
+                               {"GPUWISE_BATCH_MS", "abc"},
+                               {"GPUWISE_MAX_THREADS", "0"},
+                               {"GPUWISE_CLOCK", "monotonic"},
+                               {"RANK", "3"},
+                               {"LOCAL_RANK", "1"},
+                               {"WORLD_SIZE", "8"},
+                               {"POD_NAME", "trainer-0"},
+                               {"GPUWISE_NAMESPACE", "ml"},
+                               {"POD_NAMESPACE", "ignored"},
+                               {"CONTAINER_NAME", "main"}}));
+  CHECK(c.endpoint == "tcp://127.0.0.1:5555");
+  CHECK(c.disabled);
+  CHECK_FALSE(c.cupti);
+  CHECK(c.log == LogLevel::Debug);
+  CHECK(c.ring_events == 1024);
+  CHECK(c.batch_ms == 50);
+  CHECK(c.max_threads == 256);
+  CHECK_FALSE(c.allow_counter_clock);
+  CHECK(c.problems.find("GPUWISE_BATCH_MS='abc' is not a number") != std::string::npos);
+  CHECK(c.problems.find("GPUWISE_MAX_THREADS='0' is outside 1..4096") != std::string::npos);
+  CHECK(c.rank == 3);
+  CHECK(c.local_rank == 1);
+  CHECK(c.world_size == 8);
+  CHECK(c.pod == "trainer-0");
+  CHECK(c.ns == "ml"); // GPUWISE_* wins over the downward-API names
+  CHECK(c.container == "main");
+}
+
+TEST_CASE("Process identity reads the command line from a proc tree") {
+  auto root = std::filesystem::temp_directory_path() / ("gwproc" + std::to_string(getpid()));
+  std::filesystem::create_directories(root / "self");
+  {
+    std::ofstream f(root / "self" / "cmdline", std::ios::binary);
+    f.write("python\0train.py\0--epochs\0003\0", 27);
+  }
+  Config c;
+  c.rank = 2;
+  c.pod = "p";
+  auto p = readProcessInfo(c, root.c_str());
+  CHECK(p.command == "python train.py --epochs 3");
+  CHECK(p.pid == getpid());
+  CHECK(p.ppid == getppid());
+  CHECK_FALSE(p.host.empty());
+  CHECK(p.rank == 2);
+  CHECK(p.pod == "p");
+  std::filesystem::remove_all(root);
+}
