@@ -1,0 +1,83 @@
+// `gpuwise run --simulate` end to end with the real shim, the simulated device and the CUDA
+// samples: the report's totals equal the sample's own summary line ("gwsample ... kernels=N
+// h2d_bytes=B pageable_bytes=P ..."), the planted inefficiency of pageable_copies is found and the
+// healthy sample gets no recommendation.
+#include "tests/advisor/subprocess.h"
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <map>
+
+using namespace gpuwise::advisor::test;
+using json = nlohmann::json;
+
+namespace {
+
+// The key=value pairs of the sample's "gwsample ..." line.
+std::map<std::string, std::string> sampleLine(const std::string& out) {
+  std::map<std::string, std::string> kv;
+  auto at = out.find("gwsample ");
+  REQUIRE(at != std::string::npos);
+  std::istringstream in(out.substr(at, out.find('\n', at) - at));
+  for (std::string word; in >> word;) {
+    auto eq = word.find('=');
+    if (eq != std::string::npos) kv[word.substr(0, eq)] = word.substr(eq + 1);
+  }
+  return kv;
+}
+
+struct Run {
+  json report;
+  std::map<std::string, std::string> sample;
+  std::string err;
+};
+
+Run runSample(const TempDir& dir, const std::string& name) {
+  Process p({buildDir() + "/bin/gpuwise", "run", "--simulate", "--report-json", dir / (name + ".json"),
+             "--report-html", dir / (name + ".html"), "--", buildDir() + "/samples/" + name},
+            {}, dir.path, dir.path, name);
+  auto status = p.wait(std::chrono::seconds(120));
+  INFO(p.err());
+  REQUIRE(status == 0);
+  return {json::parse(readFile(dir / (name + ".json"))), sampleLine(p.out()), p.err()};
+}
+
+uint64_t num(const std::map<std::string, std::string>& kv, const std::string& key) {
+  return std::stoull(kv.at(key));
+}
+
+} // namespace
+
+TEST_CASE("gpuwise run --simulate finds the pageable copies the sample plants") {
+  TempDir dir;
+  auto r = runSample(dir, "pageable_copies");
+  INFO(r.err);
+  const auto& s = r.report["summary"];
+  CHECK(r.report["source"]["simulated"] == true);
+  REQUIRE(r.report["processes"].size() == 1);
+  CHECK(r.report["processes"][0]["tier"] == "cupti");
+  CHECK(r.report["processes"][0]["events_dropped"] == 0);
+  CHECK(r.report["processes"][0]["final_received"] == true);
+  CHECK(s["kernel_count"] == num(r.sample, "kernels"));
+  CHECK(s["memcpy"]["h2d_bytes"] == num(r.sample, "h2d_bytes"));
+  CHECK(s["memcpy"]["pageable_bytes"] == num(r.sample, "pageable_bytes"));
+  REQUIRE(r.report["recommendations"].size() >= 1);
+  const auto& rec = r.report["recommendations"][0];
+  CHECK(rec["id"] == "use_pinned_memory");
+  CHECK(rec["expected_saving_ratio"].get<double>() > 0.2);
+  CHECK(rec["evidence"]["pageable_bytes"] == num(r.sample, "pageable_bytes"));
+  CHECK(r.err.rfind("gpuwise [SIMULATED DEVICE]: GPU busy", 0) == 0);
+}
+
+TEST_CASE("gpuwise run --simulate: the healthy sample gets no recommendation") {
+  TempDir dir;
+  auto r = runSample(dir, "healthy");
+  INFO(r.err);
+  const auto& s = r.report["summary"];
+  CHECK(s["kernel_count"] == num(r.sample, "kernels"));
+  CHECK(s["memcpy"]["h2d_bytes"] == num(r.sample, "h2d_bytes"));
+  CHECK(s["memcpy"]["pageable_bytes"] == 0);
+  CHECK(s["gpu_idle_ratio"].get<double>() < 0.05);
+  CHECK(r.report["recommendations"].empty());
+}
