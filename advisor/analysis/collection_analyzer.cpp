@@ -7,7 +7,8 @@ namespace {
 
 uint64_t sumValues(const std::map<std::string, uint64_t>& m) {
   uint64_t n = 0;
-  for (const auto& [k, v] : m) n += v;
+  for (const auto& [k, v] : m)
+    n += v;
   return n;
 }
 
@@ -25,8 +26,12 @@ void addGpu(CollectionResult& r, const model::DeviceInfo& d, const std::string& 
 
 } // namespace
 
-uint64_t IngestHealth::rejectedMessages() const { return sumValues(rejected_by_reason); }
-uint64_t CollectionResult::rejectedMessages() const { return sumValues(rejected_by_reason); }
+uint64_t IngestHealth::rejectedMessages() const {
+  return sumValues(rejected_by_reason);
+}
+uint64_t CollectionResult::rejectedMessages() const {
+  return sumValues(rejected_by_reason);
+}
 
 CollectionResult analyzeCollection(const model::Trace& trace, const IngestHealth* ingest) {
   CollectionResult r;
@@ -70,7 +75,8 @@ void CollectionResult::merge(const CollectionResult& o) {
   lost_batches += o.lost_batches;
   simulated_device = simulated_device || o.simulated_device;
   if (o.messages) messages = messages.value_or(0) + *o.messages;
-  for (const auto& [k, v] : o.rejected_by_reason) rejected_by_reason[k] += v;
+  for (const auto& [k, v] : o.rejected_by_reason)
+    rejected_by_reason[k] += v;
   for (const auto& p : o.processes) {
     auto it = std::find_if(processes.begin(), processes.end(), [&](const ProcessCollection& x) {
       return x.pid == p.pid && x.rank == p.rank;
@@ -98,7 +104,8 @@ void CollectionResult::merge(const CollectionResult& o) {
     }
   }
   for (const auto& g : o.gpus) {
-    for (auto pid : g.pids) addGpu(*this, g.info, g.host, pid);
+    for (auto pid : g.pids)
+      addGpu(*this, g.info, g.host, pid);
   }
 }
 

@@ -32,8 +32,8 @@ struct StreamHealth {
 // process that did not come through the ingest (an imported trace merged into the same job).
 struct IngestHealth {
   std::vector<std::optional<StreamHealth>> streams;
-  uint64_t messages = 0;                                // every message received
-  std::map<std::string, uint64_t> rejected_by_reason;   // "malformed", "bad_envelope" ... -> count
+  uint64_t messages = 0;                              // every message received
+  std::map<std::string, uint64_t> rejected_by_reason; // "malformed", "bad_envelope" ... -> count
   uint64_t rejectedMessages() const;
 };
 
@@ -45,7 +45,7 @@ struct ProcessCollection {
   std::string tier_reason;
   uint64_t events = 0;
   uint64_t events_dropped = 0;
-  std::vector<uint32_t> devices;     // device indices the process reported
+  std::vector<uint32_t> devices;      // device indices the process reported
   std::optional<StreamHealth> stream; // live runs and .gwt files only
 };
 

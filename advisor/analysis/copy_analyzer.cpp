@@ -73,7 +73,8 @@ void CopyResult::merge(const CopyResult& o) {
   synchronous.merge(o.synchronous);
   for (size_t d = 0; d < kCopyDirections; ++d) {
     by_direction[d].merge(o.by_direction[d]);
-    for (size_t k = 0; k < kMemoryKinds; ++k) by_direction_host[d][k].merge(o.by_direction_host[d][k]);
+    for (size_t k = 0; k < kMemoryKinds; ++k)
+      by_direction_host[d][k].merge(o.by_direction_host[d][k]);
   }
 }
 

@@ -48,9 +48,7 @@ struct CopyResult {
   std::array<std::array<CopyStats, kMemoryKinds>, kCopyDirections> by_direction_host{};
   CopyStats synchronous; // copies issued without *Async: the host waited for each
 
-  const CopyStats& at(model::CopyDirection d) const {
-    return by_direction[static_cast<size_t>(d)];
-  }
+  const CopyStats& at(model::CopyDirection d) const { return by_direction[static_cast<size_t>(d)]; }
   const CopyStats& at(model::CopyDirection d, model::MemoryKind host) const {
     return by_direction_host[static_cast<size_t>(d)][static_cast<size_t>(host)];
   }

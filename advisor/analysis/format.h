@@ -19,6 +19,8 @@ std::string formatDuration(model::TimeNs ns);
 // Decimal bytes: "512 B", "1.50 MB", "2.15 GB".
 std::string formatBytes(uint64_t bytes);
 
-inline double toSeconds(model::TimeNs ns) { return static_cast<double>(ns) / 1e9; }
+inline double toSeconds(model::TimeNs ns) {
+  return static_cast<double>(ns) / 1e9;
+}
 
 } // namespace gpuwise::advisor

@@ -22,7 +22,8 @@ void mergeInPlace(std::vector<Interval>& v) {
 
 model::TimeNs totalLength(const std::vector<Interval>& merged) {
   model::TimeNs total = 0;
-  for (const auto& i : merged) total += i.length();
+  for (const auto& i : merged)
+    total += i.length();
   return total;
 }
 
@@ -39,7 +40,10 @@ model::TimeNs overlapLength(const std::vector<Interval>& a, const std::vector<In
     model::TimeNs hi = std::min(a[i].end, b[j].end);
     if (hi > lo) total += hi - lo;
     // Advance whichever ends first; the other may still overlap the next one.
-    if (a[i].end < b[j].end) ++i; else ++j;
+    if (a[i].end < b[j].end)
+      ++i;
+    else
+      ++j;
   }
   return total;
 }
@@ -50,7 +54,8 @@ std::vector<Interval> unite(const std::vector<Interval>& a, const std::vector<In
   out.reserve(a.size() + b.size());
   size_t i = 0, j = 0;
   while (i < a.size() || j < b.size()) {
-    const Interval& next = (j == b.size() || (i < a.size() && a[i].start <= b[j].start)) ? a[i++] : b[j++];
+    const Interval& next =
+        (j == b.size() || (i < a.size() && a[i].start <= b[j].start)) ? a[i++] : b[j++];
     if (!out.empty() && next.start <= out.back().end) {
       out.back().end = std::max(out.back().end, next.end);
     } else {

@@ -24,14 +24,22 @@ struct Span {
 
 Span recordSpan(const model::ProcessTrace& p) {
   Span s;
-  for (const auto& k : p.kernels) s.add(k.start, k.end), s.add(k.launch_start, k.launch_end);
-  for (const auto& c : p.copies) s.add(c.start, c.end), s.add(c.call_start, c.call_end);
-  for (const auto& m : p.memsets) s.add(m.start, m.end), s.add(m.call_start, m.call_end);
-  for (const auto& x : p.syncs) s.add(x.start, x.end);
-  for (const auto& a : p.api_calls) s.add(a.start, a.end);
-  for (const auto& r : p.ranges) s.add(r.start, r.end);
-  for (const auto& a : p.allocations) s.addInstant(a.time);
-  for (const auto& m : p.memory_samples) s.addInstant(m.time);
+  for (const auto& k : p.kernels)
+    s.add(k.start, k.end), s.add(k.launch_start, k.launch_end);
+  for (const auto& c : p.copies)
+    s.add(c.start, c.end), s.add(c.call_start, c.call_end);
+  for (const auto& m : p.memsets)
+    s.add(m.start, m.end), s.add(m.call_start, m.call_end);
+  for (const auto& x : p.syncs)
+    s.add(x.start, x.end);
+  for (const auto& a : p.api_calls)
+    s.add(a.start, a.end);
+  for (const auto& r : p.ranges)
+    s.add(r.start, r.end);
+  for (const auto& a : p.allocations)
+    s.addInstant(a.time);
+  for (const auto& m : p.memory_samples)
+    s.addInstant(m.time);
   return s;
 }
 

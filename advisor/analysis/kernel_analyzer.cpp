@@ -36,14 +36,16 @@ void mergeInto(KernelStats& into, const KernelStats& from) {
   into.count += from.count;
   addTimed(into, from.timed_count, from.total_ns, from.min_ns, from.max_ns);
   into.flags |= from.flags;
-  for (const auto& c : from.configs) addConfig(into, c);
+  for (const auto& c : from.configs)
+    addConfig(into, c);
   into.other_config_count += from.other_config_count;
 }
 
 void finish(KernelResult& r) {
   for (auto& s : r.by_name) {
-    std::stable_sort(s.configs.begin(), s.configs.end(),
-                     [](const LaunchConfig& a, const LaunchConfig& b) { return a.count > b.count; });
+    std::stable_sort(
+        s.configs.begin(), s.configs.end(),
+        [](const LaunchConfig& a, const LaunchConfig& b) { return a.count > b.count; });
   }
   std::sort(r.by_name.begin(), r.by_name.end(), [](const KernelStats& a, const KernelStats& b) {
     if (a.total_ns != b.total_ns) return a.total_ns > b.total_ns;
@@ -91,7 +93,8 @@ KernelResult analyzeKernels(const model::Trace& trace) {
                                 k.dynamic_shared_bytes, 1});
     }
   }
-  for (auto& s : r.by_name) s.display_name = profiler::demangle(s.name);
+  for (auto& s : r.by_name)
+    s.display_name = profiler::demangle(s.name);
   finish(r);
   return r;
 }

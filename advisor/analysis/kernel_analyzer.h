@@ -33,9 +33,9 @@ struct KernelStats {
   std::string name;         // as recorded: mangled when the source mangles
   std::string display_name; // demangled (profiler::demangle, as the precision classifier sees it)
   uint64_t count = 0;
-  uint64_t timed_count = 0; // with GPU timestamps
+  uint64_t timed_count = 0;                           // with GPU timestamps
   model::TimeNs total_ns = 0, min_ns = 0, max_ns = 0; // over timed executions
-  uint8_t flags = 0;        // model::KernelFlags seen on any execution
+  uint8_t flags = 0;                                  // model::KernelFlags seen on any execution
   // Distinct configurations, most frequent first, at most kMaxConfigs; executions with further
   // configurations are counted in other_config_count.
   std::vector<LaunchConfig> configs;

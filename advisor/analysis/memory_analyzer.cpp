@@ -21,8 +21,9 @@ std::map<uint32_t, uint64_t> peaksFromAllocations(const model::ProcessTrace& p) 
   std::vector<const model::Allocation*> order;
   for (const auto& a : p.allocations)
     if (countsAsDeviceMemory(a.kind)) order.push_back(&a);
-  std::stable_sort(order.begin(), order.end(),
-                   [](const model::Allocation* a, const model::Allocation* b) { return a->time < b->time; });
+  std::stable_sort(
+      order.begin(), order.end(),
+      [](const model::Allocation* a, const model::Allocation* b) { return a->time < b->time; });
   std::map<uint32_t, uint64_t> current, peak;
   std::unordered_map<uint64_t, uint64_t> live; // address -> bytes, for frees without a size
   for (const auto* a : order) {
@@ -57,7 +58,8 @@ const char* toString(MemorySource s) {
 std::optional<uint64_t> MemoryResult::peakBytes() const {
   if (devices.empty()) return std::nullopt;
   uint64_t peak = 0;
-  for (const auto& d : devices) peak = std::max(peak, d.peak_bytes);
+  for (const auto& d : devices)
+    peak = std::max(peak, d.peak_bytes);
   return peak;
 }
 

@@ -27,8 +27,8 @@ struct SyncResult {
   uint64_t calls = 0;
   model::TimeNs blocked_ns = 0; // union per thread of all blocking calls, summed over threads
   std::array<SyncKindStats, kSyncKinds> by_kind{};
-  uint64_t threads = 0;         // (process, thread) pairs that blocked at least once
-  uint64_t untimed_calls = 0;   // blocking calls without host timestamps
+  uint64_t threads = 0;       // (process, thread) pairs that blocked at least once
+  uint64_t untimed_calls = 0; // blocking calls without host timestamps
 
   const SyncKindStats& at(model::SyncKind k) const { return by_kind[static_cast<size_t>(k)]; }
   void merge(const SyncResult& other);

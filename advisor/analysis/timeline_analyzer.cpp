@@ -39,7 +39,8 @@ DeviceTimeline summarise(const model::ProcessInfo& info, uint32_t device, Device
   d.pid = info.pid;
   d.rank = info.rank;
   d.device = device;
-  for (auto& v : w.by_activity) mergeInPlace(v);
+  for (auto& v : w.by_activity)
+    mergeInPlace(v);
   auto all = unite(unite(w.by_activity[kKernel], w.by_activity[kCopy]), w.by_activity[kMemset]);
   d.span_start = all.front().start;
   d.span_end = all.back().end;
@@ -62,7 +63,9 @@ DeviceTimeline summarise(const model::ProcessInfo& info, uint32_t device, Device
 
 } // namespace
 
-std::optional<double> DeviceTimeline::idleRatio() const { return ratio(idleNs(), spanNs()); }
+std::optional<double> DeviceTimeline::idleRatio() const {
+  return ratio(idleNs(), spanNs());
+}
 
 std::optional<double> TimelineResult::idleRatio() const {
   if (!known()) return std::nullopt;
@@ -84,9 +87,12 @@ TimelineResult analyzeTimeline(const model::ProcessTrace& p) {
     s.intervals.push_back({start, end});
     ++s.counts[a];
   };
-  for (const auto& k : p.kernels) add(kKernel, k.start, k.end, k.device, k.stream);
-  for (const auto& c : p.copies) add(kCopy, c.start, c.end, c.device, c.stream);
-  for (const auto& m : p.memsets) add(kMemset, m.start, m.end, m.device, m.stream);
+  for (const auto& k : p.kernels)
+    add(kKernel, k.start, k.end, k.device, k.stream);
+  for (const auto& c : p.copies)
+    add(kCopy, c.start, c.end, c.device, c.stream);
+  for (const auto& m : p.memsets)
+    add(kMemset, m.start, m.end, m.device, m.stream);
 
   for (auto& [index, work] : devices) {
     r.devices.push_back(summarise(p.info, index, work));
@@ -145,7 +151,8 @@ void TimelineResult::merge(const TimelineResult& other) {
     return a.rank != b.rank ? a.rank < b.rank : a.device < b.device;
   });
   span_ns = busy_ns = kernel_busy_ns = copy_busy_ns = memset_busy_ns = copy_exposed_ns = 0;
-  for (const auto& d : devices) addTotals(*this, d);
+  for (const auto& d : devices)
+    addTotals(*this, d);
 }
 
 } // namespace gpuwise::advisor

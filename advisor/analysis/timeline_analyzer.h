@@ -46,8 +46,8 @@ struct DeviceTimeline {
 struct TimelineResult {
   std::vector<DeviceTimeline> devices; // in trace order; by (pid, rank, device) after merge()
   // Sums over devices.
-  model::TimeNs span_ns = 0, busy_ns = 0, kernel_busy_ns = 0, copy_busy_ns = 0,
-                memset_busy_ns = 0, copy_exposed_ns = 0;
+  model::TimeNs span_ns = 0, busy_ns = 0, kernel_busy_ns = 0, copy_busy_ns = 0, memset_busy_ns = 0,
+                copy_exposed_ns = 0;
   // Kernels, copies and memsets without GPU timestamps (interposer tier): not on the timeline.
   uint64_t untimed_events = 0;
 

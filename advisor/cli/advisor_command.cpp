@@ -23,7 +23,8 @@ int advisorCommand(const AdvisorOptions& o, CliIo io) {
     return fail("--metrics-addr is not supported yet (the Prometheus endpoint comes in a later "
                 "version)");
   if (o.listen.empty()) return fail("--listen ENDPOINT is required");
-  if (!directoryExists(o.report_dir)) return fail(o.report_dir + ": no such directory (--report-dir)");
+  if (!directoryExists(o.report_dir))
+    return fail(o.report_dir + ": no such directory (--report-dir)");
 
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
@@ -51,8 +52,8 @@ int advisorCommand(const AdvisorOptions& o, CliIo io) {
     if (p.final_streams == finished) continue;
     finished = p.final_streams;
     io.err << "gpuwise advisor: " << finished << " of " << p.streams
-           << (p.streams == 1 ? " process" : " processes") << " finished, " << p.events
-           << " events" << std::endl;
+           << (p.streams == 1 ? " process" : " processes") << " finished, " << p.events << " events"
+           << std::endl;
   }
 
   IngestHealth health;

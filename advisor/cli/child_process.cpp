@@ -24,7 +24,8 @@ void forward(int sig, siginfo_t* info, void*) {
 }
 
 struct ForwardingScope {
-  struct sigaction old_int {}, old_term {};
+  struct sigaction old_int {
+  }, old_term{};
   explicit ForwardingScope(pid_t pid) {
     g_forward_to.store(pid);
     struct sigaction sa {};
@@ -44,7 +45,8 @@ struct ForwardingScope {
 std::vector<char*> cStrings(const std::vector<std::string>& v) {
   std::vector<char*> out;
   out.reserve(v.size() + 1);
-  for (const auto& s : v) out.push_back(const_cast<char*>(s.c_str()));
+  for (const auto& s : v)
+    out.push_back(const_cast<char*>(s.c_str()));
   out.push_back(nullptr);
   return out;
 }
@@ -110,7 +112,8 @@ std::vector<std::string> environmentWith(const std::vector<std::string>& overrid
   return env;
 }
 
-std::optional<std::string> findVariable(const std::vector<std::string>& env, const std::string& name) {
+std::optional<std::string> findVariable(const std::vector<std::string>& env,
+                                        const std::string& name) {
   for (const auto& e : env)
     if (e.size() > name.size() && e.compare(0, name.size(), name) == 0 && e[name.size()] == '=')
       return e.substr(name.size() + 1);

@@ -34,6 +34,7 @@ private:
 // `environ` as a list, with `overrides` (NAME=value) replacing entries of the same name.
 std::vector<std::string> environmentWith(const std::vector<std::string>& overrides);
 // The value of NAME in a NAME=value list, if present.
-std::optional<std::string> findVariable(const std::vector<std::string>& env, const std::string& name);
+std::optional<std::string> findVariable(const std::vector<std::string>& env,
+                                        const std::string& name);
 
 } // namespace gpuwise::advisor

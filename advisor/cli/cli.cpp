@@ -12,7 +12,8 @@ namespace {
 std::string oneLine(std::string s) {
   for (auto& c : s)
     if (c == '\n' || c == '\r') c = ' ';
-  while (!s.empty() && s.back() == ' ') s.pop_back();
+  while (!s.empty() && s.back() == ' ')
+    s.pop_back();
   return s;
 }
 
@@ -32,10 +33,12 @@ int runCli(int argc, const char* const* argv, CliIo io) {
   auto* version = app.add_subcommand("version", "Print the version");
 
   RunOptions run;
-  auto* run_cmd = app.add_subcommand("run", "Profile a command: gpuwise run [options] -- CMD [ARGS...]");
+  auto* run_cmd =
+      app.add_subcommand("run", "Profile a command: gpuwise run [options] -- CMD [ARGS...]");
   run_cmd->add_flag("--simulate", run.simulate, "Run CMD against the simulated device");
-  run_cmd->add_option("--endpoint", run.endpoint,
-                      "Send to an advisor already listening at this endpoint (no in-process advisor)");
+  run_cmd->add_option(
+      "--endpoint", run.endpoint,
+      "Send to an advisor already listening at this endpoint (no in-process advisor)");
   auto* json_opt = run_cmd->add_option("--report-json", run.report_json, "JSON report path")
                        ->capture_default_str();
   auto* html_opt = run_cmd->add_option("--report-html", run.report_html, "HTML report path")
@@ -44,14 +47,20 @@ int runCli(int argc, const char* const* argv, CliIo io) {
   run_cmd->add_option("CMD", run.command, "The command to profile, after --")->required();
 
   AdvisorOptions advisor;
-  auto* advisor_cmd = app.add_subcommand("advisor", "Serve an endpoint until SIGINT/SIGTERM, then write the report");
-  advisor_cmd->add_option("--listen", advisor.listen, "Endpoint to bind (ipc://PATH, tcp://HOST:PORT)")->required();
-  advisor_cmd->add_option("--metrics-addr", advisor.metrics_addr, "Prometheus endpoint (not supported yet)");
-  advisor_cmd->add_option("--report-dir", advisor.report_dir, "Directory for the reports")->capture_default_str();
+  auto* advisor_cmd = app.add_subcommand(
+      "advisor", "Serve an endpoint until SIGINT/SIGTERM, then write the report");
+  advisor_cmd
+      ->add_option("--listen", advisor.listen, "Endpoint to bind (ipc://PATH, tcp://HOST:PORT)")
+      ->required();
+  advisor_cmd->add_option("--metrics-addr", advisor.metrics_addr,
+                          "Prometheus endpoint (not supported yet)");
+  advisor_cmd->add_option("--report-dir", advisor.report_dir, "Directory for the reports")
+      ->capture_default_str();
 
   ReportOptionsCli report;
   auto* report_cmd = app.add_subcommand("report", "Report on recorded traces (.gwt, Kineto JSON)");
-  report_cmd->add_option("INPUT", report.inputs, "Recorded .gwt files (Kineto JSON to come)")->required();
+  report_cmd->add_option("INPUT", report.inputs, "Recorded .gwt files (Kineto JSON to come)")
+      ->required();
   report_cmd->add_option("--json", report.json, "JSON report path");
   report_cmd->add_option("--html", report.html, "HTML report path");
 
@@ -59,9 +68,11 @@ int runCli(int argc, const char* const* argv, CliIo io) {
   if (argc > 1 && argv[1][0] != '-') {
     std::string cmd = argv[1];
     bool known = false;
-    for (const auto* sub : app.get_subcommands({})) known = known || sub->get_name() == cmd;
+    for (const auto* sub : app.get_subcommands({}))
+      known = known || sub->get_name() == cmd;
     if (!known) {
-      io.err << "gpuwise: unknown command '" << cmd << "' (commands: run, advisor, report, version)\n";
+      io.err << "gpuwise: unknown command '" << cmd
+             << "' (commands: run, advisor, report, version)\n";
       return kExitUsage;
     }
   }
@@ -72,9 +83,11 @@ int runCli(int argc, const char* const* argv, CliIo io) {
     return 0;
   } catch (const CLI::ParseError& e) {
     std::string where = "gpuwise";
-    for (const auto* sub : app.get_subcommands()) where += " " + sub->get_name();
+    for (const auto* sub : app.get_subcommands())
+      where += " " + sub->get_name();
     // `gpuwise run python train.py --lr 1` fails on --lr: the fix is the "--" separator.
-    const char* hint = run_cmd->parsed() ? " (options first, then -- CMD [ARGS...])" : " (see gpuwise --help)";
+    const char* hint =
+        run_cmd->parsed() ? " (options first, then -- CMD [ARGS...])" : " (see gpuwise --help)";
     io.err << where << ": " << oneLine(e.what()) << (e.get_exit_code() == 0 ? "" : hint) << '\n';
     return e.get_exit_code() == 0 ? 0 : kExitUsage;
   }

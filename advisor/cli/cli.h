@@ -1,9 +1,9 @@
 // The gpuwise command line (DESIGN.md's CLI contract):
 //
 //   gpuwise version
-//   gpuwise run [--simulate] [--endpoint EP] [--report-json F] [--report-html F] [--trace F] -- CMD [ARGS...]
-//   gpuwise advisor --listen EP [--report-dir DIR]
-//   gpuwise report INPUT... [--json F] [--html F]
+//   gpuwise run [--simulate] [--endpoint EP] [--report-json F] [--report-html F] [--trace F] -- CMD
+//   [ARGS...] gpuwise advisor --listen EP [--report-dir DIR] gpuwise report INPUT... [--json F]
+//   [--html F]
 //
 // `run` exits with CMD's own status (128 + signal when a signal killed it; 127 when CMD cannot be
 // executed). Everything else exits 0 on success and 2 on bad usage or bad input, with one line on

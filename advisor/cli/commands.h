@@ -9,7 +9,7 @@
 
 namespace gpuwise::advisor {
 
-inline constexpr int kExitUsage = 2;         // bad usage or bad input
+inline constexpr int kExitUsage = 2;           // bad usage or bad input
 inline constexpr int kExitCannotExecute = 127; // like a shell
 
 inline constexpr const char* kDefaultJsonReport = "gpuwise-report.json";
@@ -20,7 +20,7 @@ struct RunOptions {
   std::string endpoint; // empty: the advisor runs in-process on a private ipc:// endpoint
   std::string report_json = kDefaultJsonReport;
   std::string report_html = kDefaultHtmlReport;
-  std::string trace;    // record the messages into this .gwt file
+  std::string trace; // record the messages into this .gwt file
   std::vector<std::string> command;
   bool report_paths_given = false;
 };

@@ -24,8 +24,12 @@ std::string besideExecutable(const char* env, const char* relative) {
 
 } // namespace
 
-std::string shimPath() { return besideExecutable("GPUWISE_SHIM", "../lib/libgpuwise.so"); }
-std::string simdeviceDir() { return besideExecutable("GPUWISE_SIMDEVICE_DIR", "../simdevice"); }
+std::string shimPath() {
+  return besideExecutable("GPUWISE_SHIM", "../lib/libgpuwise.so");
+}
+std::string simdeviceDir() {
+  return besideExecutable("GPUWISE_SIMDEVICE_DIR", "../simdevice");
+}
 
 bool fileExists(const std::string& path) {
   std::error_code ec;

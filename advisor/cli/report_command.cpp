@@ -31,13 +31,16 @@ bool sniff(const std::string& path, InputKind* kind, std::string* error) {
     *error = path + ": cannot read: " + std::strerror(errno);
     return false;
   }
-  if (n >= sizeof transport::kGwtMagic && std::memcmp(head, transport::kGwtMagic, sizeof transport::kGwtMagic) == 0) {
+  if (n >= sizeof transport::kGwtMagic &&
+      std::memcmp(head, transport::kGwtMagic, sizeof transport::kGwtMagic) == 0) {
     *kind = InputKind::Gwt;
     return true;
   }
-  bool gzip = n >= 2 && static_cast<unsigned char>(head[0]) == 0x1f && static_cast<unsigned char>(head[1]) == 0x8b;
+  bool gzip = n >= 2 && static_cast<unsigned char>(head[0]) == 0x1f &&
+              static_cast<unsigned char>(head[1]) == 0x8b;
   size_t i = 0;
-  while (i < n && std::strchr(" \t\r\n", head[i])) ++i;
+  while (i < n && std::strchr(" \t\r\n", head[i]))
+    ++i;
   bool json = (i < n && head[i] == '{') || (n >= 3 && std::memcmp(head, "\xEF\xBB\xBF", 3) == 0);
   *kind = gzip || json ? InputKind::Kineto : InputKind::Unknown;
   return true;
@@ -90,7 +93,8 @@ int reportCommand(const ReportOptionsCli& o, CliIo io) {
     if (loaded.has_health) {
       any_health = true;
       health.messages += loaded.health.messages;
-      for (const auto& [k, v] : loaded.health.rejected_by_reason) health.rejected_by_reason[k] += v;
+      for (const auto& [k, v] : loaded.health.rejected_by_reason)
+        health.rejected_by_reason[k] += v;
     }
     for (size_t i = 0; i < loaded.trace.processes.size(); ++i) {
       health.streams.push_back(loaded.has_health && i < loaded.health.streams.size()

@@ -52,7 +52,6 @@ std::string prepend(const std::string& first, const std::optional<std::string>& 
   return first + sep + *rest;
 }
 
-
 } // namespace
 
 int runCommand(const RunOptions& o, CliIo io) {
@@ -69,7 +68,8 @@ int runCommand(const RunOptions& o, CliIo io) {
   if (o.simulate) {
     sim_dir = simdeviceDir();
     if (!directoryExists(sim_dir))
-      return fail("the simulated device was not found at " + sim_dir + " (set GPUWISE_SIMDEVICE_DIR)");
+      return fail("the simulated device was not found at " + sim_dir +
+                  " (set GPUWISE_SIMDEVICE_DIR)");
   }
 
   std::string private_dir;
@@ -108,7 +108,8 @@ int runCommand(const RunOptions& o, CliIo io) {
            << " (set GPUWISE_SHIM); running without it\n";
   }
   if (o.simulate) {
-    overrides.push_back("LD_LIBRARY_PATH=" + prepend(sim_dir, findVariable(base, "LD_LIBRARY_PATH"), ':'));
+    overrides.push_back("LD_LIBRARY_PATH=" +
+                        prepend(sim_dir, findVariable(base, "LD_LIBRARY_PATH"), ':'));
   }
 
   std::string error;
@@ -138,7 +139,8 @@ int runCommand(const RunOptions& o, CliIo io) {
   trace.source.kind = model::SourceKind::Live;
   trace.source.simulated = trace.source.simulated || o.simulate;
   if (!o.trace.empty()) trace.source.files.push_back(o.trace);
-  if (tee_failed) io.err << "gpuwise run: " << o.trace << ": write failed; the recording is incomplete\n";
+  if (tee_failed)
+    io.err << "gpuwise run: " << o.trace << ": write failed; the recording is incomplete\n";
   AnalysisOptions ao;
   ao.ingest = &health;
   ao.wall_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(exited - started).count();

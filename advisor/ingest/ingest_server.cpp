@@ -32,9 +32,13 @@ std::unique_ptr<IngestServer> IngestServer::start(const Options& options, std::s
   return s;
 }
 
-IngestServer::~IngestServer() { stop(); }
+IngestServer::~IngestServer() {
+  stop();
+}
 
-std::string IngestServer::endpoint() const { return endpoint_; }
+std::string IngestServer::endpoint() const {
+  return endpoint_;
+}
 
 void IngestServer::run() {
   pthread_setname_np(pthread_self(), "gpuwise-ingest");

@@ -38,8 +38,8 @@ struct IngestProgress : RouterProgress {
 class IngestServer {
 public:
   struct Options {
-    std::string endpoint;   // ipc://path, tcp://host:port, tcp://127.0.0.1:* ...
-    std::string tee_path;   // record every message into this .gwt file; empty: no recording
+    std::string endpoint;     // ipc://path, tcp://host:port, tcp://127.0.0.1:* ...
+    std::string tee_path;     // record every message into this .gwt file; empty: no recording
     RateLimitedLog::Sink log; // problem lines; nullptr: stderr
     std::chrono::milliseconds poll{20}; // how often the ingest thread checks for stop()
   };

@@ -3,8 +3,7 @@
 namespace gpuwise::advisor {
 namespace {
 
-template <typename T>
-void append(std::vector<T>& to, std::vector<T>& from) {
+template <typename T> void append(std::vector<T>& to, std::vector<T>& from) {
   if (to.empty()) {
     to = std::move(from);
   } else {

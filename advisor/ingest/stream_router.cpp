@@ -46,8 +46,7 @@ void StreamRouter::route(std::span<const uint8_t> message, RateLimitedLog::Clock
     bool was_final = stream.finalReceived();
     uint64_t events_before = stream.events();
     if (auto error = stream.accept(message)) {
-      reject(rejectReason(*error),
-             "pid " + std::to_string(route.pid) + ": " + error->detail, now);
+      reject(rejectReason(*error), "pid " + std::to_string(route.pid) + ": " + error->detail, now);
       return;
     }
     if (route.is_hello) {

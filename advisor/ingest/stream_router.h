@@ -26,11 +26,11 @@
 namespace gpuwise::advisor {
 
 struct RouterProgress {
-  uint64_t messages = 0;  // every message offered to route()
+  uint64_t messages = 0; // every message offered to route()
   uint64_t hellos = 0;
   uint64_t batches = 0;
-  uint64_t rejected = 0;  // routed nowhere or failed to decode
-  uint64_t events = 0;    // events absorbed
+  uint64_t rejected = 0; // routed nowhere or failed to decode
+  uint64_t events = 0;   // events absorbed
   size_t streams = 0;
   size_t final_streams = 0; // streams whose final batch arrived
   bool allFinal() const { return streams > 0 && final_streams == streams; }

@@ -24,11 +24,14 @@ code,.mono{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:.92
 .muted{color:#6b7385}
 )";
 
-std::string esc(const std::string& s) { return htmlEscape(s); }
+std::string esc(const std::string& s) {
+  return htmlEscape(s);
+}
 
 std::string cell(const json& v) {
   if (v.is_null()) return "<td class=\"muted\">unknown</td>";
-  if (v.is_number_float()) return "<td class=\"num\">" + formatSignificant(v.get<double>(), 4) + "</td>";
+  if (v.is_number_float())
+    return "<td class=\"num\">" + formatSignificant(v.get<double>(), 4) + "</td>";
   if (v.is_number()) return "<td class=\"num\">" + v.dump() + "</td>";
   if (v.is_boolean()) return std::string("<td>") + (v.get<bool>() ? "yes" : "no") + "</td>";
   if (v.is_string()) return "<td>" + esc(v.get<std::string>()) + "</td>";
@@ -46,12 +49,15 @@ std::string orUnknown(bool known, const std::string& s) {
 void summaryTable(std::ostringstream& o, const JobAnalysis& a) {
   const auto& t = a.timeline;
   o << "<h2>Summary</h2>\n<table>\n";
-  o << row("Wall time", orUnknown(a.wall_ns.has_value(), a.wall_ns ? formatDuration(*a.wall_ns) : ""));
+  o << row("Wall time",
+           orUnknown(a.wall_ns.has_value(), a.wall_ns ? formatDuration(*a.wall_ns) : ""));
   o << row("GPU span", orUnknown(t.known(), formatDuration(t.span_ns)));
-  o << row("GPU busy", orUnknown(t.known(), formatDuration(t.busy_ns) + " (" +
-                                               formatPercent(t.span_ns ? double(t.busy_ns) / t.span_ns : 0) + ")"));
+  o << row("GPU busy",
+           orUnknown(t.known(), formatDuration(t.busy_ns) + " (" +
+                                    formatPercent(t.span_ns ? double(t.busy_ns) / t.span_ns : 0) +
+                                    ")"));
   o << row("GPU idle", orUnknown(t.known(), formatDuration(t.span_ns - t.busy_ns) + " (" +
-                                               formatPercent(t.idleRatio().value_or(0)) + ")"));
+                                                formatPercent(t.idleRatio().value_or(0)) + ")"));
   o << row("Kernels", esc(std::to_string(a.kernels.count) + " launches, " +
                           formatDuration(a.kernels.total_ns)));
   auto pageable = a.copies.hostTransfers(model::MemoryKind::Pageable);
@@ -63,10 +69,10 @@ void summaryTable(std::ostringstream& o, const JobAnalysis& a) {
                                         std::to_string(a.syncs.calls) + " calls"));
   auto peak = a.memory.peakBytes();
   o << row("Peak device memory", orUnknown(peak.has_value(), peak ? formatBytes(*peak) : ""));
-  o << row("Collection", esc("tier " + jobTier(a.collection) + "; " +
-                             std::to_string(a.collection.events) + " events, " +
-                             std::to_string(a.collection.events_dropped) + " dropped, " +
-                             std::to_string(a.collection.undecodable_events) + " undecodable"));
+  o << row("Collection",
+           esc("tier " + jobTier(a.collection) + "; " + std::to_string(a.collection.events) +
+               " events, " + std::to_string(a.collection.events_dropped) + " dropped, " +
+               std::to_string(a.collection.undecodable_events) + " undecodable"));
   o << "</table>\n";
 }
 
@@ -79,10 +85,12 @@ void recommendationsSection(std::ostringstream& o, const std::vector<Recommendat
   for (size_t i = 0; i < recs.size(); ++i) {
     const auto& r = recs[i];
     o << "<div class=\"rec\" id=\"rec-" << esc(r.id) << "\"><h3>" << (i + 1) << ". " << esc(r.title)
-      << "</h3>\n<p><span class=\"saving\">expected saving ~" << formatPercent(r.expected_saving_ratio)
-      << "</span> &middot; confidence " << toString(r.confidence) << " &middot; <code>" << esc(r.id)
-      << "</code></p>\n<pre>" << esc(r.action) << "</pre>\n<table><tr><th>evidence</th><th>value</th></tr>\n";
-    for (const auto& [k, v] : r.evidence.items()) o << "<tr><td><code>" << esc(k) << "</code></td>" << cell(v) << "</tr>\n";
+      << "</h3>\n<p><span class=\"saving\">expected saving ~"
+      << formatPercent(r.expected_saving_ratio) << "</span> &middot; confidence "
+      << toString(r.confidence) << " &middot; <code>" << esc(r.id) << "</code></p>\n<pre>"
+      << esc(r.action) << "</pre>\n<table><tr><th>evidence</th><th>value</th></tr>\n";
+    for (const auto& [k, v] : r.evidence.items())
+      o << "<tr><td><code>" << esc(k) << "</code></td>" << cell(v) << "</tr>\n";
     o << "</table></div>\n";
   }
 }
@@ -93,7 +101,8 @@ void kernelsSection(std::ostringstream& o, const json& top) {
     o << "<p class=\"muted\">No kernels recorded.</p>\n";
     return;
   }
-  o << "<table><tr><th>kernel</th><th>count</th><th>seconds</th><th>share</th><th>mean</th><th>launch (grid / block)</th></tr>\n";
+  o << "<table><tr><th>kernel</th><th>count</th><th>seconds</th><th>share</th><th>mean</"
+       "th><th>launch (grid / block)</th></tr>\n";
   for (const auto& k : top) {
     std::string launch;
     if (!k["launch_configs"].empty()) {
@@ -115,7 +124,8 @@ void copiesSection(std::ostringstream& o, const json& copies) {
     o << "<p class=\"muted\">No copies recorded.</p>\n";
     return;
   }
-  o << "<table><tr><th>direction</th><th>host memory</th><th>count</th><th>bytes</th><th>seconds</th><th>GB/s</th></tr>\n";
+  o << "<table><tr><th>direction</th><th>host "
+       "memory</th><th>count</th><th>bytes</th><th>seconds</th><th>GB/s</th></tr>\n";
   for (const auto& [dir, d] : copies["by_direction"].items()) {
     o << "<tr><td>" << esc(dir) << "</td><td>all</td>" << cell(d["count"]) << cell(d["bytes"])
       << cell(d["seconds"]) << cell(d["bandwidth_gbps"]) << "</tr>\n";
@@ -129,13 +139,16 @@ void copiesSection(std::ostringstream& o, const json& copies) {
 }
 
 void processesSection(std::ostringstream& o, const json& report) {
-  o << "<h2>Processes and GPUs</h2>\n<table><tr><th>pid</th><th>rank</th><th>command</th><th>tier</th><th>events</th><th>dropped</th></tr>\n";
+  o << "<h2>Processes and "
+       "GPUs</h2>\n<table><tr><th>pid</th><th>rank</th><th>command</th><th>tier</th><th>events</"
+       "th><th>dropped</th></tr>\n";
   for (const auto& p : report["processes"]) {
     o << "<tr>" << cell(p["pid"]) << cell(p["rank"]) << "<td class=\"mono\">"
       << esc(p["command"].get<std::string>()) << "</td>" << cell(p["tier"]) << cell(p["events"])
       << cell(p["events_dropped"]) << "</tr>\n";
   }
-  o << "</table>\n<table><tr><th>index</th><th>name</th><th>SMs</th><th>memory</th><th>compute capability</th><th>MIG</th></tr>\n";
+  o << "</table>\n<table><tr><th>index</th><th>name</th><th>SMs</th><th>memory</th><th>compute "
+       "capability</th><th>MIG</th></tr>\n";
   for (const auto& g : report["gpus"]) {
     o << "<tr>" << cell(g["index"]) << cell(g["name"]) << cell(g["sm_count"])
       << cell(g["memory_total_bytes"]) << cell(g["compute_capability"]) << cell(g["mig_profile"])
@@ -191,10 +204,11 @@ std::string renderHtmlReport(const ReportInput& in, const ReportOptions& options
   if (a.simulated())
     o << "<div class=\"sim\">SIMULATED DEVICE: timings come from the simulated device's cost "
          "model, not a real GPU.</div>\n";
-  std::string first_line = report["summary"]["gpu_idle_ratio"].is_null()
-                               ? "GPU busy time unknown (no GPU timestamps)"
-                               : "GPU busy " + formatPercent(1.0 - report["summary"]["gpu_idle_ratio"].get<double>()) +
-                                     " of the GPU span";
+  std::string first_line =
+      report["summary"]["gpu_idle_ratio"].is_null()
+          ? "GPU busy time unknown (no GPU timestamps)"
+          : "GPU busy " + formatPercent(1.0 - report["summary"]["gpu_idle_ratio"].get<double>()) +
+                " of the GPU span";
   o << "<p class=\"verdict\">" << esc(first_line) << "; " << in.recommendations.size()
     << (in.recommendations.size() == 1 ? " recommendation" : " recommendations") << "</p>\n";
   summaryTable(o, a);

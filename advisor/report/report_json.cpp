@@ -9,14 +9,17 @@ using json = nlohmann::ordered_json;
 using model::CopyDirection;
 using model::MemoryKind;
 
-template <typename T>
-json orNull(const std::optional<T>& v) {
+template <typename T> json orNull(const std::optional<T>& v) {
   return v ? json(*v) : json(nullptr);
 }
 
-json seconds(model::TimeNs ns) { return toSeconds(ns); }
+json seconds(model::TimeNs ns) {
+  return toSeconds(ns);
+}
 
-json secondsOrNull(bool known, model::TimeNs ns) { return known ? seconds(ns) : json(nullptr); }
+json secondsOrNull(bool known, model::TimeNs ns) {
+  return known ? seconds(ns) : json(nullptr);
+}
 
 json gbps(const std::optional<double>& bytes_per_second) {
   return bytes_per_second ? json(*bytes_per_second / 1e9) : json(nullptr);
@@ -51,8 +54,9 @@ json gpus(const CollectionResult& c) {
     j["sm_count"] = d.sm_count ? json(d.sm_count) : json(nullptr);
     j["memory_total_bytes"] = d.memory_total_bytes ? json(d.memory_total_bytes) : json(nullptr);
     j["compute_capability"] =
-        d.compute_major ? json(std::to_string(d.compute_major) + "." + std::to_string(d.compute_minor))
-                        : json(nullptr);
+        d.compute_major
+            ? json(std::to_string(d.compute_major) + "." + std::to_string(d.compute_minor))
+            : json(nullptr);
     j["mig_profile"] = d.mig_profile.empty() ? json(nullptr) : json(d.mig_profile);
     j["host"] = g.host;
     j["simulated"] = d.simulated;
@@ -106,16 +110,16 @@ json summary(const JobAnalysis& a) {
   s["gpu_idle_ratio"] = orNull(t.idleRatio());
   s["kernel_count"] = a.kernels.count;
   // Kernels that ran without GPU timestamps have an unknown duration.
-  s["kernel_seconds"] = secondsOrNull(a.kernels.count == 0 || a.kernels.timed_count > 0,
-                                      a.kernels.total_ns);
+  s["kernel_seconds"] =
+      secondsOrNull(a.kernels.count == 0 || a.kernels.timed_count > 0, a.kernels.total_ns);
   // Filled by the precision and occupancy classifiers, the input-stall, launch and step
   // analyzers when they land; unknown until then.
   s["precision_time_ratio"] = nullptr;
   s["tensor_core_time_ratio"] = nullptr;
   s["occupancy_theoretical"] = nullptr;
   s["input_stall_ratio"] = nullptr;
-  s["host_sync_seconds"] =
-      secondsOrNull(a.syncs.calls == 0 || a.syncs.untimed_calls < a.syncs.calls, a.syncs.blocked_ns);
+  s["host_sync_seconds"] = secondsOrNull(
+      a.syncs.calls == 0 || a.syncs.untimed_calls < a.syncs.calls, a.syncs.blocked_ns);
   s["launch_overhead_ratio"] = nullptr;
   auto pageable = a.copies.hostTransfers(MemoryKind::Pageable);
   json m;
@@ -150,7 +154,9 @@ json recommendations(const std::vector<Recommendation>& recs) {
   return arr;
 }
 
-json dim(const model::Dim3& d) { return json::array({d.x, d.y, d.z}); }
+json dim(const model::Dim3& d) {
+  return json::array({d.x, d.y, d.z});
+}
 
 json topKernels(const KernelResult& k, size_t n) {
   json arr = json::array();
@@ -160,7 +166,7 @@ json topKernels(const KernelResult& k, size_t n) {
     j["name"] = s.display_name;
     j["count"] = s.count;
     j["seconds"] = secondsOrNull(s.timed_count > 0, s.total_ns);
-    j["precision"] = nullptr;             // precision classifier pending
+    j["precision"] = nullptr; // precision classifier pending
     j["tensor_core"] = nullptr;
     j["occupancy_theoretical"] = nullptr; // occupancy calculator pending
     j["mangled_name"] = s.name;
@@ -178,7 +184,8 @@ json topKernels(const KernelResult& k, size_t n) {
       json cj;
       cj["grid"] = dim(c.grid);
       cj["block"] = dim(c.block);
-      cj["registers_per_thread"] = c.registers_per_thread ? json(c.registers_per_thread) : json(nullptr);
+      cj["registers_per_thread"] =
+          c.registers_per_thread ? json(c.registers_per_thread) : json(nullptr);
       cj["static_shared_bytes"] = c.static_shared_bytes;
       cj["dynamic_shared_bytes"] = c.dynamic_shared_bytes;
       cj["count"] = c.count;
@@ -308,14 +315,17 @@ json collection(const CollectionResult& c) {
   j["messages"] = orNull(c.messages);
   j["rejected_messages"] = c.messages ? json(c.rejectedMessages()) : json(nullptr);
   json reasons = json::object();
-  for (const auto& [k, v] : c.rejected_by_reason) reasons[k] = v;
+  for (const auto& [k, v] : c.rejected_by_reason)
+    reasons[k] = v;
   j["rejected_by_reason"] = std::move(reasons);
   return j;
 }
 
 } // namespace
 
-const char* gpuwiseVersion() { return GPUWISE_VERSION; }
+const char* gpuwiseVersion() {
+  return GPUWISE_VERSION;
+}
 
 std::string jobTier(const CollectionResult& c) {
   if (c.processes.empty()) return "unknown";

@@ -25,7 +25,8 @@ std::string wrap(const std::string& s, size_t width) {
   if (s.size() <= width || width < 20) return s + "\n";
   std::string out, line;
   size_t indent = 0;
-  while (indent < s.size() && s[indent] == ' ') ++indent;
+  while (indent < s.size() && s[indent] == ' ')
+    ++indent;
   std::string cont(indent + 4, ' ');
   std::istringstream words(s);
   line.assign(indent, ' ');
@@ -81,8 +82,9 @@ std::string kernelsLine(const JobAnalysis& a, size_t width) {
   if (k.timed_count > 0) s += " in " + formatDuration(k.total_ns);
   if (!k.by_name.empty() && k.by_name.front().timed_count > 0 && k.total_ns > 0) {
     const auto& top = k.by_name.front();
-    s += "; top " + fit(profiler::shortKernelName(top.display_name), 48) + " " + formatDuration(top.total_ns) +
-         " (" + formatPercent(static_cast<double>(top.total_ns) / k.total_ns) + ")";
+    s += "; top " + fit(profiler::shortKernelName(top.display_name), 48) + " " +
+         formatDuration(top.total_ns) + " (" +
+         formatPercent(static_cast<double>(top.total_ns) / k.total_ns) + ")";
   }
   return fit(s, width);
 }
@@ -95,7 +97,8 @@ std::string copiesLine(const JobAnalysis& a) {
     const auto& c = a.copies.at(d);
     if (c.count == 0) continue;
     std::string dir = model::toString(d);
-    for (auto& ch : dir) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+    for (auto& ch : dir)
+      ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
     s += std::string(any ? ", " : "") + dir + " " + formatBytes(c.bytes) + " in " +
          formatDuration(c.time_ns);
     any = true;
@@ -113,7 +116,8 @@ std::string syncLine(const JobAnalysis& a) {
   const auto& s = a.syncs;
   if (s.calls == 0) return "  host syncs  none recorded";
   if (s.untimed_calls == s.calls)
-    return "  host blocked in syncs: unknown (" + plural(s.calls, "call", "calls") + " without host times)";
+    return "  host blocked in syncs: unknown (" + plural(s.calls, "call", "calls") +
+           " without host times)";
   std::string line = "  host blocked in syncs " + formatDuration(s.blocked_ns) + " (";
   bool first = true;
   for (size_t k = 0; k < kSyncKinds; ++k) {

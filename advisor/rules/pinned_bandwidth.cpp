@@ -19,14 +19,13 @@ struct Entry {
 };
 
 constexpr std::array kModels = {
-    Entry{"GH200", kC2C},  Entry{"GB200", kC2C},  Entry{"GB300", kC2C},
-    Entry{"H100", kGen5},  Entry{"H200", kGen5},  Entry{"H800", kGen5},  Entry{"H20", kGen5},
-    Entry{"B100", kGen5},  Entry{"B200", kGen5},  Entry{"B300", kGen5},
-    Entry{"A100", kGen4},  Entry{"A800", kGen4},  Entry{"A10", kGen4},   Entry{"A16", kGen4},
-    Entry{"A30", kGen4},   Entry{"A40", kGen4},   Entry{"A2", kGen4},    Entry{"L4", kGen4},
-    Entry{"L20", kGen4},   Entry{"L40", kGen4},   Entry{"L40S", kGen4},
-    Entry{"V100", kGen3},  Entry{"T4", kGen3},    Entry{"P100", kGen3},  Entry{"P40", kGen3},
-    Entry{"P4", kGen3},
+    Entry{"GH200", kC2C}, Entry{"GB200", kC2C}, Entry{"GB300", kC2C}, Entry{"H100", kGen5},
+    Entry{"H200", kGen5}, Entry{"H800", kGen5}, Entry{"H20", kGen5},  Entry{"B100", kGen5},
+    Entry{"B200", kGen5}, Entry{"B300", kGen5}, Entry{"A100", kGen4}, Entry{"A800", kGen4},
+    Entry{"A10", kGen4},  Entry{"A16", kGen4},  Entry{"A30", kGen4},  Entry{"A40", kGen4},
+    Entry{"A2", kGen4},   Entry{"L4", kGen4},   Entry{"L20", kGen4},  Entry{"L40", kGen4},
+    Entry{"L40S", kGen4}, Entry{"V100", kGen3}, Entry{"T4", kGen3},   Entry{"P100", kGen3},
+    Entry{"P40", kGen3},  Entry{"P4", kGen3},
 };
 
 std::vector<std::string> tokens(std::string_view name) {

@@ -23,7 +23,7 @@ const char* toString(Confidence);
 
 struct Recommendation {
   std::string id;
-  std::string title;  // one line a person reads; every number in it is also in evidence
+  std::string title; // one line a person reads; every number in it is also in evidence
   // {metric: value}: every number the title and action use, under a name that says what it is.
   nlohmann::ordered_json evidence = nlohmann::ordered_json::object();
   double expected_saving_ratio = 0.0; // share of step (or GPU) time saved, 0..1

@@ -87,25 +87,25 @@ std::optional<Recommendation> UsePinnedMemoryRule::evaluate(const RuleContext& c
   Recommendation r;
   r.id = std::string(id());
   r.expected_saving_ratio = saving_ratio;
-  r.confidence = all_measured ? Confidence::High
+  r.confidence = all_measured        ? Confidence::High
                  : table.known_model ? Confidence::Medium
                                      : Confidence::Low;
   if (!gpu_timed && r.confidence == Confidence::High) r.confidence = Confidence::Medium;
 
-  const char* ref_words = ref.kind == std::string_view("gpu_span") ? "the GPU span"
+  const char* ref_words = ref.kind == std::string_view("gpu_span")    ? "the GPU span"
                           : ref.kind == std::string_view("step_time") ? "step time"
                                                                       : "the wall time";
-  r.title = "Pin host memory: pageable copies took " + formatPercent(share) +
-            " of " + ref_words + " (" + formatSignificant(pageable_s) + " s)";
-  r.action = "Pageable H2D/D2H copies moved " + formatSignificant(pageable.bytes / 1e9) +
-             " GB in " + formatSignificant(pageable_s) + " s (" +
-             formatSignificant(pageable_bw / 1e9) + " GB/s); from pinned memory the same bytes " +
-             "take about " + formatSignificant(pinned_s) + " s at " +
-             formatSignificant(pinned_bw / 1e9) + " GB/s, saving about " +
-             formatSignificant(saving_s) + " s (" + formatPercent(saving_ratio) + ").\n" +
-             "PyTorch: DataLoader(..., pin_memory=True) and tensor.to(device, non_blocking=True).\n" +
-             "C++: allocate host buffers with cudaMallocHost (or page-lock existing ones with "
-             "cudaHostRegister) and copy with cudaMemcpyAsync on a non-default stream.";
+  r.title = "Pin host memory: pageable copies took " + formatPercent(share) + " of " + ref_words +
+            " (" + formatSignificant(pageable_s) + " s)";
+  r.action =
+      "Pageable H2D/D2H copies moved " + formatSignificant(pageable.bytes / 1e9) + " GB in " +
+      formatSignificant(pageable_s) + " s (" + formatSignificant(pageable_bw / 1e9) +
+      " GB/s); from pinned memory the same bytes " + "take about " + formatSignificant(pinned_s) +
+      " s at " + formatSignificant(pinned_bw / 1e9) + " GB/s, saving about " +
+      formatSignificant(saving_s) + " s (" + formatPercent(saving_ratio) + ").\n" +
+      "PyTorch: DataLoader(..., pin_memory=True) and tensor.to(device, non_blocking=True).\n" +
+      "C++: allocate host buffers with cudaMallocHost (or page-lock existing ones with "
+      "cudaHostRegister) and copy with cudaMemcpyAsync on a non-default stream.";
 
   auto& ev = r.evidence;
   ev["pageable_share"] = share;
@@ -123,8 +123,9 @@ std::optional<Recommendation> UsePinnedMemoryRule::evaluate(const RuleContext& c
   if (h2d_bw > 0) ev["pinned_h2d_bandwidth_gbps"] = h2d_bw / 1e9;
   if (d2h_bw > 0) ev["pinned_d2h_bandwidth_gbps"] = d2h_bw / 1e9;
   ev["pinned_bandwidth_source"] =
-      all_measured ? std::string("measured")
-                   : std::string("table: ") + table.link + (table.known_model ? "" : " (GPU model unknown)");
+      all_measured
+          ? std::string("measured")
+          : std::string("table: ") + table.link + (table.known_model ? "" : " (GPU model unknown)");
   ev["pinned_seconds_estimate"] = pinned_s;
   ev["saving_seconds"] = saving_s;
   ev["expected_saving_ratio"] = saving_ratio;

@@ -50,7 +50,8 @@ TEST_CASE("timeline: overlapping kernels on two streams count once, gaps are idl
   CHECK(*r.idleRatio() == Approx(0.2));
 }
 
-TEST_CASE("timeline: copies and memsets join the union; copy time hidden under kernels is not exposed") {
+TEST_CASE(
+    "timeline: copies and memsets join the union; copy time hidden under kernels is not exposed") {
   auto p = process(1);
   p.kernels = {kernel(1000, 2000, 1)};
   p.copies = {copy(1500, 2500, 1 << 20, CopyDirection::HostToDevice, MemoryKind::Pinned, true, 2)};
@@ -171,7 +172,8 @@ TEST_CASE("copies: bytes, counts, time and bandwidth by direction and host memor
   p.copies = {
       copy(1 * kMs, 11 * kMs, 100'000'000, CopyDirection::HostToDevice, MemoryKind::Pageable),
       copy(20 * kMs, 24 * kMs, 100'000'000, CopyDirection::HostToDevice, MemoryKind::Pinned),
-      copy(30 * kMs, 32 * kMs, 10'000'000, CopyDirection::DeviceToHost, MemoryKind::Pageable, false),
+      copy(30 * kMs, 32 * kMs, 10'000'000, CopyDirection::DeviceToHost, MemoryKind::Pageable,
+           false),
       copy(40 * kMs, 41 * kMs, 50'000'000, CopyDirection::DeviceToDevice, MemoryKind::Device),
   };
   // An interposer-tier copy: host call time only.
@@ -239,9 +241,10 @@ TEST_CASE("syncs: blocked time is the union per thread; device-side waits do not
 
 TEST_CASE("memory: reserved samples first, else the running sum of allocations, else unknown") {
   auto sampled = process(1);
-  sampled.memory_samples = {{.time = 10, .device = 0, .allocated_bytes = 100, .reserved_bytes = 4000},
-                            {.time = 20, .device = 0, .allocated_bytes = 900, .reserved_bytes = 8000},
-                            {.time = 30, .device = 0, .allocated_bytes = 50, .reserved_bytes = 2000}};
+  sampled.memory_samples = {
+      {.time = 10, .device = 0, .allocated_bytes = 100, .reserved_bytes = 4000},
+      {.time = 20, .device = 0, .allocated_bytes = 900, .reserved_bytes = 8000},
+      {.time = 30, .device = 0, .allocated_bytes = 50, .reserved_bytes = 2000}};
   sampled.allocations = {{.time = 5, .bytes = 1 << 30, .device = 0, .kind = MemoryKind::Device}};
   auto r = analyzeMemory(trace(sampled));
   REQUIRE(r.devices.size() == 1);
@@ -253,7 +256,12 @@ TEST_CASE("memory: reserved samples first, else the running sum of allocations, 
   allocs.allocations = {
       {.time = 30, .address = 0xb, .bytes = 300, .device = 0, .kind = MemoryKind::Device},
       {.time = 10, .address = 0xa, .bytes = 1000, .device = 0, .kind = MemoryKind::Device},
-      {.time = 40, .address = 0xa, .bytes = 0, .device = 0, .kind = MemoryKind::Device, .is_free = true},
+      {.time = 40,
+       .address = 0xa,
+       .bytes = 0,
+       .device = 0,
+       .kind = MemoryKind::Device,
+       .is_free = true},
       {.time = 50, .address = 0xc, .bytes = 500, .device = 0, .kind = MemoryKind::Managed},
       {.time = 60, .address = 0xd, .bytes = 1 << 30, .device = 0, .kind = MemoryKind::Pinned},
       {.time = 20, .address = 0xe, .bytes = 200, .device = 1, .kind = MemoryKind::Device},
@@ -278,9 +286,13 @@ TEST_CASE("collection: per-process events, drops, tier and the ingest's stream h
   model::Trace t;
   t.processes = {a, b};
   IngestHealth ingest;
-  ingest.streams = {StreamHealth{.session_id = 1, .hello_received = true, .final_received = true, .batches = 3},
-                    StreamHealth{.session_id = 2, .hello_received = false, .batches = 4, .lost_batches = 2,
-                                 .undecodable_events = 7}};
+  ingest.streams = {
+      StreamHealth{.session_id = 1, .hello_received = true, .final_received = true, .batches = 3},
+      StreamHealth{.session_id = 2,
+                   .hello_received = false,
+                   .batches = 4,
+                   .lost_batches = 2,
+                   .undecodable_events = 7}};
   ingest.messages = 9;
   ingest.rejected_by_reason = {{"malformed", 1}, {"bad_envelope", 1}};
   auto r = analyzeCollection(t, &ingest);

@@ -10,18 +10,29 @@ using json = nlohmann::json;
 
 namespace {
 
-std::string gpuwiseExe() { return buildDir() + "/bin/gpuwise"; }
-std::string fakeShim() { return buildDir() + "/tests/advisor_fake_shim"; }
-std::string emptyShim() { return buildDir() + "/tests/libadvisor_empty_shim.so"; }
+std::string gpuwiseExe() {
+  return buildDir() + "/bin/gpuwise";
+}
+std::string fakeShim() {
+  return buildDir() + "/tests/advisor_fake_shim";
+}
+std::string emptyShim() {
+  return buildDir() + "/tests/libadvisor_empty_shim.so";
+}
 
-std::string firstLine(const std::string& s) { return s.substr(0, s.find('\n')); }
+std::string firstLine(const std::string& s) {
+  return s.substr(0, s.find('\n'));
+}
 size_t lineCount(const std::string& s) {
   size_t n = 0;
-  for (char c : s) n += c == '\n';
+  for (char c : s)
+    n += c == '\n';
   return n;
 }
 
-json readJson(const std::string& path) { return json::parse(readFile(path)); }
+json readJson(const std::string& path) {
+  return json::parse(readFile(path));
+}
 
 std::map<std::string, std::string> readEnvFile(const std::string& path) {
   std::map<std::string, std::string> env;
@@ -37,7 +48,8 @@ std::map<std::string, std::string> readEnvFile(const std::string& path) {
 
 TEST_CASE("gpuwise run: reports the fake shim's run and exits with its code") {
   TempDir dir;
-  Process p({gpuwiseExe(), "run", "--", fakeShim(), "--pageable", "--exit-code", "3", "--env-out", dir / "env"},
+  Process p({gpuwiseExe(), "run", "--", fakeShim(), "--pageable", "--exit-code", "3", "--env-out",
+             dir / "env"},
             {"GPUWISE_SHIM=" + emptyShim(), "LD_PRELOAD=libm.so.6"}, dir.path, dir.path, "run");
   REQUIRE(p.wait() == 3);
   INFO(p.err());
@@ -79,8 +91,8 @@ TEST_CASE("gpuwise run --simulate --trace: the recording replays into the same r
   TempDir dir;
   std::filesystem::create_directory(dir / "sim");
   Process p({gpuwiseExe(), "run", "--simulate", "--trace", dir / "run.gwt", "--report-json",
-             dir / "live.json", "--report-html", dir / "live.html", "--", fakeShim(),
-             "--exit-code", "0", "--env-out", dir / "env", "--simulated"},
+             dir / "live.json", "--report-html", dir / "live.html", "--", fakeShim(), "--exit-code",
+             "0", "--env-out", dir / "env", "--simulated"},
             {"GPUWISE_SHIM=" + emptyShim(), "GPUWISE_SIMDEVICE_DIR=" + (dir / "sim"),
              "LD_LIBRARY_PATH=/opt/x"},
             dir.path, dir.path, "run");
@@ -95,8 +107,8 @@ TEST_CASE("gpuwise run --simulate --trace: the recording replays into the same r
   CHECK(live["recommendations"].empty());
   REQUIRE(std::filesystem::exists(dir / "live.html"));
 
-  Process rep({gpuwiseExe(), "report", dir / "run.gwt", "--json", dir / "offline.json"}, {}, dir.path,
-              dir.path, "report");
+  Process rep({gpuwiseExe(), "report", dir / "run.gwt", "--json", dir / "offline.json"}, {},
+              dir.path, dir.path, "report");
   REQUIRE(rep.wait() == 0);
   INFO(rep.err());
   auto offline = readJson(dir / "offline.json");
@@ -130,7 +142,8 @@ TEST_CASE("gpuwise run: SIGTERM is forwarded to the command, the report still wr
   INFO(p.err());
   auto r = readJson(dir / "gpuwise-report.json");
   // Killed, the process sent no final batch: the report says so.
-  for (const auto& proc : r["processes"]) CHECK(proc["final_received"] == false);
+  for (const auto& proc : r["processes"])
+    CHECK(proc["final_received"] == false);
 }
 
 TEST_CASE("every command exits 2 with one line on bad usage or bad input") {
@@ -150,7 +163,8 @@ TEST_CASE("every command exits 2 with one line on bad usage or bad input") {
       {{"frobnicate", "--now"}, "frobnicate"},
       {{"run", "--bogus", "--", "true"}, "--bogus"},
       {{"run"}, "CMD"},
-      {{"run", "--endpoint", "ipc:///tmp/x", "--report-json", "r.json", "--", "true"}, "--endpoint"},
+      {{"run", "--endpoint", "ipc:///tmp/x", "--report-json", "r.json", "--", "true"},
+       "--endpoint"},
       {{"run", "--simulate", "--", "true"}, "simulated device"},
       {{"run", "--trace", "/nonexistent-dir/t.gwt", "--", "true"}, "/nonexistent-dir/t.gwt"},
       {{"report"}, "INPUT"},
@@ -160,7 +174,8 @@ TEST_CASE("every command exits 2 with one line on bad usage or bad input") {
       {{"report", dir / "truncated.gwt"}, "truncated.gwt"},
       {{"report", "--nope", dir / "garbage.bin"}, "--nope"},
       {{"advisor"}, "--listen"},
-      {{"advisor", "--listen", "tcp://127.0.0.1:*", "--metrics-addr", "0.0.0.0:9400"}, "--metrics-addr"},
+      {{"advisor", "--listen", "tcp://127.0.0.1:*", "--metrics-addr", "0.0.0.0:9400"},
+       "--metrics-addr"},
       {{"advisor", "--listen", "bogus://x"}, "bogus://x"},
       {{"advisor", "--listen", "tcp://127.0.0.1:*", "--report-dir", dir / "nodir"}, "nodir"},
       {{"version", "--extra"}, "--extra"},
@@ -191,9 +206,10 @@ TEST_CASE("gpuwise version and --help exit 0") {
 TEST_CASE("gpuwise advisor serves until SIGINT; gpuwise run --endpoint sends to it") {
   TempDir dir;
   std::string endpoint = "ipc://" + (dir / "adv.sock");
-  Process adv({gpuwiseExe(), "advisor", "--listen", endpoint, "--report-dir", dir.path}, {}, dir.path,
-              dir.path, "advisor");
-  REQUIRE(eventually([&] { return adv.err().find("listening on " + endpoint) != std::string::npos; }));
+  Process adv({gpuwiseExe(), "advisor", "--listen", endpoint, "--report-dir", dir.path}, {},
+              dir.path, dir.path, "advisor");
+  REQUIRE(
+      eventually([&] { return adv.err().find("listening on " + endpoint) != std::string::npos; }));
 
   std::filesystem::create_directory(dir / "job");
   Process run({gpuwiseExe(), "run", "--endpoint", endpoint, "--", fakeShim(), "--kernels", "6"},
@@ -201,14 +217,16 @@ TEST_CASE("gpuwise advisor serves until SIGINT; gpuwise run --endpoint sends to 
   REQUIRE(run.wait() == 3);
   CHECK_FALSE(std::filesystem::exists(dir / "job/gpuwise-report.json")); // the advisor writes it
 
-  REQUIRE(eventually([&] { return adv.err().find("1 of 1 process finished") != std::string::npos; }));
+  REQUIRE(
+      eventually([&] { return adv.err().find("1 of 1 process finished") != std::string::npos; }));
   ::kill(adv.pid(), SIGINT);
   REQUIRE(adv.wait() == 0);
   INFO(adv.err());
   auto r = readJson(dir / "gpuwise-report.json");
   REQUIRE(r["processes"].size() == 1);
   CHECK(r["summary"]["kernel_count"] == 6);
-  CHECK(r["collection"]["messages"] == 3); // Hello, the batch after the fourth kernel, the final one
+  CHECK(r["collection"]["messages"] ==
+        3); // Hello, the batch after the fourth kernel, the final one
   CHECK(std::filesystem::exists(dir / "gpuwise-report.html"));
   CHECK(adv.err().find("gpuwise: GPU busy") != std::string::npos);
 }

@@ -26,7 +26,8 @@ constexpr model::TimeNs kMs = 1'000'000;
 
 void writeEnv(const std::string& path) {
   std::ofstream out(path);
-  for (const char* name : {"GPUWISE_ENDPOINT", "LD_PRELOAD", "CUDA_INJECTION64_PATH", "LD_LIBRARY_PATH"}) {
+  for (const char* name :
+       {"GPUWISE_ENDPOINT", "LD_PRELOAD", "CUDA_INJECTION64_PATH", "LD_LIBRARY_PATH"}) {
     const char* v = std::getenv(name);
     out << name << "=" << (v ? v : "") << "\n";
   }
@@ -41,13 +42,20 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&] { return i + 1 < argc ? std::string(argv[++i]) : std::string(); };
-    if (a == "--exit-code") exit_code = std::atoi(next().c_str());
-    else if (a == "--kernels") kernels = std::atoi(next().c_str());
-    else if (a == "--pageable") pageable = true;
-    else if (a == "--no-final") final = false;
-    else if (a == "--simulated") simulated = true;
-    else if (a == "--env-out") env_out = next();
-    else if (a == "--wait-signal") ready_file = next(), final = false;
+    if (a == "--exit-code")
+      exit_code = std::atoi(next().c_str());
+    else if (a == "--kernels")
+      kernels = std::atoi(next().c_str());
+    else if (a == "--pageable")
+      pageable = true;
+    else if (a == "--no-final")
+      final = false;
+    else if (a == "--simulated")
+      simulated = true;
+    else if (a == "--env-out")
+      env_out = next();
+    else if (a == "--wait-signal")
+      ready_file = next(), final = false;
     else {
       std::fprintf(stderr, "fake_shim: unknown argument %s\n", a.c_str());
       return 64;
@@ -98,7 +106,8 @@ int main(int argc, char** argv) {
     client.sendBatch(1, final, t);
     if (!ready_file.empty()) {
       std::ofstream(ready_file) << "sent\n";
-      for (;;) ::pause();
+      for (;;)
+        ::pause();
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "fake_shim: %s\n", e.what());

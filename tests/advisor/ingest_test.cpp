@@ -191,7 +191,8 @@ TEST_CASE("StreamRouter: sequence gaps count as lost batches") {
   CHECK(health.streams[0]->lost_batches == 2);
 }
 
-TEST_CASE("StreamRouter: malformed and foreign messages are dropped, counted, logged; others carry on") {
+TEST_CASE(
+    "StreamRouter: malformed and foreign messages are dropped, counted, logged; others carry on") {
   CapturedLog log;
   StreamRouter router(log.sink());
   OfflineSender a(1, 10), b(2, 20);
@@ -200,7 +201,8 @@ TEST_CASE("StreamRouter: malformed and foreign messages are dropped, counted, lo
   router.route(std::span(reinterpret_cast<const uint8_t*>(foreign.data()), foreign.size()));
   router.route(std::span(reinterpret_cast<const uint8_t*>(foreign.data()), foreign.size()));
   auto corrupt = a.batch(2);
-  for (size_t i = corrupt.size() / 2; i < corrupt.size(); ++i) corrupt[i] ^= 0x5a;
+  for (size_t i = corrupt.size() / 2; i < corrupt.size(); ++i)
+    corrupt[i] ^= 0x5a;
   router.route(corrupt);
   router.route(std::span<const uint8_t>{});
   router.route(b.hello());
@@ -208,7 +210,8 @@ TEST_CASE("StreamRouter: malformed and foreign messages are dropped, counted, lo
   router.route(a.batch(1, 0, true));
   CHECK(router.progress().rejected == 4);
   uint64_t rejected = 0;
-  for (const auto& [reason, n] : router.rejectedByReason()) rejected += n;
+  for (const auto& [reason, n] : router.rejectedByReason())
+    rejected += n;
   CHECK(rejected == 4);
   CHECK(router.rejectedByReason().count("bad_envelope") == 1);
   CHECK(router.rejectedByReason().at("bad_envelope") >= 2);
@@ -231,7 +234,8 @@ TEST_CASE("StreamRouter: malformed and foreign messages are dropped, counted, lo
   CHECK(health.rejectedMessages() == 4);
 }
 
-TEST_CASE("IngestServer over ipc: two processes at once, junk in between, the server keeps serving") {
+TEST_CASE(
+    "IngestServer over ipc: two processes at once, junk in between, the server keeps serving") {
   TempDir dir;
   CapturedLog log;
   IngestServer::Options o;
@@ -254,7 +258,8 @@ TEST_CASE("IngestServer over ipc: two processes at once, junk in between, the se
         std::vector<uint8_t> junk{'n', 'o', 't', ' ', 'o', 'u', 'r', 's'};
         REQUIRE(c.sendRaw(junk));
         auto damaged = transport::encodeHello(c.makeHello());
-        for (size_t b = damaged.size() / 2; b < damaged.size(); ++b) damaged[b] = 0xff;
+        for (size_t b = damaged.size() / 2; b < damaged.size(); ++b)
+          damaged[b] = 0xff;
         REQUIRE(c.sendRaw(damaged));
       }
       REQUIRE(c.sendBatch(2, i + 1 == batches, (1000 + 100 * i) * kMs));
@@ -265,7 +270,8 @@ TEST_CASE("IngestServer over ipc: two processes at once, junk in between, the se
   first.join();
   second.join();
 
-  REQUIRE(waitUntil(*server, [](const IngestProgress& p) { return p.streams == 2 && p.allFinal(); }));
+  REQUIRE(
+      waitUntil(*server, [](const IngestProgress& p) { return p.streams == 2 && p.allFinal(); }));
   auto p = server->progress();
   CHECK(p.rejected == 4);
   CHECK(p.events == 35);
@@ -359,7 +365,8 @@ TEST_CASE("IngestServer snapshot while running, waitFor gives up at its deadline
   auto server = IngestServer::start(o, &error);
   REQUIRE(server);
   auto start = Clock::now();
-  CHECK_FALSE(server->waitFor([](const IngestProgress& p) { return p.messages > 0; }, start + 50ms));
+  CHECK_FALSE(
+      server->waitFor([](const IngestProgress& p) { return p.messages > 0; }, start + 50ms));
   CHECK(Clock::now() - start >= 50ms);
   WireClient c(server->endpoint(), 9, 9);
   REQUIRE(c.waitConnected());

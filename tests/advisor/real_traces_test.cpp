@@ -34,7 +34,8 @@ std::string env(const char* name, const char* fallback) {
 
 TEST_CASE("timeline, kernels and copies agree with the independent reference on real traces") {
   const fs::path root = fs::path(env("GPUWISE_TRACES_DIR", "../shared/traces")) / "kineto";
-  const fs::path ref_path = fs::path(env("GPUWISE_SOURCE_DIR", ".")) / "tests/data/kineto/reference.json";
+  const fs::path ref_path =
+      fs::path(env("GPUWISE_SOURCE_DIR", ".")) / "tests/data/kineto/reference.json";
   if (!fs::exists(root) || !fs::exists(ref_path)) {
     WARN("no traces at " << root << " or no reference at " << ref_path);
     return;

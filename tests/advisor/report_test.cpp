@@ -26,14 +26,26 @@ model::Trace pinnableTrace() {
   p.info.rank = 0;
   auto gemm = p.names.intern("_Z4gemmPKfS0_Pfi");
   p.copies = {copy(900 * kMs, 1000 * kMs, 1'000'000'000)};
-  p.kernels = {kernel(1000 * kMs, 1800 * kMs, 7, 0, gemm), kernel(1900 * kMs, 2000 * kMs, 7, 0, gemm)};
+  p.kernels = {kernel(1000 * kMs, 1800 * kMs, 7, 0, gemm),
+               kernel(1900 * kMs, 2000 * kMs, 7, 0, gemm)};
   p.memory_samples = {{.time = 1, .device = 0, .reserved_bytes = 3'000'000'000}};
-  p.syncs = {{.start = 1500 * kMs, .end = 2000 * kMs, .thread = 3, .kind = model::SyncKind::Device}};
+  p.syncs = {
+      {.start = 1500 * kMs, .end = 2000 * kMs, .thread = 3, .kind = model::SyncKind::Device}};
   p.events_dropped = 17;
   return trace(p);
 }
 
-enum class Type { Number, String, Bool, Object, Array, NullableNumber, NullableObject, NullableString, NullableBool };
+enum class Type {
+  Number,
+  String,
+  Bool,
+  Object,
+  Array,
+  NullableNumber,
+  NullableObject,
+  NullableString,
+  NullableBool
+};
 
 bool hasType(const json& v, Type t) {
   switch (t) {
@@ -70,29 +82,42 @@ TEST_CASE("JSON report has every field of the gpuwise.report/v1 contract, with t
   REQUIRE(recs.size() == 1);
   auto r = buildReportJson({a, recs});
 
-  checkFields(r, {{"schema", Type::String}, {"source", Type::Object}, {"gpus", Type::Array},
-                  {"processes", Type::Array}, {"summary", Type::Object},
-                  {"recommendations", Type::Array}, {"top_kernels", Type::Array}},
+  checkFields(r,
+              {{"schema", Type::String},
+               {"source", Type::Object},
+               {"gpus", Type::Array},
+               {"processes", Type::Array},
+               {"summary", Type::Object},
+               {"recommendations", Type::Array},
+               {"top_kernels", Type::Array}},
               "report");
   CHECK(r["schema"] == "gpuwise.report/v1");
-  checkFields(r["source"], {{"kind", Type::String}, {"simulated", Type::Bool}, {"files", Type::Array}},
+  checkFields(r["source"],
+              {{"kind", Type::String}, {"simulated", Type::Bool}, {"files", Type::Array}},
               "source");
   CHECK(r["source"]["kind"] == "gwt");
   CHECK(r["source"]["files"][0] == "run.gwt");
 
   REQUIRE(r["gpus"].size() == 1);
-  checkFields(r["gpus"][0], {{"index", Type::Number}, {"name", Type::String},
-                             {"sm_count", Type::NullableNumber}, {"memory_total_bytes", Type::NullableNumber},
-                             {"compute_capability", Type::NullableString},
-                             {"mig_profile", Type::NullableString}},
+  checkFields(r["gpus"][0],
+              {{"index", Type::Number},
+               {"name", Type::String},
+               {"sm_count", Type::NullableNumber},
+               {"memory_total_bytes", Type::NullableNumber},
+               {"compute_capability", Type::NullableString},
+               {"mig_profile", Type::NullableString}},
               "gpus[0]");
   CHECK(r["gpus"][0]["compute_capability"] == "9.0");
   CHECK(r["gpus"][0]["mig_profile"].is_null());
 
   REQUIRE(r["processes"].size() == 1);
-  checkFields(r["processes"][0], {{"pid", Type::Number}, {"rank", Type::NullableNumber},
-                                  {"command", Type::String}, {"events", Type::Number},
-                                  {"events_dropped", Type::Number}, {"tier", Type::String}},
+  checkFields(r["processes"][0],
+              {{"pid", Type::Number},
+               {"rank", Type::NullableNumber},
+               {"command", Type::String},
+               {"events", Type::Number},
+               {"events_dropped", Type::Number},
+               {"tier", Type::String}},
               "processes[0]");
   CHECK(r["processes"][0]["pid"] == 4242);
   CHECK(r["processes"][0]["events_dropped"] == 17);
@@ -100,23 +125,34 @@ TEST_CASE("JSON report has every field of the gpuwise.report/v1 contract, with t
   CHECK(r["processes"][0]["tier"] == "cupti");
 
   const auto& s = r["summary"];
-  checkFields(s, {{"wall_seconds", Type::NullableNumber}, {"gpu_span_seconds", Type::NullableNumber},
-                  {"gpu_busy_seconds", Type::NullableNumber}, {"gpu_idle_ratio", Type::NullableNumber},
-                  {"kernel_count", Type::Number}, {"kernel_seconds", Type::NullableNumber},
-                  {"precision_time_ratio", Type::NullableObject},
-                  {"tensor_core_time_ratio", Type::NullableNumber},
-                  {"occupancy_theoretical", Type::NullableNumber},
-                  {"input_stall_ratio", Type::NullableNumber},
-                  {"host_sync_seconds", Type::NullableNumber},
-                  {"launch_overhead_ratio", Type::NullableNumber}, {"memcpy", Type::Object},
-                  {"memory_peak_bytes", Type::NullableNumber}, {"steps", Type::Object}},
+  checkFields(s,
+              {{"wall_seconds", Type::NullableNumber},
+               {"gpu_span_seconds", Type::NullableNumber},
+               {"gpu_busy_seconds", Type::NullableNumber},
+               {"gpu_idle_ratio", Type::NullableNumber},
+               {"kernel_count", Type::Number},
+               {"kernel_seconds", Type::NullableNumber},
+               {"precision_time_ratio", Type::NullableObject},
+               {"tensor_core_time_ratio", Type::NullableNumber},
+               {"occupancy_theoretical", Type::NullableNumber},
+               {"input_stall_ratio", Type::NullableNumber},
+               {"host_sync_seconds", Type::NullableNumber},
+               {"launch_overhead_ratio", Type::NullableNumber},
+               {"memcpy", Type::Object},
+               {"memory_peak_bytes", Type::NullableNumber},
+               {"steps", Type::Object}},
               "summary");
-  checkFields(s["memcpy"], {{"h2d_bytes", Type::Number}, {"d2h_bytes", Type::Number},
-                            {"d2d_bytes", Type::Number}, {"pageable_bytes", Type::Number},
-                            {"pageable_seconds", Type::Number}},
+  checkFields(s["memcpy"],
+              {{"h2d_bytes", Type::Number},
+               {"d2h_bytes", Type::Number},
+               {"d2d_bytes", Type::Number},
+               {"pageable_bytes", Type::Number},
+               {"pageable_seconds", Type::Number}},
               "summary.memcpy");
-  checkFields(s["steps"], {{"count", Type::NullableNumber}, {"mean_seconds", Type::NullableNumber},
-                           {"source", Type::NullableString}},
+  checkFields(s["steps"],
+              {{"count", Type::NullableNumber},
+               {"mean_seconds", Type::NullableNumber},
+               {"source", Type::NullableString}},
               "summary.steps");
   CHECK(s["gpu_span_seconds"].get<double>() == Approx(1.1));
   CHECK(s["gpu_busy_seconds"].get<double>() == Approx(1.0));
@@ -133,19 +169,26 @@ TEST_CASE("JSON report has every field of the gpuwise.report/v1 contract, with t
   CHECK(s["occupancy_theoretical"].is_null());
 
   const auto& rec = r["recommendations"][0];
-  checkFields(rec, {{"id", Type::String}, {"title", Type::String}, {"evidence", Type::Object},
-                    {"expected_saving_ratio", Type::Number}, {"confidence", Type::String},
-                    {"action", Type::String}, {"parameters", Type::Object}},
+  checkFields(rec,
+              {{"id", Type::String},
+               {"title", Type::String},
+               {"evidence", Type::Object},
+               {"expected_saving_ratio", Type::Number},
+               {"confidence", Type::String},
+               {"action", Type::String},
+               {"parameters", Type::Object}},
               "recommendations[0]");
   CHECK(rec["id"] == "use_pinned_memory");
   CHECK(rec["confidence"] == "medium");
 
   REQUIRE(r["top_kernels"].size() == 1);
-  checkFields(r["top_kernels"][0], {{"name", Type::String}, {"count", Type::Number},
-                                    {"seconds", Type::NullableNumber},
-                                    {"precision", Type::NullableString},
-                                    {"tensor_core", Type::NullableBool},
-                                    {"occupancy_theoretical", Type::NullableNumber}},
+  checkFields(r["top_kernels"][0],
+              {{"name", Type::String},
+               {"count", Type::Number},
+               {"seconds", Type::NullableNumber},
+               {"precision", Type::NullableString},
+               {"tensor_core", Type::NullableBool},
+               {"occupancy_theoretical", Type::NullableNumber}},
               "top_kernels[0]");
 }
 
@@ -201,12 +244,14 @@ TEST_CASE("terminal summary: simulated device, unknown timing, no processes") {
   p.kernels = {kernel(0, 0)};
   auto untimed = analyzeJob(trace(p));
   text = renderTerminalSummary({untimed, {}});
-  CHECK(text.rfind("gpuwise: GPU busy unknown (no GPU timestamps; collection tier interposer)", 0) == 0);
+  CHECK(text.rfind("gpuwise: GPU busy unknown (no GPU timestamps; collection tier interposer)",
+                   0) == 0);
   CHECK(text.find("0 dropped") != std::string::npos);
   auto q = process(6, "NVIDIA A100", model::CollectionTier::Interposer);
   q.syncs = {{.thread = 1, .kind = model::SyncKind::Device}}; // no host times
   text = renderTerminalSummary({analyzeJob(trace(q)), {}});
-  CHECK(text.find("host blocked in syncs: unknown (1 call without host times)") != std::string::npos);
+  CHECK(text.find("host blocked in syncs: unknown (1 call without host times)") !=
+        std::string::npos);
 
   auto empty = analyzeJob(model::Trace{});
   text = renderTerminalSummary({empty, {}});
@@ -244,8 +289,9 @@ TEST_CASE("report files are written whole, and a failed write names the file") {
   auto t = pinnableTrace();
   auto a = analyzeJob(t);
   std::vector<Recommendation> recs;
-  std::string dir = std::string(std::getenv("GPUWISE_BUILD_DIR") ? std::getenv("GPUWISE_BUILD_DIR") : ".") +
-                    "/report_test_out.json";
+  std::string dir =
+      std::string(std::getenv("GPUWISE_BUILD_DIR") ? std::getenv("GPUWISE_BUILD_DIR") : ".") +
+      "/report_test_out.json";
   std::string error;
   REQUIRE(writeJsonReport(dir, {a, recs}, &error));
   std::ifstream in(dir);

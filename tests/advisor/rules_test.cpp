@@ -43,7 +43,8 @@ TEST_CASE("use_pinned_memory fires on costly pageable copies, with the table ban
   CHECK(r->evidence["pinned_seconds_estimate"].get<double>() == Approx(0.02));
   CHECK(r->evidence["saving_seconds"].get<double>() == Approx(0.08));
   CHECK(r->expected_saving_ratio == Approx(0.08 / 1.1));
-  CHECK(r->evidence["pinned_bandwidth_source"].get<std::string>().find("PCIe 5.0") != std::string::npos);
+  CHECK(r->evidence["pinned_bandwidth_source"].get<std::string>().find("PCIe 5.0") !=
+        std::string::npos);
   CHECK(r->confidence == Confidence::Medium);
   CHECK(r->action.find("pin_memory=True") != std::string::npos);
   CHECK(r->action.find("non_blocking=True") != std::string::npos);
@@ -55,10 +56,10 @@ TEST_CASE("use_pinned_memory fires on costly pageable copies, with the table ban
 TEST_CASE("use_pinned_memory measures pinned bandwidth from the trace's own pinned copies") {
   auto p = pageableJob();
   // Two 64 MB pinned copies at 25 GB/s, hidden under the kernel so the span stays 1.1 s.
-  p.copies.push_back(copy(1100 * kMs, 1100 * kMs + 2'560'000, 64'000'000, CopyDirection::HostToDevice,
-                          MemoryKind::Pinned));
-  p.copies.push_back(copy(1200 * kMs, 1200 * kMs + 2'560'000, 64'000'000, CopyDirection::HostToDevice,
-                          MemoryKind::Pinned));
+  p.copies.push_back(copy(1100 * kMs, 1100 * kMs + 2'560'000, 64'000'000,
+                          CopyDirection::HostToDevice, MemoryKind::Pinned));
+  p.copies.push_back(copy(1200 * kMs, 1200 * kMs + 2'560'000, 64'000'000,
+                          CopyDirection::HostToDevice, MemoryKind::Pinned));
   auto t = trace(p);
   auto r = evaluatePinned(t);
   REQUIRE(r);
@@ -78,7 +79,8 @@ TEST_CASE("use_pinned_memory uses the slowest link for an unknown GPU, with low 
 
 TEST_CASE("use_pinned_memory stays quiet on a healthy job") {
   auto p = process(1);
-  p.copies = {copy(900 * kMs, 940 * kMs, 1'000'000'000, CopyDirection::HostToDevice, MemoryKind::Pinned)};
+  p.copies = {
+      copy(900 * kMs, 940 * kMs, 1'000'000'000, CopyDirection::HostToDevice, MemoryKind::Pinned)};
   p.kernels = {kernel(1000 * kMs, 2000 * kMs)};
   auto t = trace(p);
   CHECK_FALSE(evaluatePinned(t));
@@ -143,7 +145,8 @@ TEST_CASE("use_pinned_memory: every number in the title and action is in the evi
     CHECK(missing.empty());
   }
   // The check itself fails on a number that is not in the evidence.
-  CHECK(numbersMissingFromEvidence("saves 9.87 s", r->evidence) == std::vector<std::string>{"9.87"});
+  CHECK(numbersMissingFromEvidence("saves 9.87 s", r->evidence) ==
+        std::vector<std::string>{"9.87"});
 }
 
 TEST_CASE("pinned bandwidth table matches model tokens, not substrings") {
@@ -205,6 +208,7 @@ TEST_CASE("recommendations are ranked by expected saving, then confidence, then 
 }
 
 TEST_CASE("every default rule has a contract id") {
-  for (const auto& rule : defaultRules()) CHECK(isKnownRecommendationId(rule->id()));
+  for (const auto& rule : defaultRules())
+    CHECK(isKnownRecommendationId(rule->id()));
   CHECK_FALSE(isKnownRecommendationId("buy_more_gpus"));
 }

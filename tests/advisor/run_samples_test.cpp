@@ -34,8 +34,9 @@ struct Run {
 };
 
 Run runSample(const TempDir& dir, const std::string& name) {
-  Process p({buildDir() + "/bin/gpuwise", "run", "--simulate", "--report-json", dir / (name + ".json"),
-             "--report-html", dir / (name + ".html"), "--", buildDir() + "/samples/" + name},
+  Process p({buildDir() + "/bin/gpuwise", "run", "--simulate", "--report-json",
+             dir / (name + ".json"), "--report-html", dir / (name + ".html"), "--",
+             buildDir() + "/samples/" + name},
             {}, dir.path, dir.path, name);
   auto status = p.wait(std::chrono::seconds(120));
   INFO(p.err());

@@ -5,8 +5,8 @@
 
 #include <chrono>
 #include <csignal>
-#include <fcntl.h>
 #include <cstdlib>
+#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -71,14 +71,17 @@ public:
     auto nameOf = [](const std::string& e) { return e.substr(0, e.find('=')); };
     for (char** e = environ; *e; ++e) {
       bool overridden = false;
-      for (const auto& o : env) overridden = overridden || nameOf(o) == nameOf(*e);
+      for (const auto& o : env)
+        overridden = overridden || nameOf(o) == nameOf(*e);
       if (!overridden) all_env.emplace_back(*e);
     }
     all_env.insert(all_env.end(), env.begin(), env.end());
     std::vector<char*> args, envp;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    for (const auto& a : argv)
+      args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
-    for (const auto& e : all_env) envp.push_back(const_cast<char*>(e.c_str()));
+    for (const auto& e : all_env)
+      envp.push_back(const_cast<char*>(e.c_str()));
     envp.push_back(nullptr);
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);

@@ -49,7 +49,8 @@ public:
     return false;
   }
 
-  transport::Hello makeHello(const std::string& gpu = "NVIDIA H100 80GB HBM3", bool simulated = false) const {
+  transport::Hello makeHello(const std::string& gpu = "NVIDIA H100 80GB HBM3",
+                             bool simulated = false) const {
     transport::Hello h;
     h.session_id = session_;
     h.process.pid = pid_;

@@ -17,7 +17,8 @@ model::Trace syntheticTrace(int64_t kernels) {
   p.info.pid = 1;
   p.devices.push_back({.index = 0, .name = "NVIDIA H100 80GB HBM3"});
   std::vector<model::NameId> names;
-  for (int i = 0; i < 200; ++i) names.push_back(p.names.intern("_Z6kernelILi" + std::to_string(i) + "EEvPf"));
+  for (int i = 0; i < 200; ++i)
+    names.push_back(p.names.intern("_Z6kernelILi" + std::to_string(i) + "EEvPf"));
   p.kernels.reserve(kernels);
   model::TimeNs t0 = 1'000'000'000;
   for (int64_t i = 0; i < kernels; ++i) {
@@ -39,7 +40,9 @@ model::Trace syntheticTrace(int64_t kernels) {
       c.stream = 20;
       c.async = true;
       p.copies.push_back(c);
-      p.syncs.push_back({.start = k.start, .end = k.start + 30'000, .thread = 1,
+      p.syncs.push_back({.start = k.start,
+                         .end = k.start + 30'000,
+                         .thread = 1,
                          .kind = model::SyncKind::Stream});
     }
   }

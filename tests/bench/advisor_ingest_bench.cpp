@@ -16,7 +16,8 @@ void BM_RouteKernelBatches(benchmark::State& state) {
   model::NameTable names;
   transport::BatchEncoder enc(names, 42, 1);
   std::vector<model::NameId> ids;
-  for (int i = 0; i < 50; ++i) ids.push_back(names.intern("kernel_" + std::to_string(i)));
+  for (int i = 0; i < 50; ++i)
+    ids.push_back(names.intern("kernel_" + std::to_string(i)));
   transport::Hello hello;
   hello.session_id = 42;
   hello.process.pid = 1;
@@ -41,11 +42,13 @@ void BM_RouteKernelBatches(benchmark::State& state) {
     enc.confirm(true);
   }
   size_t bytes = 0;
-  for (const auto& m : messages) bytes += m.size();
+  for (const auto& m : messages)
+    bytes += m.size();
   for (auto _ : state) {
     StreamRouter router([](std::string_view) {});
     router.route(hello_bytes);
-    for (const auto& m : messages) router.route(m);
+    for (const auto& m : messages)
+      router.route(m);
     benchmark::DoNotOptimize(router.progress().events);
   }
   state.SetItemsProcessed(state.iterations() * batches * per_batch);
