@@ -224,12 +224,17 @@ void htmlPrecisionSection(std::ostream& o, const ReportJson& r) {
   spec.id = "precision-bar";
   spec.title = "Kernel time by numeric precision";
   spec.description = "Share of kernel time in each precision.";
+  auto kernel_seconds = jsonNumber(r, {"summary", "kernel_seconds"});
   for (const auto& [name, v] : mix->items()) {
     if (!v.is_number()) continue;
     const char* color = palette::kGrey;
     for (const auto& [k, c] : kColors)
       if (k == name) color = c;
-    spec.segments.push_back({name, v.get<double>(), formatPercent(v.get<double>()), color});
+    double share = v.get<double>();
+    spec.segments.push_back({name, share,
+                             kernel_seconds ? formatSeconds(share * *kernel_seconds)
+                                            : formatPercent(share) + " of kernel time",
+                             color});
   }
   o << renderStackedBar(spec) << "\n";
   if (auto tc = jsonNumber(r, {"summary", "tensor_core_time_ratio"}))

@@ -3,6 +3,7 @@
 // parser rejects in our output: unbalanced or crossed tags, unquoted or duplicate attributes,
 // '<' in attribute values, bare '&' or unknown entities, more than one root element, text
 // outside the root. Returns "" when well-formed, else the first problem and its offset.
+// Not a validating parser: no DTDs, no CDATA, no processing instructions (we write none).
 #pragma once
 
 #include <cctype>
@@ -12,7 +13,9 @@
 
 namespace gpuwise::advisor::test {
 
-inline std::string xmlProblem(const std::string& x) {
+// `html`: also accept the HTML entities the report uses (&ldquo; &rdquo; &middot;), for checking
+// that the page's body is well-formed.
+inline std::string xmlProblem(const std::string& x, bool html = false) {
   std::vector<std::string> open;
   int roots = 0;
   size_t i = 0, n = x.size();
@@ -27,7 +30,8 @@ inline std::string xmlProblem(const std::string& x) {
     if (end == std::string::npos || end - j > 10) return 0;
     std::string name = x.substr(j + 1, end - j - 1);
     static const std::set<std::string> known = {"amp", "lt", "gt", "quot", "apos"};
-    if (known.count(name)) return end - j + 1;
+    static const std::set<std::string> html_known = {"ldquo", "rdquo", "middot"};
+    if (known.count(name) || (html && html_known.count(name))) return end - j + 1;
     if (name.size() > 1 && name[0] == '#') {
       bool hex = name[1] == 'x';
       for (size_t k = hex ? 2 : 1; k < name.size(); ++k)
