@@ -35,15 +35,16 @@ double niceStep(double range, int max_ticks) {
   return 10.0 * mag;
 }
 
-// A time tick relative to the axis start, in the unit that suits the step.
-std::string timeLabel(double seconds, double step) {
+// A time tick relative to the axis start, in the unit that suits the axis length `span` and with
+// the decimals the step needs: "0.5 ms", "2.0 ms".
+std::string timeLabel(double seconds, double step, double span) {
   struct Unit {
     double scale;
     const char* name;
   };
-  Unit u = step >= 1.0 ? Unit{1.0, "s"}
-           : step >= 1e-3 ? Unit{1e3, "ms"}
-           : step >= 1e-6 ? Unit{1e6, "us"}
+  Unit u = span >= 1.0    ? Unit{1.0, "s"}
+           : span >= 1e-3 ? Unit{1e3, "ms"}
+           : span >= 1e-6 ? Unit{1e6, "us"}
                           : Unit{1e9, "ns"};
   double scaled_step = step * u.scale;
   int decimals = scaled_step >= 1.0 ? 0 : static_cast<int>(std::ceil(-std::log10(scaled_step)));
@@ -147,7 +148,7 @@ std::string renderLineChart(const LineChartSpec& spec) {
                    formatAxisValue(st.min, spec.y_format) + ", max " +
                    formatAxisValue(st.max, spec.y_format) + ".";
   }
-  description += " Time axis " + timeLabel(span, niceStep(span, 5)) + " long.";
+  description += " Time axis " + timeLabel(span, niceStep(span, 5), span) + " long.";
 
   std::ostringstream o;
   o << open(spec.id, spec.width, spec.height, spec.title, description);
@@ -165,7 +166,7 @@ std::string renderLineChart(const LineChartSpec& spec) {
     o << "<line x1=\"" << num(X(t)) << "\" x2=\"" << num(X(t)) << "\" y1=\"" << num(top + h)
       << "\" y2=\"" << num(top + h + 4) << "\" stroke=\"" << kAxisColor << "\"/>"
       << "<text x=\"" << num(X(t)) << "\" y=\"" << num(top + h + 16)
-      << "\" text-anchor=\"middle\">" << esc(timeLabel(t, x_step)) << "</text>";
+      << "\" text-anchor=\"middle\">" << esc(timeLabel(t, x_step, span)) << "</text>";
   }
   o << "<text x=\"" << num(left + w) << "\" y=\"" << num(top + h + 30)
     << "\" text-anchor=\"end\" class=\"axis-label\">" << esc(spec.x_label) << "</text>";
