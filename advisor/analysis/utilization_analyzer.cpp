@@ -99,9 +99,8 @@ std::map<uint32_t, std::vector<Level>> allocationLevels(const model::ProcessTrac
   std::vector<const model::Allocation*> order;
   for (const auto& a : p.allocations)
     if (countsAsDeviceMemory(a.kind) && a.time != 0) order.push_back(&a);
-  std::stable_sort(order.begin(), order.end(), [](const auto* a, const auto* b) {
-    return a->time < b->time;
-  });
+  std::stable_sort(order.begin(), order.end(),
+                   [](const auto* a, const auto* b) { return a->time < b->time; });
   std::map<uint32_t, std::vector<Level>> levels;
   std::map<uint32_t, uint64_t> current;
   std::unordered_map<uint64_t, uint64_t> live; // address -> bytes, for frees without a size
@@ -145,7 +144,7 @@ void memorySeries(const model::ProcessTrace& p, size_t wanted, std::vector<Memor
     s.device = device;
     auto& r = reserved[device];
     auto& a = from_allocations.empty() ? allocated[device] : from_allocations[device];
-    s.source = !r.empty()                   ? MemorySource::Reserved
+    s.source = !r.empty()                 ? MemorySource::Reserved
                : from_allocations.empty() ? MemorySource::Allocated
                                           : MemorySource::Allocations;
     std::stable_sort(r.begin(), r.end(), byTime);
@@ -172,7 +171,8 @@ void spreadTime(const std::vector<model::TimeNs>& from, model::TimeNs from_start
     if (from[i] == 0) continue;
     model::TimeNs lo = bucketEdge(from_start, from_end, n, i);
     model::TimeNs hi = bucketEdge(from_start, from_end, n, i + 1);
-    size_t first = bucketOf(start, end, m, lo), last = bucketOf(start, end, m, hi > lo ? hi - 1 : lo);
+    size_t first = bucketOf(start, end, m, lo),
+           last = bucketOf(start, end, m, hi > lo ? hi - 1 : lo);
     model::TimeNs given = 0;
     for (size_t j = first; j <= last; ++j) {
       model::TimeNs part = from[i] - given;
@@ -187,9 +187,8 @@ void spreadTime(const std::vector<model::TimeNs>& from, model::TimeNs from_start
   }
 }
 
-void spreadLevel(const std::vector<int64_t>& from, model::TimeNs from_start,
-                 model::TimeNs from_end, model::TimeNs start, model::TimeNs end,
-                 std::vector<int64_t>& to) {
+void spreadLevel(const std::vector<int64_t>& from, model::TimeNs from_start, model::TimeNs from_end,
+                 model::TimeNs start, model::TimeNs end, std::vector<int64_t>& to) {
   size_t n = from.size(), m = to.size();
   for (size_t i = 0; i < n; ++i) {
     if (from[i] < 0) continue;

@@ -38,7 +38,7 @@ struct BusySeries {
   int64_t pid = 0;
   int32_t rank = -1;
   uint32_t device = 0;
-  model::TimeNs start = 0, end = 0; // the device's GPU span
+  model::TimeNs start = 0, end = 0;                       // the device's GPU span
   std::vector<model::TimeNs> busy_ns, kernel_ns, copy_ns; // one value per bucket
 
   size_t buckets() const { return busy_ns.size(); }

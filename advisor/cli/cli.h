@@ -9,7 +9,8 @@
 //
 // `run` exits with CMD's own status (128 + signal when a signal killed it; 127 when CMD cannot be
 // executed); `diff` exits 1 when the new report regressed. Everything else exits 0 on success and
-// 2 on bad usage or bad input, with one line on stderr naming the problem. main.cpp is only `return runCli(argc, argv)`, so tests link all of it.
+// 2 on bad usage or bad input, with one line on stderr naming the problem.
+// main.cpp is only `return runCli(argc, argv)`, so tests link all of it.
 //
 // Called on the main thread. `run` and `advisor` block until their job ends.
 #pragma once

@@ -37,22 +37,22 @@ struct DeviceCost {
   int64_t pid = 0;
   int32_t rank = -1;
   uint32_t device = 0;
-  std::string gpu_name;             // as the device reported it, empty when unknown
-  std::string price_model;          // the table row used ("H100"), empty with an override
-  std::optional<double> price;      // USD per GPU-hour
-  double gpu_hours = 0.0;           // GPU span
+  std::string gpu_name;        // as the device reported it, empty when unknown
+  std::string price_model;     // the table row used ("H100"), empty with an override
+  std::optional<double> price; // USD per GPU-hour
+  double gpu_hours = 0.0;      // GPU span
   double idle_gpu_hours = 0.0;
-  double idle_ratio = 0.0;          // idle / span
+  double idle_ratio = 0.0; // idle / span
   std::optional<double> idleCost() const;
 };
 
 struct JobCost {
   std::string price_source; // "option" (--gpu-hour-price), "table", or "" when no device is priced
-  std::optional<double> gpu_hour_price; // GPU-hour-weighted mean over devices; nullopt unknown
+  std::optional<double> gpu_hour_price;   // GPU-hour-weighted mean over devices; nullopt unknown
   std::vector<std::string> unpriced_gpus; // device names without a table row (no override)
-  bool timeline_known = false;  // GPU timestamps existed: idle figures are measured
-  size_t gpus = 0;              // (process, device) pairs the figures cover
-  double gpu_hours = 0.0;       // see the header comment
+  bool timeline_known = false;            // GPU timestamps existed: idle figures are measured
+  size_t gpus = 0;                        // (process, device) pairs the figures cover
+  double gpu_hours = 0.0;                 // see the header comment
   std::optional<double> idle_gpu_hours, idle_gpu_hours_per_day;
   std::optional<double> idle_cost, idle_cost_per_day;
   std::vector<DeviceCost> devices;

@@ -176,7 +176,8 @@ ReportDiff diffReports(const json& base, const json& next, const DiffOptions& op
     return jsonNumber(r, path);
   };
   add("step_seconds", "step time (mean)", Unit::Seconds, Better::Lower, true,
-      num(base, {"summary", "steps", "mean_seconds"}), num(next, {"summary", "steps", "mean_seconds"}));
+      num(base, {"summary", "steps", "mean_seconds"}),
+      num(next, {"summary", "steps", "mean_seconds"}));
   add("gpu_busy_ratio", "GPU busy share", Unit::Ratio, Better::Higher, true, busyRatio(base),
       busyRatio(next));
   add("wall_seconds", "wall time", Unit::Seconds, Better::Lower, false,
@@ -205,7 +206,8 @@ ReportDiff diffReports(const json& base, const json& next, const DiffOptions& op
   add("input_stall_ratio", "input stall share of step", Unit::Ratio, Better::Lower, false,
       num(base, {"summary", "input_stall_ratio"}), num(next, {"summary", "input_stall_ratio"}));
   add("launch_overhead_ratio", "launch overhead share of idle", Unit::Ratio, Better::Lower, false,
-      num(base, {"summary", "launch_overhead_ratio"}), num(next, {"summary", "launch_overhead_ratio"}));
+      num(base, {"summary", "launch_overhead_ratio"}),
+      num(next, {"summary", "launch_overhead_ratio"}));
   add("host_sync_seconds", "host blocked in syncs", Unit::Seconds, Better::Lower, false,
       num(base, {"summary", "host_sync_seconds"}), num(next, {"summary", "host_sync_seconds"}));
   add("pageable_copy_seconds", "pageable copy time", Unit::Seconds, Better::Lower, false,
@@ -222,9 +224,11 @@ ReportDiff diffReports(const json& base, const json& next, const DiffOptions& op
         num(base, {"summary", "precision_time_ratio", k}),
         num(next, {"summary", "precision_time_ratio", k}));
   add("tensor_core_time_ratio", "kernel time on tensor cores", Unit::Ratio, Better::Higher, false,
-      num(base, {"summary", "tensor_core_time_ratio"}), num(next, {"summary", "tensor_core_time_ratio"}));
+      num(base, {"summary", "tensor_core_time_ratio"}),
+      num(next, {"summary", "tensor_core_time_ratio"}));
   add("occupancy_theoretical", "theoretical occupancy", Unit::Ratio, Better::Higher, false,
-      num(base, {"summary", "occupancy_theoretical"}), num(next, {"summary", "occupancy_theoretical"}));
+      num(base, {"summary", "occupancy_theoretical"}),
+      num(next, {"summary", "occupancy_theoretical"}));
   add("memory_peak_bytes", "peak device memory", Unit::Bytes, Better::Lower, false,
       num(base, {"summary", "memory_peak_bytes"}), num(next, {"summary", "memory_peak_bytes"}));
   add("idle_cost_per_day", "idle GPU cost per day", Unit::Money, Better::Lower, false,
@@ -270,8 +274,8 @@ std::string renderDiffText(const ReportDiff& d) {
   out += gates + "; threshold " + formatPercent(d.threshold) + "\n";
 
   char line[256];
-  std::snprintf(line, sizeof line, "  %-32s %12s %12s %11s  %s\n", "metric", "base", "new",
-                "delta", "change");
+  std::snprintf(line, sizeof line, "  %-32s %12s %12s %11s  %s\n", "metric", "base", "new", "delta",
+                "change");
   out += line;
   for (const auto& m : d.metrics) {
     if (!m.base && !m.next) continue; // unknown in both: nothing to say
@@ -319,7 +323,8 @@ nlohmann::ordered_json diffToJson(const ReportDiff& d, const std::string& base_f
     metrics.push_back(std::move(mj));
   }
   j["metrics"] = std::move(metrics);
-  j["recommendations"] = {{"appeared", d.appeared}, {"disappeared", d.disappeared}, {"kept", d.kept}};
+  j["recommendations"] = {
+      {"appeared", d.appeared}, {"disappeared", d.disappeared}, {"kept", d.kept}};
   return j;
 }
 

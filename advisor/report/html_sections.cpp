@@ -67,7 +67,8 @@ void htmlVerdictSection(std::ostream& o, const ReportJson& r) {
   const json* recs = jsonAt(r, {"recommendations"});
   size_t rec_count = recs && recs->is_array() ? recs->size() : 0;
 
-  o << "<section class=\"verdict\" aria-labelledby=\"verdict-h\">\n<h2 id=\"verdict-h\">Verdict</h2>\n";
+  o << "<section class=\"verdict\" aria-labelledby=\"verdict-h\">\n<h2 "
+       "id=\"verdict-h\">Verdict</h2>\n";
   std::string headline;
   if (idle_ratio && span) {
     headline = "GPU busy " + formatPercent(1.0 - *idle_ratio) + " of a " + formatSeconds(*span) +
@@ -85,7 +86,9 @@ void htmlVerdictSection(std::ostream& o, const ReportJson& r) {
   };
   tile("GPU busy", idle_ratio ? formatPercent(1.0 - *idle_ratio) : "unknown",
        span ? "of the GPU span (" + formatSeconds(*span) + ")" : "no GPU timestamps",
-       idle_ratio && *idle_ratio > 0.5 ? "bad" : idle_ratio && *idle_ratio > 0.2 ? "warn" : "good");
+       idle_ratio && *idle_ratio > 0.5   ? "bad"
+       : idle_ratio && *idle_ratio > 0.2 ? "warn"
+                                         : "good");
   tile("GPU idle", span && busy ? formatSeconds(*span - *busy) : "unknown",
        idle_ratio ? formatPercent(*idle_ratio) + " of the span" : "");
   auto cost = jsonNumber(r, {"cost", "wasted_cost"});
@@ -154,8 +157,8 @@ void htmlUtilizationSection(std::ostream& o, const ReportJson& r) {
                        " slice of the " + formatSeconds(span) + " GPU span.";
     spec.x_end = span;
     spec.y_max = 1.0;
-    spec.series.push_back({"busy (any work)", palette::kBlue, numbers(jsonAt(s, {"busy_ratio"})),
-                           true, false});
+    spec.series.push_back(
+        {"busy (any work)", palette::kBlue, numbers(jsonAt(s, {"busy_ratio"})), true, false});
     spec.series.push_back(
         {"copies", palette::kOrange, numbers(jsonAt(s, {"copy_ratio"})), false, false});
     o << "<figure><figcaption>" << esc(deviceName(s)) << "</figcaption>" << renderLineChart(spec)
@@ -193,8 +196,8 @@ void htmlIdleSection(std::ostream& o, const ReportJson& r) {
     idle.title = "Idle GPU time by cause";
     idle.description = "What the GPU was waiting for while idle.";
     for (const auto& [cause, seconds] : *causes)
-      idle.segments.push_back({readable(cause), seconds, formatSeconds(seconds),
-                               idleCauseColor(cause)});
+      idle.segments.push_back(
+          {readable(cause), seconds, formatSeconds(seconds), idleCauseColor(cause)});
     o << renderStackedBar(idle) << "\n";
   } else {
     o << "<p class=\"muted\">Not measured: this report does not break idle time down by cause "
@@ -269,7 +272,8 @@ void htmlMemorySection(std::ostream& o, const ReportJson& r) {
       if (std::isfinite(v)) peak = std::max(peak, v);
     for (double v : allocated)
       if (std::isfinite(v)) peak = std::max(peak, v);
-    if (!reserved.empty()) spec.series.push_back({"reserved", palette::kBlue, reserved, true, false});
+    if (!reserved.empty())
+      spec.series.push_back({"reserved", palette::kBlue, reserved, true, false});
     if (!allocated.empty())
       spec.series.push_back({source == "allocations" ? "allocated (running sum)" : "allocated",
                              palette::kGreen, allocated, reserved.empty(), false});
@@ -277,7 +281,8 @@ void htmlMemorySection(std::ostream& o, const ReportJson& r) {
     if (auto total = jsonNumber(s, {"memory_total_bytes"}); total && *total > 0) {
       caption += " of " + formatBytes(uint64_t(*total)) + " (" + formatPercent(peak / *total) + ")";
       // The capacity line only where it matters; otherwise it would flatten the curve.
-      if (peak > 0.5 * *total) spec.marks.push_back({*total, "capacity " + formatBytes(uint64_t(*total))});
+      if (peak > 0.5 * *total)
+        spec.marks.push_back({*total, "capacity " + formatBytes(uint64_t(*total))});
     }
     o << "<figure><figcaption>" << esc(caption) << "</figcaption>" << renderLineChart(spec)
       << "</figure>\n";

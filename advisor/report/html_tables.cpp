@@ -23,7 +23,8 @@ const char* kUnknown = "<td class=\"muted\">unknown</td>";
 // A table cell for any JSON value: numbers right-aligned, null as "unknown".
 std::string cell(const json* v) {
   if (!v || v->is_null()) return kUnknown;
-  if (v->is_number_float()) return "<td class=\"num\">" + formatSignificant(v->get<double>(), 4) + "</td>";
+  if (v->is_number_float())
+    return "<td class=\"num\">" + formatSignificant(v->get<double>(), 4) + "</td>";
   if (v->is_number()) return "<td class=\"num\">" + v->dump() + "</td>";
   if (v->is_boolean()) return std::string("<td>") + (v->get<bool>() ? "yes" : "no") + "</td>";
   if (v->is_string()) return "<td>" + esc(v->get<std::string>()) + "</td>";
@@ -87,10 +88,11 @@ void htmlKernelsSection(std::ostream& o, const ReportJson& r) {
     if (!seconds) continue;
     std::string name = jsonString(k, {"name"});
     std::string text = formatSeconds(*seconds);
-    if (auto share = jsonNumber(k, {"kernel_time_share"})) text += " (" + formatPercent(*share) + ")";
+    if (auto share = jsonNumber(k, {"kernel_time_share"}))
+      text += " (" + formatPercent(*share) + ")";
     // Ranked, because short names repeat (templates of one kernel differ only in their arguments).
-    chart.bars.push_back({"#" + std::to_string(i + 1) + " " + profiler::shortKernelName(name),
-                          name, *seconds, text, palette::kBlue});
+    chart.bars.push_back({"#" + std::to_string(i + 1) + " " + profiler::shortKernelName(name), name,
+                          *seconds, text, palette::kBlue});
   }
   if (!chart.bars.empty()) o << renderBarChart(chart) << "\n";
 
@@ -111,8 +113,8 @@ void htmlKernelsSection(std::ostream& o, const ReportJson& r) {
     std::string occupancy;
     if (auto occ = jsonNumber(k, {"occupancy_theoretical"})) occupancy = formatPercent(*occ);
     if (auto achieved = jsonNumber(k, {"achieved_occupancy"}))
-      occupancy += (occupancy.empty() ? "" : "; ") + std::string("achieved ") +
-                   formatPercent(*achieved);
+      occupancy +=
+          (occupancy.empty() ? "" : "; ") + std::string("achieved ") + formatPercent(*achieved);
     o << "<tr><td class=\"mono kernel\" title=\"" << esc(name) << "\">#" << ++rank << " "
       << esc(short_name);
     if (short_name != name) o << "<span class=\"signature\">" << esc(name) << "</span>";
@@ -149,8 +151,8 @@ void htmlCopiesSection(std::ostream& o, const ReportJson& r) {
     bool split = kinds && kinds->is_object() && !kinds->empty();
     if (split) {
       for (const auto& [kind, k] : kinds->items()) {
-        o << "<tr><td></td><td class=\"" << (kind == "pageable" ? "bad" : "") << "\">"
-          << esc(kind) << "</td>" << cell(jsonAt(k, {"count"})) << bytesCell(k, {"bytes"})
+        o << "<tr><td></td><td class=\"" << (kind == "pageable" ? "bad" : "") << "\">" << esc(kind)
+          << "</td>" << cell(jsonAt(k, {"count"})) << bytesCell(k, {"bytes"})
           << secondsCell(k, {"seconds"}) << cell(jsonAt(k, {"bandwidth_gbps"})) << "</tr>\n";
         if (auto s = jsonNumber(k, {"seconds"}))
           chart.bars.push_back({upper(dir) + " " + kind, "", *s,
@@ -159,10 +161,10 @@ void htmlCopiesSection(std::ostream& o, const ReportJson& r) {
                                 hostMemoryColor(kind)});
       }
     } else if (auto s = jsonNumber(d, {"seconds"})) {
-      chart.bars.push_back({upper(dir), "", *s,
-                            formatSeconds(*s) + ", " +
-                                formatBytes(uint64_t(jsonNumber(d, {"bytes"}).value_or(0))),
-                            palette::kBlue});
+      chart.bars.push_back(
+          {upper(dir), "", *s,
+           formatSeconds(*s) + ", " + formatBytes(uint64_t(jsonNumber(d, {"bytes"}).value_or(0))),
+           palette::kBlue});
     }
   }
   o << "</tbody></table>\n";
@@ -243,11 +245,11 @@ void htmlRecommendationsSection(std::ostream& o, const ReportJson& r) {
 void htmlCollectionSection(std::ostream& o, const ReportJson& r) {
   o << "<section aria-labelledby=\"coll-h\">\n<h2 id=\"coll-h\">Collection</h2>\n";
   auto dropped = jsonNumber(r, {"collection", "events_dropped"}).value_or(0);
-  o << "<p>Collection tier <strong>" << esc(jsonString(r, {"collection", "tier"}))
-    << "</strong>; " << uint64_t(jsonNumber(r, {"collection", "events"}).value_or(0))
-    << " events, <span class=\"" << (dropped > 0 ? "bad" : "") << "\">" << uint64_t(dropped)
-    << " dropped</span>, " << uint64_t(jsonNumber(r, {"collection", "undecodable_events"}).value_or(0))
-    << " undecodable, " << uint64_t(jsonNumber(r, {"collection", "lost_batches"}).value_or(0))
+  o << "<p>Collection tier <strong>" << esc(jsonString(r, {"collection", "tier"})) << "</strong>; "
+    << uint64_t(jsonNumber(r, {"collection", "events"}).value_or(0)) << " events, <span class=\""
+    << (dropped > 0 ? "bad" : "") << "\">" << uint64_t(dropped) << " dropped</span>, "
+    << uint64_t(jsonNumber(r, {"collection", "undecodable_events"}).value_or(0)) << " undecodable, "
+    << uint64_t(jsonNumber(r, {"collection", "lost_batches"}).value_or(0))
     << " batches lost.</p>\n";
   o << "<table><caption>Processes</caption><thead><tr><th scope=\"col\">pid</th><th "
        "scope=\"col\">rank</th><th scope=\"col\">command</th><th scope=\"col\">tier</th><th "
@@ -272,7 +274,8 @@ void htmlCollectionSection(std::ostream& o, const ReportJson& r) {
         << cell(jsonAt(g, {"compute_capability"})) << cell(jsonAt(g, {"mig_profile"})) << "</tr>\n";
   }
   o << "</tbody></table>\n";
-  if (const json* files = jsonAt(r, {"source", "files"}); files && files->is_array() && !files->empty()) {
+  if (const json* files = jsonAt(r, {"source", "files"});
+      files && files->is_array() && !files->empty()) {
     o << "<p>Source files: ";
     bool first = true;
     for (const auto& f : *files) {

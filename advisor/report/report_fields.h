@@ -1,6 +1,6 @@
-// Reading (and printing the figures of) a gpuwise.report/v1 document (nlohmann::ordered_json) defensively: the HTML sink and
-// `gpuwise diff` read reports whose optional sections depend on the build that wrote them, so a
-// missing or null field is "unknown", never an exception.
+// Reading (and printing the figures of) a gpuwise.report/v1 document (nlohmann::ordered_json)
+// defensively: the HTML sink and `gpuwise diff` read reports whose optional sections depend on the
+// build that wrote them, so a missing or null field is "unknown", never an exception.
 //
 // Pure; any thread.
 #pragma once

@@ -5,9 +5,11 @@
 //   timeline_series
 //     buckets                  the most buckets a series has (kSeriesBuckets)
 //     busy[]                   {pid, rank, device, start_ns, end_ns, bucket_seconds,
-//                               busy_ratio[], kernel_ratio[], copy_ratio[]}   ratios 0..1, 4 decimals
+//                               busy_ratio[], kernel_ratio[], copy_ratio[]}   ratios 0..1, 4
+//                               decimals
 //     memory[]                 {pid, rank, device, source, start_ns, end_ns, bucket_seconds,
-//                               memory_total_bytes, reserved_bytes[] | null, allocated_bytes[] | null}
+//                               memory_total_bytes, reserved_bytes[] | null, allocated_bytes[] |
+//                               null}
 //                              a bucket's highest level; null inside an array: not known yet
 //
 // start_ns/end_ns are on the trace's clock, so a busy and a memory series of the same process

@@ -59,9 +59,9 @@ std::string open(const std::string& id, int width, int height, const std::string
   std::ostringstream o;
   o << "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" id=\"" << esc(id)
     << "\" viewBox=\"0 0 " << width << ' ' << height << "\" width=\"100%\" role=\"img\" "
-    << "preserveAspectRatio=\"xMinYMin meet\" aria-labelledby=\"" << esc(id) << "-title "
-    << esc(id) << "-desc\"><title id=\"" << esc(id) << "-title\">" << esc(title)
-    << "</title><desc id=\"" << esc(id) << "-desc\">" << esc(description) << "</desc>";
+    << "preserveAspectRatio=\"xMinYMin meet\" aria-labelledby=\"" << esc(id) << "-title " << esc(id)
+    << "-desc\"><title id=\"" << esc(id) << "-title\">" << esc(title) << "</title><desc id=\""
+    << esc(id) << "-desc\">" << esc(description) << "</desc>";
   return o.str();
 }
 
@@ -157,16 +157,16 @@ std::string renderLineChart(const LineChartSpec& spec) {
   for (double v = 0; v <= y_max * 1.0001; v += y_step) {
     o << "<line x1=\"" << num(left) << "\" x2=\"" << num(left + w) << "\" y1=\"" << num(Y(v))
       << "\" y2=\"" << num(Y(v)) << "\" stroke=\"" << kGridColor << "\"/>"
-      << "<text x=\"" << num(left - 6) << "\" y=\"" << num(Y(v) + 4)
-      << "\" text-anchor=\"end\">" << esc(tickLabel(v, spec.y_format)) << "</text>";
+      << "<text x=\"" << num(left - 6) << "\" y=\"" << num(Y(v) + 4) << "\" text-anchor=\"end\">"
+      << esc(tickLabel(v, spec.y_format)) << "</text>";
   }
   // X ticks.
   double x_step = niceStep(span, 6);
   for (double t = 0; span > 0 && t <= span * 1.0001; t += x_step) {
     o << "<line x1=\"" << num(X(t)) << "\" x2=\"" << num(X(t)) << "\" y1=\"" << num(top + h)
       << "\" y2=\"" << num(top + h + 4) << "\" stroke=\"" << kAxisColor << "\"/>"
-      << "<text x=\"" << num(X(t)) << "\" y=\"" << num(top + h + 16)
-      << "\" text-anchor=\"middle\">" << esc(timeLabel(t, x_step, span)) << "</text>";
+      << "<text x=\"" << num(X(t)) << "\" y=\"" << num(top + h + 16) << "\" text-anchor=\"middle\">"
+      << esc(timeLabel(t, x_step, span)) << "</text>";
   }
   o << "<text x=\"" << num(left + w) << "\" y=\"" << num(top + h + 30)
     << "\" text-anchor=\"end\" class=\"axis-label\">" << esc(spec.x_label) << "</text>";
@@ -239,8 +239,8 @@ std::string renderStackedBar(const StackedBarSpec& spec) {
 
   std::string description = spec.description;
   for (const auto* s : shown)
-    description += " " + s->label + ": " + s->value_text + " (" + formatPercent(s->value / total) +
-                   ").";
+    description +=
+        " " + s->label + ": " + s->value_text + " (" + formatPercent(s->value / total) + ").";
   if (shown.empty()) description += " Nothing to show.";
 
   std::ostringstream o;
@@ -271,8 +271,8 @@ std::string renderStackedBar(const StackedBarSpec& spec) {
     const auto* s = shown[i];
     o << "<rect x=\"" << num(lx) << "\" y=\"" << num(ly - 9) << "\" width=\"10\" height=\"10\" "
       << "rx=\"2\" fill=\"" << esc(s->color) << "\"/><text x=\"" << num(lx + 14) << "\" y=\""
-      << num(ly) << "\">" << esc(s->label + ": " + s->value_text + " (" +
-                                  formatPercent(s->value / total) + ")")
+      << num(ly) << "\">"
+      << esc(s->label + ": " + s->value_text + " (" + formatPercent(s->value / total) + ")")
       << "</text>";
   }
   o << "</svg>";
@@ -290,8 +290,8 @@ std::string renderBarChart(const BarChartSpec& spec) {
 
   std::string description = spec.description;
   for (const auto& b : spec.bars)
-    description += " " + (b.full_label.empty() ? b.label : b.full_label) + ": " + b.value_text +
-                   ".";
+    description +=
+        " " + (b.full_label.empty() ? b.label : b.full_label) + ": " + b.value_text + ".";
 
   std::ostringstream o;
   o << open(spec.id, spec.width, std::max(height, 1), spec.title, description);

@@ -24,7 +24,7 @@ std::string formatAxisValue(double value, AxisFormat format);
 
 struct LineSeries {
   std::string label;
-  std::string color;         // CSS colour, e.g. "#3a6fd8"
+  std::string color;          // CSS colour, e.g. "#3a6fd8"
   std::vector<double> values; // one per bucket, spread evenly over the time axis; NaN: no value
   bool fill = false;          // shade the area under the line
   bool dashed = false;

@@ -203,7 +203,8 @@ TEST_CASE("gpuwise diff: exit 0, 1 and 2, with --json and --threshold") {
 TEST_CASE("gpuwise diff on reports written by gpuwise: pinning the copies removes the finding") {
   auto build = [](model::MemoryKind host) {
     auto p = process(1);
-    p.copies = {copy(900 * kMs, 1000 * kMs, 1'000'000'000, model::CopyDirection::HostToDevice, host)};
+    p.copies = {
+        copy(900 * kMs, 1000 * kMs, 1'000'000'000, model::CopyDirection::HostToDevice, host)};
     p.kernels = {kernel(1000 * kMs, 1800 * kMs)};
     if (host == model::MemoryKind::Pinned) p.copies[0].end = 920 * kMs; // pinned: 5x faster
     auto t = trace(p);

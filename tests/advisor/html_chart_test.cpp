@@ -43,8 +43,8 @@ TEST_CASE("line chart: steps at the values, NaN breaks the line, text alternativ
   CHECK(svg.find("d=\"M64.0 186.0V186.0H240.0V106.0H416.0V26.0H592.0V186.0H64.0Z"
                  "M768.0 186.0V138.0H944.0V186.0H768.0Z\"") != std::string::npos);
   // Axis ticks: 0..100% by 25%, time 0..1 s by 0.2 s.
-  for (const char* tick : {">0%<", ">25%<", ">50%<", ">75%<", ">100%<", ">0.0 s<", ">0.4 s<",
-                           ">1.0 s<"})
+  for (const char* tick :
+       {">0%<", ">25%<", ">50%<", ">75%<", ">100%<", ">0.0 s<", ">0.4 s<", ">1.0 s<"})
     CHECK(svg.find(tick) != std::string::npos);
 
   // Accessible: an image with a title and a description that states the numbers.

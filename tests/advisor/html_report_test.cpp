@@ -26,7 +26,8 @@ model::Trace jobTrace(bool simulated = false) {
   auto evil = p.names.intern(kEvilKernel);
   auto gemm = p.names.intern("_Z4gemmPKfS0_Pfi");
   p.copies = {copy(900 * kMs, 1000 * kMs, 1'000'000'000)};
-  p.kernels = {kernel(1000 * kMs, 1800 * kMs, 7, 0, gemm), kernel(1900 * kMs, 2000 * kMs, 7, 0, evil)};
+  p.kernels = {kernel(1000 * kMs, 1800 * kMs, 7, 0, gemm),
+               kernel(1900 * kMs, 2000 * kMs, 7, 0, evil)};
   p.memory_samples = {{.time = kSec, .device = 0, .reserved_bytes = 3'000'000'000}};
   p.events_dropped = 17;
   p.devices[0].simulated = simulated;
@@ -80,14 +81,16 @@ TEST_CASE("HTML report: every section, in order, from one self-contained page") 
   // Nothing fetched, and a policy that forbids it even by mistake.
   CHECK(html.find("<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
                   "style-src 'unsafe-inline'; img-src data:;") != std::string::npos);
-  for (const char* banned : {"src=", "href=", "url(", "@import", "https://", "http://www.w3.org/1999"})
+  for (const char* banned :
+       {"src=", "href=", "url(", "@import", "https://", "http://www.w3.org/1999"})
     CHECK(html.find(banned) == std::string::npos);
   CHECK(html.find("<script>") == std::string::npos); // the only script element is JSON data
   // The body (without head and the embedded data) is well-formed, and so is every chart.
   std::string body = between(visible(html), "<main>", "</footer>") + "</main>";
   CHECK(xmlProblem(body, true) == "");
   size_t charts = 0;
-  for (auto at = html.find("<svg"); at != std::string::npos; at = html.find("<svg", at + 1), ++charts)
+  for (auto at = html.find("<svg"); at != std::string::npos;
+       at = html.find("<svg", at + 1), ++charts)
     CHECK(xmlProblem(between(html.substr(at), "<svg", "</svg>")) == "");
   CHECK(charts == 5); // utilisation, span bar, kernels, copies, memory
 }
@@ -101,8 +104,8 @@ TEST_CASE("HTML report: kernel names and commands are escaped everywhere") {
   CHECK(shown.find("<script>alert(1)") == std::string::npos);
   CHECK(shown.find("--tag &#39;&lt;script&gt;alert(1)&lt;/script&gt;&#39;") != std::string::npos);
   // The embedded report keeps the exact strings, without a raw '<' that could end the element.
-  std::string data = between(page.html, "<script type=\"application/json\" id=\"gpuwise-report\">",
-                             "</script>");
+  std::string data =
+      between(page.html, "<script type=\"application/json\" id=\"gpuwise-report\">", "</script>");
   std::string inner = data.substr(data.find('>') + 1);
   inner = inner.substr(0, inner.size() - 9);
   CHECK(inner.find('<') == std::string::npos);
@@ -142,7 +145,8 @@ TEST_CASE("HTML report: simulated runs say so first") {
   auto banner = page.html.find("SIMULATED DEVICE");
   REQUIRE(banner != std::string::npos);
   CHECK(banner < page.html.find(">Verdict</h2>"));
-  CHECK(page.html.find("<title>[SIMULATED] gpuwise efficiency report</title>") != std::string::npos);
+  CHECK(page.html.find("<title>[SIMULATED] gpuwise efficiency report</title>") !=
+        std::string::npos);
 }
 
 TEST_CASE("HTML report: figures the report lacks read 'not measured', never fail") {
@@ -180,8 +184,10 @@ TEST_CASE("HTML report: idle causes, precision mix and occupancy when the report
   auto html = renderHtmlReport(r);
   CHECK(html.find("The GPU waited mostly for input (60.0 ms, 60.0% of idle time), then host "
                   "bound (20.0 ms, 20.0% of idle time)") != std::string::npos);
-  std::string idle = between(html, "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" "
-                                   "id=\"idle-bar\"", "</svg>");
+  std::string idle = between(html,
+                             "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" "
+                             "id=\"idle-bar\"",
+                             "</svg>");
   REQUIRE_FALSE(idle.empty());
   CHECK(idle.find("input: 60.0 ms (60.0%)") != std::string::npos);
   CHECK(xmlProblem(idle) == "");
@@ -230,6 +236,7 @@ TEST_CASE("report figures read defensively, and print as people read them") {
   CHECK(formatGpuHours(0.5) == "30.0 GPU-minutes");
   CHECK(formatGpuHours(0.001) == "3.60 s of GPU time");
   CHECK_FALSE(idleCauses(json::object()).has_value());
-  CHECK(idleCauses({{"timeline", {{"idle_by_cause", {{"sync", {{"seconds", 1.0}}}}}}}})->at(0).second ==
-        1.0);
+  CHECK(idleCauses({{"timeline", {{"idle_by_cause", {{"sync", {{"seconds", 1.0}}}}}}}})
+            ->at(0)
+            .second == 1.0);
 }

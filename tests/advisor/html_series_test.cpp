@@ -112,7 +112,8 @@ TEST_CASE("memory series: highest level per bucket, carried through empty bucket
   CHECK(m.end == 2 * kSec);
   CHECK(m.reserved ==
         std::vector<int64_t>{1'000'000'000, 1'000'000'000, 3'000'000'000, 3'000'000'000});
-  CHECK(m.allocated == std::vector<int64_t>{500'000'000, 500'000'000, 2'500'000'000, 2'500'000'000});
+  CHECK(m.allocated ==
+        std::vector<int64_t>{500'000'000, 500'000'000, 2'500'000'000, 2'500'000'000});
   CHECK(m.peak() == 3'000'000'000u);
   CHECK(m.memory_total_bytes == 80ull << 30);
 }

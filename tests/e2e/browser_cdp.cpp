@@ -42,8 +42,8 @@ std::string readAll(const std::string& path) {
 
 // The captured output of a short command, and whether it exited 0.
 bool capture(const std::vector<std::string>& argv, std::string* out) {
-  std::string path = std::filesystem::temp_directory_path() /
-                     ("gw-browser-version-" + std::to_string(::getpid()));
+  std::string path =
+      std::filesystem::temp_directory_path() / ("gw-browser-version-" + std::to_string(::getpid()));
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_addopen(&fa, 1, path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
@@ -107,19 +107,19 @@ Chromium::Chromium(const std::string& binary, const std::string& work_dir)
   from_browser_ = highFd(from[0]);
 
   std::vector<std::string> argv = {binary,
-                                    "--headless",
-                                    "--no-sandbox",
-                                    "--disable-gpu",
-                                    "--disable-quic",
-                                    "--no-first-run",
-                                    "--disable-background-networking",
-                                    "--disable-component-update",
-                                    "--disable-sync",
-                                    "--disable-dev-shm-usage",
-                                    "--hide-scrollbars",
-                                    "--user-data-dir=" + work_dir + "/profile",
-                                    "--remote-debugging-pipe",
-                                    "about:blank"};
+                                   "--headless",
+                                   "--no-sandbox",
+                                   "--disable-gpu",
+                                   "--disable-quic",
+                                   "--no-first-run",
+                                   "--disable-background-networking",
+                                   "--disable-component-update",
+                                   "--disable-sync",
+                                   "--disable-dev-shm-usage",
+                                   "--hide-scrollbars",
+                                   "--user-data-dir=" + work_dir + "/profile",
+                                   "--remote-debugging-pipe",
+                                   "about:blank"};
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
@@ -203,7 +203,8 @@ json Chromium::call(const std::string& method, const json& params, const std::st
   for (size_t done = 0; done < text.size();) {
     ssize_t n = ::write(to_browser_, text.data() + done, text.size() - done);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) throw std::runtime_error(method + ": write to the browser failed; its log:\n" + log());
+    if (n <= 0)
+      throw std::runtime_error(method + ": write to the browser failed; its log:\n" + log());
     done += static_cast<size_t>(n);
   }
   auto deadline = Clock::now() + timeout;
@@ -239,8 +240,8 @@ void Chromium::waitEvent(const std::string& method, const std::string& session,
 PageReport loadPage(Chromium& b, const std::string& url, int width, int max_height) {
   PageReport page;
   auto target = b.call("Target.createTarget", {{"url", "about:blank"}});
-  auto attached = b.call("Target.attachToTarget",
-                         {{"targetId", target["targetId"]}, {"flatten", true}});
+  auto attached =
+      b.call("Target.attachToTarget", {{"targetId", target["targetId"]}, {"flatten", true}});
   std::string s = attached["sessionId"];
   for (const char* domain : {"Page.enable", "Runtime.enable", "Log.enable", "Network.enable"})
     b.call(domain, json::object(), s);
@@ -252,7 +253,8 @@ PageReport loadPage(Chromium& b, const std::string& url, int width, int max_heig
   b.waitEvent("Page.loadEventFired", s);
 
   auto layout = b.call("Page.getLayoutMetrics", json::object(), s);
-  const auto& size = layout.contains("cssContentSize") ? layout["cssContentSize"] : layout["contentSize"];
+  const auto& size =
+      layout.contains("cssContentSize") ? layout["cssContentSize"] : layout["contentSize"];
   page.width = width;
   page.height = std::min(max_height, static_cast<int>(size.value("height", 900.0) + 0.5));
   metrics["height"] = page.height;
@@ -269,9 +271,11 @@ PageReport loadPage(Chromium& b, const std::string& url, int width, int max_heig
       page.errors.push_back("exception: " + p["exceptionDetails"].dump());
     } else if (method == "Runtime.consoleAPICalled") {
       std::string type = p.value("type", "");
-      if (type == "error" || type == "assert") page.errors.push_back("console." + type + ": " + p["args"].dump());
+      if (type == "error" || type == "assert")
+        page.errors.push_back("console." + type + ": " + p["args"].dump());
     } else if (method == "Log.entryAdded") {
-      if (p["entry"].value("level", "") == "error") page.errors.push_back("log: " + p["entry"].dump());
+      if (p["entry"].value("level", "") == "error")
+        page.errors.push_back("log: " + p["entry"].dump());
     } else if (method == "Network.requestWillBeSent") {
       page.requests.push_back(p["request"].value("url", ""));
     } else if (method == "Network.loadingFailed") {

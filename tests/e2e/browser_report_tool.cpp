@@ -36,7 +36,8 @@ int main(int argc, char** argv) {
   auto recommendations = recommend(analysis, &imported.trace);
   ReportInput input{analysis, recommendations};
   std::string error;
-  if (!writeHtmlReport(html, input, &error) || (!json.empty() && !writeJsonReport(json, input, &error))) {
+  if (!writeHtmlReport(html, input, &error) ||
+      (!json.empty() && !writeJsonReport(json, input, &error))) {
     std::cerr << error << '\n';
     return 2;
   }

@@ -99,8 +99,7 @@ void checkSelfContained(const std::string& html, const json& report) {
 }
 
 // Loads the file in the browser and checks what a person would see.
-void checkInBrowser(const std::string& html_path, const std::string& png_path,
-                    const TempDir& dir) {
+void checkInBrowser(const std::string& html_path, const std::string& png_path, const TempDir& dir) {
   Chromium browser(browserOrSkip(), dir.path);
   PageReport page;
   try {
@@ -137,9 +136,9 @@ void reportOfTrace(const std::string& trace, const TempDir& dir, const std::stri
   INFO(cli.err());
   REQUIRE(cli.err().find("not supported by this build") != std::string::npos);
   WARN("gpuwise report does not read Kineto traces in this build; using browser_report_tool");
-  Process tool({buildDir() + "/tests/browser_report_tool", trace, "--html", html, "--json",
-                json_path},
-               {}, dir.path, dir.path, "tool");
+  Process tool(
+      {buildDir() + "/tests/browser_report_tool", trace, "--html", html, "--json", json_path}, {},
+      dir.path, dir.path, "tool");
   auto tool_status = tool.wait(std::chrono::seconds(120));
   INFO(tool.err());
   REQUIRE(tool_status == 0);
@@ -187,9 +186,9 @@ TEST_CASE("the browser harness sees console errors and network requests (negativ
 TEST_CASE("HTML report of a sample run on the simulated device renders in headless Chromium") {
   browserOrSkip();
   TempDir dir;
-  Process run({buildDir() + "/bin/gpuwise", "run", "--simulate", "--report-json",
-               dir / "run.json", "--report-html", dir / "run.html", "--gpu-hour-price", "2.5",
-               "--", buildDir() + "/samples/pageable_copies"},
+  Process run({buildDir() + "/bin/gpuwise", "run", "--simulate", "--report-json", dir / "run.json",
+               "--report-html", dir / "run.html", "--gpu-hour-price", "2.5", "--",
+               buildDir() + "/samples/pageable_copies"},
               {}, dir.path, dir.path, "run");
   auto status = run.wait(std::chrono::seconds(120));
   INFO(run.err());
@@ -208,9 +207,8 @@ TEST_CASE("HTML report of a real PyTorch profiler trace renders in headless Chro
   browserOrSkip();
   const char* traces = std::getenv("GPUWISE_TRACES_DIR");
   REQUIRE(traces != nullptr);
-  std::string trace = std::string(traces) +
-                      "/kineto/kineto_tb_plugin/resnet50_num_workers_0/"
-                      "worker0.1623143089861.pt.trace.json.gz";
+  std::string trace = std::string(traces) + "/kineto/kineto_tb_plugin/resnet50_num_workers_0/"
+                                            "worker0.1623143089861.pt.trace.json.gz";
   REQUIRE(std::filesystem::exists(trace));
   TempDir dir;
   reportOfTrace(trace, dir, dir / "trace.html", dir / "trace.json");
