@@ -1,6 +1,7 @@
 #include "advisor/cli/cli.h"
 
 #include "advisor/cli/commands.h"
+#include "advisor/cli/webhook_command.h"
 #include "advisor/report/report_json.h"
 #include "transport/codec.h"
 
@@ -64,6 +65,9 @@ int runCli(int argc, const char* const* argv, CliIo io) {
   report_cmd->add_option("--json", report.json, "JSON report path");
   report_cmd->add_option("--html", report.html, "HTML report path");
 
+  WebhookOptions webhook;
+  auto* webhook_cmd = addWebhookCommand(app, webhook);
+
   // CLI11 would only say "A subcommand is required" for a misspelt command: name it.
   if (argc > 1 && argv[1][0] != '-') {
     std::string cmd = argv[1];
@@ -72,7 +76,7 @@ int runCli(int argc, const char* const* argv, CliIo io) {
       known = known || sub->get_name() == cmd;
     if (!known) {
       io.err << "gpuwise: unknown command '" << cmd
-             << "' (commands: run, advisor, report, version)\n";
+             << "' (commands: run, advisor, report, webhook, version)\n";
       return kExitUsage;
     }
   }
@@ -99,6 +103,7 @@ int runCli(int argc, const char* const* argv, CliIo io) {
   }
   if (advisor_cmd->parsed()) return advisorCommand(advisor, io);
   if (report_cmd->parsed()) return reportCommand(report, io);
+  if (webhook_cmd->parsed()) return webhookCommand(webhook, io);
   io.err << "gpuwise: a command is required: run, advisor, report or version\n";
   return kExitUsage;
 }
