@@ -149,15 +149,6 @@ std::unique_ptr<WebhookServer> WebhookServer::start(Options options, std::string
   s.set_keep_alive_timeout(30);
   // httplib's own cap sits above ours, so our check (400 with a reason) always comes first.
   s.set_payload_max_length(o.limits.max_body_bytes + 1);
-  s.set_expect_100_continue_handler([self](const httplib::Request& req, httplib::Response& res) {
-    if (req.get_header_value<uint64_t>("Content-Length") > self->options.limits.max_body_bytes) {
-      self->reject(res, "the body has " + req.get_header_value("Content-Length") +
-                            " bytes, more than the " +
-                            std::to_string(self->options.limits.max_body_bytes) + " allowed");
-      return 400;
-    }
-    return 100;
-  });
   s.Post("/mutate", [self](const httplib::Request& req, httplib::Response& res,
                            const httplib::ContentReader& reader) { self->mutate(req, res, reader); });
   s.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
