@@ -104,7 +104,7 @@ int runCli(int argc, const char* const* argv, CliIo io) {
   if (advisor_cmd->parsed()) return advisorCommand(advisor, io);
   if (report_cmd->parsed()) return reportCommand(report, io);
   if (webhook_cmd->parsed()) return webhookCommand(webhook, io);
-  io.err << "gpuwise: a command is required: run, advisor, report or version\n";
+  io.err << "gpuwise: a command is required: run, advisor, report, webhook or version\n";
   return kExitUsage;
 }
 
