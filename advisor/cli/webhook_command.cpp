@@ -15,14 +15,17 @@ namespace {
 // A Kubernetes resource quantity as the API server accepts it ("100m", "256Mi", "1.5", "2e3"):
 // checked here so a typo fails at start-up, not in every pod the API server then refuses.
 bool isQuantity(const std::string& q) {
-  static const char* kSuffixes[] = {"", "m", "k", "M", "G", "T", "P", "E", "Ki", "Mi", "Gi",
-                                    "Ti", "Pi", "Ei"};
+  static const char* kSuffixes[] = {"",  "m",  "k",  "M",  "G",  "T",  "P",
+                                    "E", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"};
   size_t i = 0;
   bool digits = false, dot = false;
   for (; i < q.size(); ++i) {
-    if (q[i] >= '0' && q[i] <= '9') digits = true;
-    else if (q[i] == '.' && !dot) dot = true;
-    else break;
+    if (q[i] >= '0' && q[i] <= '9')
+      digits = true;
+    else if (q[i] == '.' && !dot)
+      dot = true;
+    else
+      break;
   }
   if (!digits) return false;
   std::string suffix = q.substr(i);

@@ -78,12 +78,16 @@ int jsonDepth(std::string_view text, int stop_at) {
   bool in_string = false, escaped = false;
   for (char c : text) {
     if (in_string) {
-      if (escaped) escaped = false;
-      else if (c == '\\') escaped = true;
-      else if (c == '"') in_string = false;
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
+      else if (c == '"')
+        in_string = false;
       continue;
     }
-    if (c == '"') in_string = true;
+    if (c == '"')
+      in_string = true;
     else if (c == '{' || c == '[') {
       if (++depth > deepest) deepest = depth;
       if (deepest >= stop_at) return deepest;
@@ -101,8 +105,8 @@ std::string base64Encode(std::string_view in) {
   out.reserve((in.size() + 2) / 3 * 4);
   size_t i = 0;
   for (; i + 2 < in.size(); i += 3) {
-    uint32_t v = (uint32_t(uint8_t(in[i])) << 16) | (uint32_t(uint8_t(in[i + 1])) << 8) |
-                 uint8_t(in[i + 2]);
+    uint32_t v =
+        (uint32_t(uint8_t(in[i])) << 16) | (uint32_t(uint8_t(in[i + 1])) << 8) | uint8_t(in[i + 2]);
     out += kAlphabet[(v >> 18) & 63];
     out += kAlphabet[(v >> 12) & 63];
     out += kAlphabet[(v >> 6) & 63];
@@ -153,8 +157,9 @@ AdmissionResult reviewAdmission(std::string_view body, const InjectionConfig& co
     if (std::string sub = str(request, "subResource"); !sub.empty())
       return answer(uid, who, skip("a request for the pods/" + sub + " subresource"));
     if (std::string op = str(request, "operation"); op != "CREATE")
-      return answer(uid, who, skip("operation " + (op.empty() ? std::string("?") : op) +
-                                      ", only CREATE is injected"));
+      return answer(
+          uid, who,
+          skip("operation " + (op.empty() ? std::string("?") : op) + ", only CREATE is injected"));
     const json& pod = obj(request, "object");
     if (!pod.is_object()) return answer(uid, who, skip("the request has no pod object"));
     return answer(uid, who, planInjection(pod, config));

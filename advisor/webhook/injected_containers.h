@@ -13,7 +13,7 @@
 namespace gpuwise::advisor {
 
 struct SidecarOptions {
-  bool metrics = true;     // false: no port and no --metrics-addr (hostNetwork, port taken)
+  bool metrics = true;       // false: no port and no --metrics-addr (hostNetwork, port taken)
   std::string report_volume; // a pod volume to write the reports to, empty: the shared volume
 };
 

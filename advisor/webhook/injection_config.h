@@ -24,11 +24,11 @@
 namespace gpuwise::advisor {
 
 // Pod metadata the webhook reads and writes.
-inline constexpr const char* kInjectAnnotation = "gpuwise.io/inject";       // "false": opt out
-inline constexpr const char* kStatusAnnotation = "gpuwise.io/status";       // "injected" once done
+inline constexpr const char* kInjectAnnotation = "gpuwise.io/inject"; // "false": opt out
+inline constexpr const char* kStatusAnnotation = "gpuwise.io/status"; // "injected" once done
 inline constexpr const char* kReportVolumeAnnotation = "gpuwise.io/report-volume"; // pod volume
-inline constexpr const char* kInjectedLabel = "gpuwise.io/injected";        // "true": PodMonitor
-inline constexpr const char* kNamespaceLabel = "gpuwise.io/inject";         // "enabled" (selector)
+inline constexpr const char* kInjectedLabel = "gpuwise.io/injected"; // "true": PodMonitor
+inline constexpr const char* kNamespaceLabel = "gpuwise.io/inject";  // "enabled" (selector)
 
 // Names inside the pod. The port name is at most 15 characters (IANA_SVC_NAME).
 inline constexpr const char* kVolumeName = "gpuwise";
@@ -42,15 +42,15 @@ inline constexpr const char* kImageGpuwise = "/opt/gpuwise/bin/gpuwise";
 inline constexpr const char* kImageShimDir = "/opt/gpuwise/shim"; // libgpuwise.so + deps/
 
 struct InjectionConfig {
-  std::string image;                      // the gpuwise image: installer and sidecar
+  std::string image; // the gpuwise image: installer and sidecar
   std::string image_pull_policy = "IfNotPresent";
-  bool classic_sidecar = false;           // advisor as a regular container (pre-1.29 clusters)
-  int metrics_port = 9464;                // 0: no metrics port, no --metrics-addr
-  std::string mount_path = "/gpuwise";    // where the shared volume is mounted
+  bool classic_sidecar = false;        // advisor as a regular container (pre-1.29 clusters)
+  int metrics_port = 9464;             // 0: no metrics port, no --metrics-addr
+  std::string mount_path = "/gpuwise"; // where the shared volume is mounted
   std::string sidecar_cpu_request = "100m";
   std::string sidecar_memory_request = "256Mi";
   std::string sidecar_memory_limit = "2Gi";
-  std::string version;                    // written into the gpuwise.io/version annotation
+  std::string version; // written into the gpuwise.io/version annotation
 
   std::string shimPath() const { return mount_path + "/libgpuwise.so"; }
   std::string socketDir() const { return mount_path + "/sock"; }

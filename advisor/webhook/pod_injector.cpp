@@ -139,8 +139,8 @@ void patchGpuContainer(const json& pod, size_t index, const json& container,
                            "CUPTI records (no host-side API timing)");
       continue;
     }
-    std::string merged = mergeLdPreload(value.is_string() ? value.get<std::string>() : "",
-                                        config.shimPath());
+    std::string merged =
+        mergeLdPreload(value.is_string() ? value.get<std::string>() : "", config.shimPath());
     if (!value.is_string() || merged != value.get<std::string>()) {
       auto k = static_cast<size_t>(existing - env.begin());
       // "add" replaces a present member and creates an absent one ({name} without value).
@@ -175,7 +175,8 @@ InjectionPlan plan(const json& pod, const InjectionConfig& config) {
   std::vector<size_t> gpu;
   for (size_t i = 0; i < containers.size(); ++i) {
     const json& c = containers[i];
-    if (!c.is_object()) throw MalformedPod("spec.containers[" + std::to_string(i) + "] is not an object");
+    if (!c.is_object())
+      throw MalformedPod("spec.containers[" + std::to_string(i) + "] is not an object");
     const json& resources = member(c, "resources");
     if (hasGpu(member(resources, "limits")) || hasGpu(member(resources, "requests"))) {
       gpu.push_back(i);
@@ -200,15 +201,18 @@ InjectionPlan plan(const json& pod, const InjectionConfig& config) {
     bool found = false;
     for (const auto& v : listField(spec, "volumes", "spec"))
       found = found || stringField(v, "name") == wanted;
-    if (found) sidecar.report_volume = wanted;
-    else p.notes.push_back(std::string(kReportVolumeAnnotation) + " names no volume of the pod (" +
-                           wanted + "): reports stay in the pod's " + kVolumeName + " volume");
+    if (found)
+      sidecar.report_volume = wanted;
+    else
+      p.notes.push_back(std::string(kReportVolumeAnnotation) + " names no volume of the pod (" +
+                        wanted + "): reports stay in the pod's " + kVolumeName + " volume");
   }
 
   JsonPatch patch;
   if (metadata.is_null()) patch.add("/metadata", json::object());
   patch.addMember(pod, "/metadata/annotations", kStatusAnnotation, "injected");
-  if (!config.version.empty()) patch.addMember(pod, "/metadata/annotations", "gpuwise.io/version", config.version);
+  if (!config.version.empty())
+    patch.addMember(pod, "/metadata/annotations", "gpuwise.io/version", config.version);
   patch.addMember(pod, "/metadata/labels", kInjectedLabel, "true");
   patch.append(pod, "/spec/volumes", gpuwiseVolume());
   for (size_t k = 0; k < gpu.size(); ++k)
@@ -217,8 +221,10 @@ InjectionPlan plan(const json& pod, const InjectionConfig& config) {
   // (user init containers included). A classic sidecar is a regular container, appended last so
   // no index used above moves.
   patch.insert(pod, "/spec/initContainers", 0, installContainer(config));
-  if (config.classic_sidecar) patch.append(pod, "/spec/containers", advisorContainer(config, sidecar));
-  else patch.insert(pod, "/spec/initContainers", 1, advisorContainer(config, sidecar));
+  if (config.classic_sidecar)
+    patch.append(pod, "/spec/containers", advisorContainer(config, sidecar));
+  else
+    patch.insert(pod, "/spec/initContainers", 1, advisorContainer(config, sidecar));
 
   p.inject = true;
   std::string names;

@@ -32,9 +32,9 @@ namespace gpuwise::advisor {
 
 struct InjectionPlan {
   bool inject = false;
-  std::string reason;                      // why skipped, or what was injected (one line)
-  std::vector<std::string> gpu_containers; // names, in spec order
-  std::vector<std::string> notes;          // things the user should know (become warnings)
+  std::string reason;                             // why skipped, or what was injected (one line)
+  std::vector<std::string> gpu_containers;        // names, in spec order
+  std::vector<std::string> notes;                 // things the user should know (become warnings)
   nlohmann::json patch = nlohmann::json::array(); // RFC 6902 operations; empty when skipped
 };
 

@@ -15,7 +15,7 @@ namespace gpuwise::advisor {
 struct TlsCredentials::Pair {
   X509* cert = nullptr;
   EVP_PKEY* key = nullptr;
-  STACK_OF(X509)* chain = nullptr; // intermediates after the leaf, possibly empty
+  STACK_OF(X509) * chain = nullptr; // intermediates after the leaf, possibly empty
   ~Pair() {
     X509_free(cert);
     EVP_PKEY_free(key);
@@ -151,7 +151,8 @@ bool TlsCredentials::install(SSL_CTX* ctx, std::string* error) {
   SSL_CTX_set_options(ctx, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION |
                                SSL_OP_CIPHER_SERVER_PREFERENCE);
   auto pair = current();
-  if (SSL_CTX_use_certificate(ctx, pair->cert) != 1 || SSL_CTX_use_PrivateKey(ctx, pair->key) != 1) {
+  if (SSL_CTX_use_certificate(ctx, pair->cert) != 1 ||
+      SSL_CTX_use_PrivateKey(ctx, pair->key) != 1) {
     *error = cert_file_ + ": OpenSSL refused the certificate (" + opensslError() + ")";
     return false;
   }

@@ -28,9 +28,8 @@ public:
 
   // Reads both files now; nullptr with `error` naming the file and the problem when they do not
   // hold a PEM certificate (chain) and its private key.
-  static std::unique_ptr<TlsCredentials> load(const std::string& cert_file,
-                                              const std::string& key_file, Log log,
-                                              std::string* error);
+  static std::unique_ptr<TlsCredentials>
+  load(const std::string& cert_file, const std::string& key_file, Log log, std::string* error);
   ~TlsCredentials();
 
   bool install(SSL_CTX* ctx, std::string* error);
@@ -52,7 +51,7 @@ private:
   const Log log_;
   std::mutex mutex_;
   std::shared_ptr<const Pair> pair_;
-  std::string identity_; // of the files behind pair_
+  std::string identity_;        // of the files behind pair_
   std::string failed_identity_; // last identity that failed to load (logged once)
   std::chrono::steady_clock::time_point next_check_{};
   int reloads_ = 0;

@@ -36,8 +36,10 @@ bool splitListenAddress(const std::string& listen, std::string* host, int* port)
   size_t colon = listen.rfind(':');
   if (colon == std::string::npos) return false;
   std::string h = listen.substr(0, colon), p = listen.substr(colon + 1);
-  if (h.size() >= 2 && h.front() == '[' && h.back() == ']') h = h.substr(1, h.size() - 2);
-  else if (h.find(':') != std::string::npos) return false; // IPv6 needs brackets
+  if (h.size() >= 2 && h.front() == '[' && h.back() == ']')
+    h = h.substr(1, h.size() - 2);
+  else if (h.find(':') != std::string::npos)
+    return false; // IPv6 needs brackets
   int value = -1;
   auto [end, ec] = std::from_chars(p.data(), p.data() + p.size(), value);
   if (p.empty() || ec != std::errc() || end != p.data() + p.size() || value < 0 || value > 65535)
@@ -129,14 +131,13 @@ std::unique_ptr<WebhookServer> WebhookServer::start(Options options, std::string
     *error = "--listen '" + o.listen + "' is not HOST:PORT, [IPV6]:PORT or :PORT";
     return nullptr;
   }
-  impl->credentials = TlsCredentials::load(o.cert_file, o.key_file,
-                                           [self](const std::string& l) { self->log(l); }, error);
+  impl->credentials = TlsCredentials::load(
+      o.cert_file, o.key_file, [self](const std::string& l) { self->log(l); }, error);
   if (!impl->credentials) return nullptr;
 
   std::string tls_error;
-  impl->server = std::make_unique<httplib::SSLServer>([&](SSL_CTX& ctx) {
-    return self->credentials->install(&ctx, &tls_error);
-  });
+  impl->server = std::make_unique<httplib::SSLServer>(
+      [&](SSL_CTX& ctx) { return self->credentials->install(&ctx, &tls_error); });
   if (!impl->server->is_valid()) {
     *error = tls_error.empty() ? "cannot create the TLS context" : tls_error;
     return nullptr;
@@ -149,8 +150,9 @@ std::unique_ptr<WebhookServer> WebhookServer::start(Options options, std::string
   s.set_keep_alive_timeout(30);
   // httplib's own cap sits above ours, so our check (400 with a reason) always comes first.
   s.set_payload_max_length(o.limits.max_body_bytes + 1);
-  s.Post("/mutate", [self](const httplib::Request& req, httplib::Response& res,
-                           const httplib::ContentReader& reader) { self->mutate(req, res, reader); });
+  s.Post("/mutate",
+         [self](const httplib::Request& req, httplib::Response& res,
+                const httplib::ContentReader& reader) { self->mutate(req, res, reader); });
   s.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
     res.set_content("ok\n", "text/plain");
   });
@@ -165,19 +167,19 @@ std::unique_ptr<WebhookServer> WebhookServer::start(Options options, std::string
                       "text/plain");
     }
   });
-  s.set_exception_handler([self](const httplib::Request&, httplib::Response& res,
-                                 std::exception_ptr e) {
-    std::string what = "unknown exception";
-    try {
-      if (e) std::rethrow_exception(e);
-    } catch (const std::exception& ex) {
-      what = ex.what();
-    } catch (...) {
-    }
-    res.status = 500;
-    res.set_content("gpuwise webhook: internal error: " + what + "\n", "text/plain");
-    self->log("internal error: " + what);
-  });
+  s.set_exception_handler(
+      [self](const httplib::Request&, httplib::Response& res, std::exception_ptr e) {
+        std::string what = "unknown exception";
+        try {
+          if (e) std::rethrow_exception(e);
+        } catch (const std::exception& ex) {
+          what = ex.what();
+        } catch (...) {
+        }
+        res.status = 500;
+        res.set_content("gpuwise webhook: internal error: " + what + "\n", "text/plain");
+        self->log("internal error: " + what);
+      });
 
   if (impl->port == 0) {
     impl->port = s.bind_to_any_port(impl->host);

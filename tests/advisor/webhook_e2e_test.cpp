@@ -64,9 +64,12 @@ public:
   Reply request(const std::string& path, std::vector<std::string> extra, const std::string& ca) {
     std::string tag = "curl" + std::to_string(++n_);
     std::string out = dir_ / (tag + ".body");
-    std::vector<std::string> argv = {which("curl"), "-sS", "--max-time", "20", "-o", out, "-w",
-                                     "%{http_code}", "--resolve",
-                                     kHost + ":" + std::to_string(port_) + ":127.0.0.1"};
+    std::vector<std::string> argv = {
+        which("curl"), "-sS",
+        "--max-time",  "20",
+        "-o",          out,
+        "-w",          "%{http_code}",
+        "--resolve",   kHost + ":" + std::to_string(port_) + ":127.0.0.1"};
     if (!ca.empty()) argv.insert(argv.end(), {"--cacert", ca});
     argv.insert(argv.end(), extra.begin(), extra.end());
     argv.push_back("https://" + kHost + ":" + std::to_string(port_) + path);
@@ -81,8 +84,8 @@ public:
   }
   Reply post(const std::string& body_file, const std::string& ca,
              std::vector<std::string> extra = {}) {
-    extra.insert(extra.begin(), {"-H", "Content-Type: application/json", "--data-binary",
-                                 "@" + body_file});
+    extra.insert(extra.begin(),
+                 {"-H", "Content-Type: application/json", "--data-binary", "@" + body_file});
     return request("/mutate", extra, ca);
   }
 
@@ -137,8 +140,8 @@ TEST_CASE("gpuwise webhook over TLS: real AdmissionReviews in, consistent pods o
       const char* file;
       std::vector<std::string> gpu;
     };
-    for (const auto& [file, gpu] : {Case{"pytorchjob_worker.json", {"pytorch"}},
-                                    Case{"mig_pod.json", {"server"}}}) {
+    for (const auto& [file, gpu] :
+         {Case{"pytorchjob_worker.json", {"pytorch"}}, Case{"mig_pod.json", {"server"}}}) {
       INFO(file);
       Reply r = client.post(fixtureFile(file), ca);
       ++reviews, ++injected;
@@ -168,13 +171,12 @@ TEST_CASE("gpuwise webhook over TLS: real AdmissionReviews in, consistent pods o
   }
 
   SECTION("pods that must not change are allowed with no patch and a reason") {
-    for (auto [file, reason] :
-         {std::pair<const char*, const char*>{"cpu_pod.json",
-                                              "no container requests nvidia.com/gpu or "
-                                              "nvidia.com/mig-*"},
-          {"already_injected.json", "already injected"},
-          {"opted_out.json", "opted out (annotation gpuwise.io/inject)"},
-          {"deployment.json", "not a Pod (apps/Deployment)"}}) {
+    for (auto [file, reason] : {std::pair<const char*, const char*>{
+                                    "cpu_pod.json", "no container requests nvidia.com/gpu or "
+                                                    "nvidia.com/mig-*"},
+                                {"already_injected.json", "already injected"},
+                                {"opted_out.json", "opted out (annotation gpuwise.io/inject)"},
+                                {"deployment.json", "not a Pod (apps/Deployment)"}}) {
       INFO(file);
       Reply r = client.post(fixtureFile(file), ca);
       ++reviews;
@@ -215,11 +217,11 @@ TEST_CASE("gpuwise webhook over TLS: real AdmissionReviews in, consistent pods o
       INFO(c.file << " " << (c.extra.empty() ? "" : c.extra.back()));
       std::string path = c.file == "mig_pod.json" ? fixtureFile(c.file) : dir / c.file;
       std::vector<std::string> extra = c.extra;
-      Reply r = c.extra.size() == 2 && c.extra[1] == "Content-Type: text/plain"
-                    ? client.request("/mutate", {"-H", "Content-Type: text/plain",
-                                                 "--data-binary", "@" + path},
-                                     ca)
-                    : client.post(path, ca, extra);
+      Reply r =
+          c.extra.size() == 2 && c.extra[1] == "Content-Type: text/plain"
+              ? client.request("/mutate",
+                               {"-H", "Content-Type: text/plain", "--data-binary", "@" + path}, ca)
+              : client.post(path, ca, extra);
       ++rejected;
       INFO(r.err);
       CHECK(r.http == 400);
@@ -252,13 +254,14 @@ TEST_CASE("gpuwise webhook over TLS: real AdmissionReviews in, consistent pods o
     REQUIRE(makeCert(dir, dir / "renewed"));
     // As the kubelet updates a Secret volume: the new files appear whole (rename).
     for (const char* f : {"tls.crt", "tls.key"}) {
-      std::filesystem::copy_file(dir / ("renewed/" + std::string(f)), dir / ("cert/." + std::string(f)),
+      std::filesystem::copy_file(dir / ("renewed/" + std::string(f)),
+                                 dir / ("cert/." + std::string(f)),
                                  std::filesystem::copy_options::overwrite_existing);
       std::filesystem::rename(dir / ("cert/." + std::string(f)), dir / ("cert/" + std::string(f)));
     }
-    CHECK(eventually([&] {
-      return client.request("/healthz", {}, dir / "renewed/ca.crt").http == 200;
-    }, std::chrono::seconds(10)));
+    CHECK(eventually(
+        [&] { return client.request("/healthz", {}, dir / "renewed/ca.crt").http == 200; },
+        std::chrono::seconds(10)));
     CHECK(client.request("/healthz", {}, ca).curl_exit == 60); // the old CA no longer matches
     CHECK(webhook.err().find("reloaded the TLS certificate") != std::string::npos);
   }

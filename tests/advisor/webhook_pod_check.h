@@ -21,7 +21,8 @@ using json = nlohmann::json;
 
 inline std::vector<std::string> pointerTokens(const std::string& pointer) {
   if (pointer.empty()) return {};
-  if (pointer[0] != '/') throw std::runtime_error("pointer '" + pointer + "' does not start with /");
+  if (pointer[0] != '/')
+    throw std::runtime_error("pointer '" + pointer + "' does not start with /");
   std::vector<std::string> tokens;
   std::string cur;
   for (size_t i = 1; i <= pointer.size(); ++i) {
@@ -81,15 +82,20 @@ inline json applyJsonPatch(json doc, const json& ops) {
     const std::string& last = tokens.back();
     if (parent->is_object()) {
       bool present = parent->contains(last);
-      if (kind == "add") (*parent)[last] = op["value"];
-      else if (!present) throw std::runtime_error(kind + " " + path + ": no such member");
-      else if (kind == "replace") (*parent)[last] = op["value"];
-      else if (kind == "remove") parent->erase(last);
+      if (kind == "add")
+        (*parent)[last] = op["value"];
+      else if (!present)
+        throw std::runtime_error(kind + " " + path + ": no such member");
+      else if (kind == "replace")
+        (*parent)[last] = op["value"];
+      else if (kind == "remove")
+        parent->erase(last);
       else if (kind == "test" && (*parent)[last] != op["value"])
         throw std::runtime_error("test " + path + " failed");
     } else if (parent->is_array()) {
       if (kind == "add") {
-        if (last == "-") parent->push_back(op["value"]);
+        if (last == "-")
+          parent->push_back(op["value"]);
         else {
           size_t i = arrayIndex(last, parent->size(), path);
           parent->insert(parent->begin() + static_cast<std::ptrdiff_t>(i), op["value"]);
@@ -97,8 +103,10 @@ inline json applyJsonPatch(json doc, const json& ops) {
       } else {
         if (parent->empty()) throw std::runtime_error(kind + " " + path + ": empty array");
         size_t i = arrayIndex(last, parent->size() - 1, path);
-        if (kind == "replace") (*parent)[i] = op["value"];
-        else if (kind == "remove") parent->erase(parent->begin() + static_cast<std::ptrdiff_t>(i));
+        if (kind == "replace")
+          (*parent)[i] = op["value"];
+        else if (kind == "remove")
+          parent->erase(parent->begin() + static_cast<std::ptrdiff_t>(i));
         else if (kind == "test" && (*parent)[i] != op["value"])
           throw std::runtime_error("test " + path + " failed");
       }
@@ -152,7 +160,8 @@ inline std::vector<std::string> podProblems(const json& pod, const PodExpectatio
   const json& spec = pod.at("spec");
   std::set<std::string> volumes;
   for (const auto& v : spec.value("volumes", json::array()))
-    if (!volumes.insert(v.value("name", "")).second) fail("duplicate volume " + v.value("name", ""));
+    if (!volumes.insert(v.value("name", "")).second)
+      fail("duplicate volume " + v.value("name", ""));
 
   std::set<std::string> container_names;
   std::set<std::pair<std::string, int>> ports;
@@ -170,7 +179,8 @@ inline std::vector<std::string> podProblems(const json& pod, const PodExpectatio
     }
     for (const auto& m : c.value("volumeMounts", json::array())) {
       if (!volumes.count(m.value("name", "")))
-        fail("container " + name + " mounts volume " + m.value("name", "") + " that does not exist");
+        fail("container " + name + " mounts volume " + m.value("name", "") +
+             " that does not exist");
       if (!mount_paths.insert(m.value("mountPath", "")).second)
         fail("container " + name + ": duplicate mountPath " + m.value("mountPath", ""));
     }
@@ -203,12 +213,15 @@ inline std::vector<std::string> podProblems(const json& pod, const PodExpectatio
   if (x.native_sidecar) {
     if (count(init, "gpuwise-advisor") != 1) fail("gpuwise-advisor is not in initContainers once");
     if (count(containers, "gpuwise-advisor") != 0) fail("gpuwise-advisor also in containers");
-    if (init.size() > 1 && init[1].value("name", "") == "gpuwise-advisor") advisor = &init[1];
-    else fail("gpuwise-advisor is not the second init container");
+    if (init.size() > 1 && init[1].value("name", "") == "gpuwise-advisor")
+      advisor = &init[1];
+    else
+      fail("gpuwise-advisor is not the second init container");
     if (advisor && advisor->value("restartPolicy", "") != "Always")
       fail("the native sidecar has no restartPolicy: Always");
   } else {
-    if (count(containers, "gpuwise-advisor") != 1) fail("gpuwise-advisor is not in containers once");
+    if (count(containers, "gpuwise-advisor") != 1)
+      fail("gpuwise-advisor is not in containers once");
     if (count(init, "gpuwise-advisor") != 0) fail("gpuwise-advisor also in initContainers");
     for (const auto& c : containers)
       if (c.value("name", "") == "gpuwise-advisor") advisor = &c;
@@ -222,7 +235,8 @@ inline std::vector<std::string> podProblems(const json& pod, const PodExpectatio
       fail("the advisor does not listen on " + x.endpoint + ": " + args);
     bool mounted = false;
     for (const auto& m : advisor->value("volumeMounts", json::array()))
-      mounted = mounted || (m.value("name", "") == "gpuwise" && m.value("mountPath", "") == x.mount_path);
+      mounted =
+          mounted || (m.value("name", "") == "gpuwise" && m.value("mountPath", "") == x.mount_path);
     if (!mounted) fail("the advisor does not mount the gpuwise volume at " + x.mount_path);
     if (!advisor->contains("resources") || !(*advisor)["resources"].contains("requests"))
       fail("the advisor has no resource requests");
@@ -236,8 +250,8 @@ inline std::vector<std::string> podProblems(const json& pod, const PodExpectatio
       continue;
     }
     const json* preload = envVar(*c, "LD_PRELOAD");
-    if (!preload || preload->value("value", "").find(x.mount_path + "/libgpuwise.so") ==
-                        std::string::npos)
+    if (!preload ||
+        preload->value("value", "").find(x.mount_path + "/libgpuwise.so") == std::string::npos)
       fail(want + ": LD_PRELOAD lacks the shim");
     const json* inj = envVar(*c, "CUDA_INJECTION64_PATH");
     if (!inj || inj->value("value", "") != x.mount_path + "/libgpuwise.so")
@@ -256,7 +270,8 @@ inline std::vector<std::string> podProblems(const json& pod, const PodExpectatio
     if (!cn || cn->value("value", "") != want) fail(want + ": GPUWISE_CONTAINER is not its name");
     bool mounted = false;
     for (const auto& m : c->value("volumeMounts", json::array()))
-      mounted = mounted || (m.value("name", "") == "gpuwise" && m.value("mountPath", "") == x.mount_path);
+      mounted =
+          mounted || (m.value("name", "") == "gpuwise" && m.value("mountPath", "") == x.mount_path);
     if (!mounted) fail(want + " does not mount the gpuwise volume");
   }
   const json& annotations = pod.at("metadata").value("annotations", json::object());

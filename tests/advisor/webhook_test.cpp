@@ -41,8 +41,8 @@ InjectionConfig config() {
 
 struct Answer {
   int status = 0;
-  json review;    // the parsed body when 200
-  json patch;     // decoded operations, empty when none
+  json review; // the parsed body when 200
+  json patch;  // decoded operations, empty when none
   std::string text;
 };
 
@@ -86,7 +86,8 @@ TEST_CASE("webhook: JSON Pointer tokens escape ~ then /") {
 }
 
 TEST_CASE("webhook: patches create missing arrays and maps whole, extend existing ones") {
-  json doc = {{"spec", {{"volumes", json::array({{{"name", "a"}}})}}}, {"metadata", json::object()}};
+  json doc = {{"spec", {{"volumes", json::array({{{"name", "a"}}})}}},
+              {"metadata", json::object()}};
   JsonPatch p;
   p.append(doc, "/spec/volumes", {{"name", "b"}});
   p.append(doc, "/spec/initContainers", {{"name", "x"}});
@@ -94,7 +95,8 @@ TEST_CASE("webhook: patches create missing arrays and maps whole, extend existin
   p.addMember(doc, "/metadata/annotations", "k/1", "v1");
   p.addMember(doc, "/metadata/annotations", "k/2", "v2");
   REQUIRE(p.size() == 3);
-  CHECK(p.ops()[0] == json({{"op", "add"}, {"path", "/spec/volumes/-"}, {"value", {{"name", "b"}}}}));
+  CHECK(p.ops()[0] ==
+        json({{"op", "add"}, {"path", "/spec/volumes/-"}, {"value", {{"name", "b"}}}}));
   CHECK(p.ops()[1]["path"] == "/spec/initContainers");
   CHECK(p.ops()[1]["value"] == json::array({{{"name", "w"}}, {{"name", "x"}}}));
   CHECK(p.ops()[2]["value"] == json({{"k/1", "v1"}, {"k/2", "v2"}}));
@@ -103,9 +105,12 @@ TEST_CASE("webhook: patches create missing arrays and maps whole, extend existin
   CHECK(out["metadata"]["annotations"]["k/2"] == "v2");
 
   // The strict applier refuses what the API server refuses.
-  CHECK_THROWS(applyJsonPatch(doc, json::parse(R"([{"op":"add","path":"/metadata/labels/x","value":"1"}])")));
-  CHECK_THROWS(applyJsonPatch(doc, json::parse(R"([{"op":"add","path":"/spec/volumes/5","value":{}}])")));
-  CHECK_THROWS(applyJsonPatch(doc, json::parse(R"([{"op":"replace","path":"/spec/x","value":1}])")));
+  CHECK_THROWS(applyJsonPatch(
+      doc, json::parse(R"([{"op":"add","path":"/metadata/labels/x","value":"1"}])")));
+  CHECK_THROWS(
+      applyJsonPatch(doc, json::parse(R"([{"op":"add","path":"/spec/volumes/5","value":{}}])")));
+  CHECK_THROWS(
+      applyJsonPatch(doc, json::parse(R"([{"op":"replace","path":"/spec/x","value":1}])")));
 }
 
 TEST_CASE("webhook: which containers request a GPU") {
@@ -252,11 +257,13 @@ TEST_CASE("webhook: several GPU containers, a CPU helper, and what users already
   json second = spec["containers"][0];
   second["name"] = "evaluator";
   second.erase("ports");
-  second["env"] = json::array({{{"name", "GPUWISE_ENDPOINT"}, {"value", "tcp://10.0.0.1:5555"}},
-                               {{"name", "LD_PRELOAD"},
-                                {"valueFrom", {{"configMapKeyRef", {{"name", "p"}, {"key", "k"}}}}}}});
+  second["env"] =
+      json::array({{{"name", "GPUWISE_ENDPOINT"}, {"value", "tcp://10.0.0.1:5555"}},
+                   {{"name", "LD_PRELOAD"},
+                    {"valueFrom", {{"configMapKeyRef", {{"name", "p"}, {"key", "k"}}}}}}});
   second["resources"] = {{"limits", {{"nvidia.com/mig-2g.20gb", "1"}}}};
-  json helper = {{"name", "log-shipper"}, {"image", "fluent/fluent-bit:3.0"},
+  json helper = {{"name", "log-shipper"},
+                 {"image", "fluent/fluent-bit:3.0"},
                  {"resources", {{"limits", {{"cpu", "100m"}}}}}};
   spec["containers"].push_back(second);
   spec["containers"].push_back(helper);
@@ -272,7 +279,8 @@ TEST_CASE("webhook: several GPU containers, a CPU helper, and what users already
   CHECK(pod["spec"]["containers"][2] == helper); // the CPU container is untouched
   const json& warnings = a.review["response"]["warnings"];
   REQUIRE(warnings.size() == 2);
-  CHECK(warnings[0].get<std::string>().rfind("container evaluator sets LD_PRELOAD through valueFrom", 0) == 0);
+  CHECK(warnings[0].get<std::string>().rfind(
+            "container evaluator sets LD_PRELOAD through valueFrom", 0) == 0);
   CHECK(warnings[1] == "container evaluator sets GPUWISE_ENDPOINT: kept");
   CHECK(a.review["response"]["auditAnnotations"]["injection"] ==
         "injected into pytorch,evaluator (native sidecar)");
@@ -281,10 +289,12 @@ TEST_CASE("webhook: several GPU containers, a CPU helper, and what users already
 TEST_CASE("webhook: taken names, host network and the report volume") {
   json base = fixture("pytorchjob_worker.json");
   SECTION("a volume named gpuwise: not injected") {
-    base["request"]["object"]["spec"]["volumes"].push_back({{"name", "gpuwise"}, {"emptyDir", json::object()}});
+    base["request"]["object"]["spec"]["volumes"].push_back(
+        {{"name", "gpuwise"}, {"emptyDir", json::object()}});
     Answer a = review(base);
     CHECK(a.patch.is_null());
-    CHECK(a.review["response"]["status"]["message"] == "not injected: a volume named gpuwise exists");
+    CHECK(a.review["response"]["status"]["message"] ==
+          "not injected: a volume named gpuwise exists");
   }
   SECTION("a GPU container already mounting /gpuwise: not injected") {
     base["request"]["object"]["spec"]["containers"][0]["volumeMounts"].push_back(
@@ -316,7 +326,8 @@ TEST_CASE("webhook: taken names, host network and the report volume") {
     requireConsistent(pod, {true, true, {"pytorch"}});
     const json& advisor = pod["spec"]["initContainers"][1];
     CHECK(advisor["args"][3] == "/gpuwise-reports");
-    CHECK(advisor["volumeMounts"][1] == json({{"name", "datasets"}, {"mountPath", "/gpuwise-reports"}}));
+    CHECK(advisor["volumeMounts"][1] ==
+          json({{"name", "datasets"}, {"mountPath", "/gpuwise-reports"}}));
   }
   SECTION("a Windows pod: not injected") {
     base["request"]["object"]["spec"]["os"] = {{"name", "windows"}};

@@ -121,9 +121,12 @@ inline std::map<std::string, MetricSpec> metricsContract() {
     for (std::string l; std::getline(labels, l, ',');) {
       l.erase(0, l.find_first_not_of(' '));
       l.erase(l.find_last_not_of(' ') + 1);
-      if (l == "common") s.labels.insert({"namespace", "pod", "container", "rank", "gpu"});
-      else if (l == "process") s.labels.insert({"namespace", "pod", "container", "rank"});
-      else s.labels.insert(l);
+      if (l == "common")
+        s.labels.insert({"namespace", "pod", "container", "rank", "gpu"});
+      else if (l == "process")
+        s.labels.insert({"namespace", "pod", "container", "rank"});
+      else
+        s.labels.insert(l);
     }
     contract[m[1]] = s;
   }

@@ -120,7 +120,7 @@ TEST_CASE("kustomize: the base and the cert-manager overlay render consistent ob
   CHECK(std::find(cert["spec"]["dnsNames"].begin(), cert["spec"]["dnsNames"].end(), dns) !=
         cert["spec"]["dnsNames"].end());
   CHECK(one(cm, "MutatingWebhookConfiguration")["metadata"]["annotations"]
-                                                ["cert-manager.io/inject-ca-from"] ==
+                                               ["cert-manager.io/inject-ca-from"] ==
         cert["metadata"]["namespace"].get<std::string>() + "/" +
             cert["metadata"]["name"].get<std::string>());
 }
@@ -138,9 +138,9 @@ TEST_CASE("kustomize: the self-signed overlay carries the script's certificate a
   Run verify = run({"openssl", "verify", "-CAfile", overlay + "/ca.crt", overlay + "/tls.crt"},
                    scratch.path, scratch, "verify");
   CHECK(verify.rc == 0);
-  Run san = run({"openssl", "x509", "-in", overlay + "/tls.crt", "-noout", "-ext",
-                 "subjectAltName"},
-                scratch.path, scratch, "san");
+  Run san =
+      run({"openssl", "x509", "-in", overlay + "/tls.crt", "-noout", "-ext", "subjectAltName"},
+          scratch.path, scratch, "san");
   CHECK(san.out.find("DNS:gpuwise-webhook.gpuwise.svc,") != std::string::npos);
 
   json docs = kustomize(overlay, scratch);
@@ -180,7 +180,9 @@ TEST_CASE("kustomize: the example workloads, injected by the webhook, are consis
   for (const char* kind : {"Job", "Deployment"}) {
     INFO(kind);
     json workload = one(docs, kind);
-    json pod = {{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", workload["spec"]["template"]["metadata"]},
+    json pod = {{"apiVersion", "v1"},
+                {"kind", "Pod"},
+                {"metadata", workload["spec"]["template"]["metadata"]},
                 {"spec", workload["spec"]["template"]["spec"]}};
     pod["metadata"]["generateName"] = workload["metadata"]["name"].get<std::string>() + "-";
     json review = {{"apiVersion", "admission.k8s.io/v1"},

@@ -92,7 +92,8 @@ TEST_CASE("metrics contract: docs/metrics.md lists the metrics the brief asks fo
     INFO(name);
     CHECK(spec.labels.count("namespace") == 1);
     CHECK(spec.labels.count("pod") == 1);
-    CHECK((spec.type == "counter") == (name.size() > 6 && name.substr(name.size() - 6) == "_total"));
+    CHECK((spec.type == "counter") ==
+          (name.size() > 6 && name.substr(name.size() - 6) == "_total"));
     CHECK(!spec.help.empty());
   }
 }
@@ -134,22 +135,23 @@ TEST_CASE("metrics contract: the sample exposition passes promtool and matches t
   }
   if (promtoolMissing()) return;
   // promtool reads the exposition on stdin.
-  Run lint = run({"bash", "-c", "promtool check metrics < \"$0\"", sample}, scratch.path, scratch,
-                 "lint");
+  Run lint =
+      run({"bash", "-c", "promtool check metrics < \"$0\"", sample}, scratch.path, scratch, "lint");
   INFO(lint.out << lint.err);
   CHECK(lint.rc == 0);
   CHECK(lint.out.empty()); // no lint findings either
 }
 
-TEST_CASE("alert rules: promtool checks them, their unit tests pass, every metric is in the contract") {
+TEST_CASE(
+    "alert rules: promtool checks them, their unit tests pass, every metric is in the contract") {
   TempDir scratch;
   if (!haveYaml(scratch)) {
     WARN("python3-yaml is not installed: alert rules not checked");
     return;
   }
   auto contract = metricsContract();
-  json rule = yamlFileToJson(repoPath("containers/kubernetes/monitoring/prometheus-rule.yaml"),
-                             scratch)[0];
+  json rule =
+      yamlFileToJson(repoPath("containers/kubernetes/monitoring/prometheus-rule.yaml"), scratch)[0];
   REQUIRE(rule["kind"] == "PrometheusRule");
   size_t alerts = 0;
   for (const auto& group : rule["spec"]["groups"]) {
@@ -205,8 +207,8 @@ TEST_CASE("Grafana dashboard: valid, and every query names metrics of the contra
   bool datasource = false;
   for (const auto& v : dash["templating"]["list"]) {
     if (v["type"] == "datasource") datasource = v["query"] == "prometheus";
-    if (v["type"] == "query") checkQuery("variable " + v["name"].get<std::string>(),
-                                         v["query"]["query"], contract);
+    if (v["type"] == "query")
+      checkQuery("variable " + v["name"].get<std::string>(), v["query"]["query"], contract);
   }
   CHECK(datasource);
   CHECK(queries >= 18);
