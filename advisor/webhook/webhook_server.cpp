@@ -145,6 +145,10 @@ std::unique_ptr<WebhookServer> WebhookServer::start(Options options, std::string
 
   httplib::SSLServer& s = *impl->server;
   s.set_socket_options(reuseAddress);
+  // httplib writes the headers and the body separately: with Nagle on, the body waits for the
+  // client's delayed ACK (~40 ms per review, measured with curl), a fair part of the API
+  // server's timeout budget for every GPU pod.
+  s.set_tcp_nodelay(true);
   s.set_read_timeout(10, 0);
   s.set_write_timeout(10, 0);
   s.set_keep_alive_timeout(30);
