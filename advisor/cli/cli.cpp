@@ -1,6 +1,7 @@
 #include "advisor/cli/cli.h"
 
 #include "advisor/cli/commands.h"
+#include "advisor/cli/webhook_command.h"
 #include "advisor/report/report_json.h"
 #include "transport/codec.h"
 
@@ -91,6 +92,9 @@ int runCli(int argc, const char* const* argv, CliIo io) {
                    "Relative change that counts as a regression (0.05 = 5%)")
       ->capture_default_str();
 
+  WebhookOptions webhook;
+  auto* webhook_cmd = addWebhookCommand(app, webhook);
+
   // CLI11 would only say "A subcommand is required" for a misspelt command: name it.
   if (argc > 1 && argv[1][0] != '-') {
     std::string cmd = argv[1];
@@ -99,7 +103,7 @@ int runCli(int argc, const char* const* argv, CliIo io) {
       known = known || sub->get_name() == cmd;
     if (!known) {
       io.err << "gpuwise: unknown command '" << cmd
-             << "' (commands: run, advisor, report, diff, version)\n";
+             << "' (commands: run, advisor, report, diff, webhook, version)\n";
       return kExitUsage;
     }
   }
@@ -134,7 +138,8 @@ int runCli(int argc, const char* const* argv, CliIo io) {
     return reportCommand(report, io);
   }
   if (diff_cmd->parsed()) return diffCommand(diff, io);
-  io.err << "gpuwise: a command is required: run, advisor, report, diff or version\n";
+  if (webhook_cmd->parsed()) return webhookCommand(webhook, io);
+  io.err << "gpuwise: a command is required: run, advisor, report, diff, webhook or version\n";
   return kExitUsage;
 }
 
