@@ -64,6 +64,16 @@ Config readConfig(const GetEnv& getenv) {
     if (!std::strcmp(v, "monotonic")) c.allow_counter_clock = false;
     else if (std::strcmp(v, "counter")) note(c, "GPUWISE_CLOCK", v, "is not counter or monotonic");
   }
+  if (const char* v = getenv("GPUWISE_LAUNCH_DETAIL"); v && *v) {
+    if (!std::strcmp(v, "full")) c.record_covered_launches = true;
+    else if (std::strcmp(v, "auto")) note(c, "GPUWISE_LAUNCH_DETAIL", v, "is not auto or full");
+  }
+  if (const char* v = getenv("GPUWISE_OVERHEAD_BUDGET"); v && *v) {
+    char* end = nullptr;
+    double b = std::strtod(v, &end);
+    if (*end || !(b >= 0 && b <= 1)) note(c, "GPUWISE_OVERHEAD_BUDGET", v, "is not a ratio in 0..1");
+    else c.overhead_budget = b;
+  }
   readUint(c, getenv, "GPUWISE_RING_EVENTS", c.ring_events, 64, 1u << 20);
   readUint(c, getenv, "GPUWISE_MAX_THREADS", c.max_threads, 1, 4096);
   readUint(c, getenv, "GPUWISE_BATCH_MS", c.batch_ms, 1, 60000);

@@ -13,6 +13,10 @@
 //   GPUWISE_EXIT_TIMEOUT_MS  the most the final flush may add to process exit (default 2000)
 //   GPUWISE_LINGER_MS     how long the socket may flush queued messages at exit (default 200)
 //   GPUWISE_CLOCK         counter (default: rdtsc/cntvct where usable) | monotonic
+//   GPUWISE_LAUNCH_DETAIL auto (default: launches CUPTI records are only counted by the hooks) |
+//                         full (the hooks record every launch as well)
+//   GPUWISE_OVERHEAD_BUDGET  share of wall time the hooks may cost before launch detail is shed
+//                         (sampled windows); default 0.01, 0 never sheds
 // Process identity, read at the same time: RANK, LOCAL_RANK, WORLD_SIZE; GPUWISE_POD,
 // GPUWISE_NAMESPACE, GPUWISE_CONTAINER or POD_NAME, POD_NAMESPACE, CONTAINER_NAME.
 #pragma once
@@ -36,6 +40,8 @@ struct Config {
   uint32_t exit_timeout_ms = 2000;
   uint32_t linger_ms = 200;
   bool allow_counter_clock = true;
+  bool record_covered_launches = false;
+  double overhead_budget = 0.01;
 
   int32_t rank = -1, local_rank = -1, world_size = -1;
   std::string pod, ns, container;

@@ -112,6 +112,13 @@ bool Drain::finish(std::chrono::milliseconds budget) {
 
 void Drain::run() {
   t_state.internal = 1; // nothing this thread calls (device queries, CUPTI) is recorded
+  try {
+    governor_ = std::make_unique<OverheadGovernor>(
+        calibrateHookCosts(options_.calibration_iterations), options_.overhead_budget,
+        deps_.clock->nowNs());
+  } catch (...) {
+    // No estimate (out of memory): the report says the overhead is unknown.
+  }
   bool warned = false;
   const int64_t interval = int64_t(options_.batch_ms) * 1000000;
   int64_t next = steadyNs() + interval;
@@ -159,6 +166,7 @@ void Drain::cycle(bool final) {
   drainRings();
   route(hook_records_);
   drainCupti(final, now);
+  govern(now);
   if (final) tracker_.decideAll(pending_);
   else tracker_.decide(now, pending_);
   send(final, now);
@@ -171,10 +179,14 @@ void Drain::drainRings() {
     uint32_t tid = slot.tid;
     drained += slot.ring.drain(
         [&](const RawEvent& e) { converter_->convert(e, tid, hook_records_); });
-    countDropped(slot.ring.takeDropped());
+    uint64_t dropped = slot.ring.takeDropped();
+    countDropped(dropped);
+    cycle_recorded_ += dropped; // a dropped event cost the application as much as a kept one
+    cycle_counted_ += slot.ring.takeCounted();
     deps_.rings->recycle(slot);
   });
   events_drained_.fetch_add(drained, std::memory_order_relaxed);
+  cycle_recorded_ += drained;
   if (deps_.unringed_drops) {
     uint64_t u = deps_.unringed_drops->load(std::memory_order_relaxed);
     countDropped(u - unringed_seen_);
@@ -220,6 +232,8 @@ void Drain::drainCupti(bool final, int64_t now) {
   if (final) decoder_->flushHeld(decoded_);
   countDropped(cupti->takeDroppedRecords());
   cupti_records_.fetch_add(decoded_.recordCount(), std::memory_order_relaxed);
+  // One kernel record per launch: what CUPTI saw, beside what the hooks counted.
+  cost_.cupti_launch_records += decoded_.kernels.size();
   pending_.kernels.insert(pending_.kernels.end(), decoded_.kernels.begin(), decoded_.kernels.end());
   pending_.copies.insert(pending_.copies.end(), decoded_.copies.begin(), decoded_.copies.end());
   pending_.memsets.insert(pending_.memsets.end(), decoded_.memsets.begin(), decoded_.memsets.end());
@@ -227,6 +241,28 @@ void Drain::drainCupti(bool final, int64_t now) {
   for (const auto& s : decoded_.syncs) tracker_.holdCuptiSync(s, now);
   for (const auto& a : decoded_.allocations) tracker_.holdCuptiAllocation(a, now);
   decoded_.clear();
+}
+
+void Drain::govern(int64_t now) {
+  cost_.events_recorded += cycle_recorded_;
+  cost_.launches_counted += cycle_counted_;
+  launches_counted_.fetch_add(cycle_counted_, std::memory_order_relaxed);
+  if (governor_) {
+    profiler::CuptiCollector* cupti = deps_.cupti;
+    OverheadGovernor::Cycle c;
+    c.now_ns = now;
+    c.recorded = cycle_recorded_;
+    c.counted = cycle_counted_;
+    c.launches_covered = cupti && cupti->active() && cupti->covers(profiler::ApiClass::Launch) &&
+                         !options_.record_covered_launches;
+    auto mode = governor_->onCycle(c);
+    governor_->fill(cost_);
+    if (deps_.count_launches)
+      deps_.count_launches->store(mode == OverheadGovernor::LaunchMode::Count ? 1 : 0,
+                                  std::memory_order_relaxed);
+  }
+  cycle_recorded_ = 0;
+  cycle_counted_ = 0;
 }
 
 bool Drain::ensureConnected(bool final) {
@@ -285,6 +321,7 @@ void Drain::send(bool final, int64_t now) {
     b.events_dropped = carried_drops_;
     b.final = final && last;
     b.sent_time = now;
+    b.shim_cost = cost_;
     if (sink_->sendBatch(b) == SendStatus::Sent) {
       records_sent_.fetch_add(n, std::memory_order_relaxed);
       batches_sent_.fetch_add(1, std::memory_order_relaxed);
@@ -310,6 +347,7 @@ Drain::Stats Drain::stats() const {
   s.dropped_total = dropped_total_.load(std::memory_order_relaxed);
   s.dropped_reported = dropped_reported_.load(std::memory_order_relaxed);
   s.cupti_records = cupti_records_.load(std::memory_order_relaxed);
+  s.launches_counted = launches_counted_.load(std::memory_order_relaxed);
   s.final_sent = final_sent_.load(std::memory_order_acquire);
   return s;
 }

@@ -16,6 +16,7 @@
 #include "interposer/batch_sink.h"
 #include "interposer/coverage_tracker.h"
 #include "interposer/event_converter.h"
+#include "interposer/overhead_governor.h"
 #include "interposer/records.h"
 #include "interposer/ring_pool.h"
 #include "profiler/cupti/activity_decoder.h"
@@ -37,6 +38,12 @@ struct DrainOptions {
   // At exit, how long the final flush may wait for a first connection to the advisor.
   int connect_wait_ms = 500;
   CoverageTracker::Options coverage;
+  // The share of wall time the hooks may cost before launch detail is shed (0: never shed).
+  double overhead_budget = 0.01;
+  // Record launches in the hooks even where CUPTI records them (GPUWISE_LAUNCH_DETAIL=full).
+  bool record_covered_launches = false;
+  // Calibration iterations for the hook-cost estimate (tests make it small).
+  uint32_t calibration_iterations = 20000;
 };
 
 struct DrainDeps {
@@ -52,6 +59,8 @@ struct DrainDeps {
   EventConverter::NameResolver resolver;
   // Events dropped before reaching a ring (no ring could be claimed).
   const std::atomic<uint64_t>* unringed_drops = nullptr;
+  // The hooks' "count launches, do not record them" switch, which the drain thread drives.
+  std::atomic<uint8_t>* count_launches = nullptr;
 };
 
 class Drain {
@@ -66,6 +75,7 @@ public:
     uint64_t dropped_total = 0;   // every drop counted (rings, CUPTI, sends, pending cap)
     uint64_t dropped_reported = 0; // drops carried by batches that got through
     uint64_t cupti_records = 0;
+    uint64_t launches_counted = 0; // launches the hooks counted without recording
     bool final_sent = false;
   };
 
@@ -93,6 +103,7 @@ private:
   void send(bool final, int64_t now);
   bool ensureConnected(bool final);
   void countDropped(uint64_t n);
+  void govern(int64_t now);
 
   DrainDeps deps_;
   DrainOptions options_;
@@ -106,6 +117,9 @@ private:
   profiler::DecodedActivity decoded_;
   uint64_t carried_drops_ = 0;   // to report in the next batch that gets through
   uint64_t unringed_seen_ = 0;
+  std::unique_ptr<OverheadGovernor> governor_;
+  model::ShimCost cost_;          // cumulative, carried by every batch
+  uint64_t cycle_recorded_ = 0, cycle_counted_ = 0;
   bool connected_ = false;       // a Hello got through in the current epoch
   bool hello_needed_ = false;
 
@@ -116,7 +130,8 @@ private:
   std::atomic<uint64_t> cycles_{0};
   // Stats, written by the drain thread, read anywhere.
   std::atomic<uint64_t> events_drained_{0}, records_sent_{0}, batches_sent_{0}, batches_failed_{0},
-      hellos_sent_{0}, dropped_total_{0}, dropped_reported_{0}, cupti_records_{0};
+      hellos_sent_{0}, dropped_total_{0}, dropped_reported_{0}, cupti_records_{0},
+      launches_counted_{0};
   std::atomic<bool> final_sent_{false};
 };
 

@@ -52,6 +52,7 @@ template <class Call>
 [[gnu::noinline]] CUresult recordLaunch(ApiId api, CUfunction f, unsigned gx, unsigned gy, unsigned gz,
                              unsigned bx, unsigned by, unsigned bz, unsigned shared,
                              CUstream stream, Call&& call) {
+  if (countingLaunches()) return countLaunch(call);
   Recorder rec;
   if (!rec.begin()) return call();
   CUresult r = call();

@@ -32,6 +32,7 @@ inline uint16_t clamp16(unsigned v) { return v > 0xffff ? 0xffff : uint16_t(v); 
 template <class Call>
 [[gnu::noinline]] cudaError_t recordLaunch(ApiId api, FuncKind kind, const void* func, dim3 grid, dim3 block,
                                 size_t shared, cudaStream_t stream, Call&& call) {
+  if (countingLaunches()) return countLaunch(call);
   Recorder rec;
   if (!rec.begin()) return call();
   cudaError_t r = call();

@@ -34,11 +34,33 @@ enum Mode : uint8_t {
 
 namespace detail {
 extern std::atomic<uint8_t> g_mode;
+// Launch hooks only count, they do not record, while this is set: CUPTI records every launch with
+// its API interval (the CUPTI tier), or the drain thread shed detail because the shim's estimated
+// cost went over its budget. Written by the starting thread and the drain thread, read by hooks.
+extern std::atomic<uint8_t> g_count_launches;
 // Slow paths, out of line (runtime.cpp).
 bool beginSlow(uint8_t mode);        // may start the shim; true when recording afterwards
 RingSlot* claimRing(ThreadState& ts); // first event of a thread, or after the pool ran dry
 void kickDrain();                     // a ring reached half full
 } // namespace detail
+
+// The launch hooks' cheap path: true when launches are only counted right now.
+inline bool countingLaunches() { return detail::g_count_launches.load(std::memory_order_relaxed) != 0; }
+
+// Counts the launch on the thread's ring and forwards. The cost is a TLS read, a plain store to the
+// thread's own counter and the reentrancy flag around the call (so the driver launch the runtime
+// makes underneath is not counted twice). No timestamp.
+template <class Call> inline auto countLaunch(Call&& call) -> decltype(call()) {
+  ThreadState& ts = t_state;
+  if (ts.in_hook | ts.internal) return call();
+  RingSlot* slot = ts.ring;
+  if (__builtin_expect(!slot, 0) && !(slot = detail::claimRing(ts))) return call();
+  slot->ring.count();
+  ts.in_hook = 1;
+  auto r = call();
+  ts.in_hook = 0;
+  return r;
+}
 
 class Recorder {
 public:

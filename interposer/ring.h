@@ -43,6 +43,9 @@ public:
     return h - cached_tail_ == (uint64_t(mask_) + 1) / 2;
   }
 
+  // Writer: one more launch that was counted, not recorded (a plain store: one writer).
+  void count() { counted_.store(counted_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); }
+
   // Reader: fn(const RawEvent&) for up to `max` events in order; returns how many.
   template <class Fn> uint64_t drain(Fn&& fn, uint64_t max = ~uint64_t{0}) {
     uint64_t t = tail_.load(std::memory_order_relaxed);
@@ -66,14 +69,23 @@ public:
     dropped_seen_ = d;
     return delta;
   }
+  // Reader: counted launches since the previous call.
+  uint64_t takeCounted() {
+    uint64_t c = counted_.load(std::memory_order_relaxed);
+    uint64_t delta = c - counted_seen_;
+    counted_seen_ = c;
+    return delta;
+  }
   uint32_t capacity() const { return mask_ + 1; }
 
   void reset() {
     head_.store(0, std::memory_order_relaxed);
     tail_.store(0, std::memory_order_relaxed);
     dropped_.store(0, std::memory_order_relaxed);
+    counted_.store(0, std::memory_order_relaxed);
     cached_tail_ = 0;
     dropped_seen_ = 0;
+    counted_seen_ = 0;
   }
 
 private:
@@ -81,11 +93,13 @@ private:
   alignas(64) std::atomic<uint64_t> head_{0};
   uint64_t cached_tail_ = 0;
   std::atomic<uint64_t> dropped_{0};
+  std::atomic<uint64_t> counted_{0};
   RawEvent* slots_ = nullptr;
   uint32_t mask_ = 0;
   // Reader's line.
   alignas(64) std::atomic<uint64_t> tail_{0};
   uint64_t dropped_seen_ = 0;
+  uint64_t counted_seen_ = 0;
 };
 
 } // namespace gpuwise::interposer

@@ -20,10 +20,12 @@ __thread ThreadState t_state __attribute__((tls_model("initial-exec")));
 
 namespace detail {
 std::atomic<uint8_t> g_mode{kModeUnstarted};
+std::atomic<uint8_t> g_count_launches{0};
 } // namespace detail
 
 namespace {
 
+using detail::g_count_launches;
 using detail::g_mode;
 
 struct Session {
@@ -158,9 +160,12 @@ bool doStart() {
   d.make_hello = [s] { return makeHello(*s); };
   d.resolver = resolveName;
   d.unringed_drops = &g_unringed_drops;
+  d.count_launches = &g_count_launches;
   DrainOptions o = g_deps->drain;
   o.batch_ms = c.batch_ms;
   o.linger_ms = int(c.linger_ms);
+  o.overhead_budget = c.overhead_budget;
+  o.record_covered_launches = c.record_covered_launches;
   s->drain = std::make_unique<Drain>(std::move(d), o);
   std::string error;
   if (!s->drain->start(&error)) {
@@ -168,6 +173,11 @@ bool doStart() {
     if (s->cupti) s->cupti->stop();
     return false;
   }
+  // From the first launch on, launches CUPTI records are only counted by the hooks (the drain
+  // thread keeps this up to date from here).
+  g_count_launches.store(s->cupti && s->cupti->covers(profiler::ApiClass::Launch) &&
+                                 !c.record_covered_launches,
+                         std::memory_order_relaxed);
   g_session.store(s, std::memory_order_release);
   logLine(LogLevel::Debug, "recording to %s, %s tier (%s)", c.endpoint.c_str(),
           s->tier == model::CollectionTier::Cupti ? "cupti" : "interposer", s->tier_reason.c_str());
@@ -291,6 +301,7 @@ void forkChild() {
   // The parent's session (its drain thread, its ZeroMQ context) does not exist here / is not ours:
   // abandon it untouched. The child starts its own on its first CUDA call.
   g_session.store(nullptr, std::memory_order_relaxed);
+  g_count_launches.store(0, std::memory_order_relaxed); // the child records until its own CUPTI says
   uint8_t m = g_mode.load(std::memory_order_relaxed);
   if (m == kModeRecording || m == kModeStarting) g_mode.store(kModeUnstarted, std::memory_order_relaxed);
   if (RingPool* rings = g_rings.load()) rings->resetAfterFork();
@@ -337,6 +348,7 @@ bool resetForTest(std::chrono::milliseconds deadline) {
   g_mode.store(kModeOff);
   bool ok = !s || s->drain->finish(deadline);
   g_session.store(nullptr);
+  g_count_launches.store(0);
   g_shutdown_done.store(false);
   if (RingPool* rings = g_rings.load(); rings && ok) rings->resetAfterFork();
   t_state.ring = nullptr;

@@ -113,6 +113,7 @@ struct BatchEncoder::Impl {
   std::vector<model::MemorySample> memory_samples;
   std::vector<model::Range> ranges;
   uint64_t self_dropped = 0; // dropped by this encoder, reported with the next message
+  model::ShimCost shim_cost; // carried by every batch once set
 
   SignatureInterner signatures;
   std::vector<uint64_t> sent_names;     // one bit per NameId carried this epoch
@@ -321,9 +322,15 @@ std::vector<uint8_t> BatchEncoder::Impl::build(uint64_t events_dropped, bool fin
 
   const uint64_t dropped = events_dropped + self_dropped;
   self_dropped = 0;
+  flatbuffers::Offset<wire::ShimCost> cost_table;
+  if (shim_cost.session_ns || shim_cost.events_recorded || shim_cost.launches_counted)
+    cost_table = wire::CreateShimCost(fbb, shim_cost.events_recorded, shim_cost.launches_counted,
+                                      shim_cost.cupti_launch_records, shim_cost.overhead_ns,
+                                      shim_cost.session_ns, shim_cost.shed_ns, shim_cost.full_call_ns,
+                                      shim_cost.counted_call_ns, shim_cost.budget_ratio);
   auto batch = wire::CreateBatch(fbb, session_id, pid, sequence, epoch, dropped, final, sent_time,
                                  names_vec, sigs_vec, columns, copies_vec, memsets_vec, syncs_vec,
-                                 api_vec, alloc_vec, mem_vec, ranges_vec);
+                                 api_vec, alloc_vec, mem_vec, ranges_vec, cost_table);
   wire::FinishMessageBuffer(fbb, wire::CreateMessage(fbb, kProtocolVersion, wire::Body::Batch, batch.Union()));
   std::vector<uint8_t> out = envelope.seal({fbb.GetBufferPointer(), fbb.GetSize()});
   if (fbb.GetSize() > kBuilderKeepBytes) fbb.Reset();
@@ -345,6 +352,7 @@ void BatchEncoder::add(const model::MemorySample& e) { impl_->add(impl_->memory_
 void BatchEncoder::add(const model::Range& e) { impl_->add(impl_->ranges, e); }
 
 size_t BatchEncoder::pendingEvents() const { return impl_->pending(); }
+void BatchEncoder::setShimCost(const model::ShimCost& cost) { impl_->shim_cost = cost; }
 uint32_t BatchEncoder::epoch() const { return impl_->epoch; }
 
 std::vector<uint8_t> BatchEncoder::encode(uint64_t events_dropped, bool final, model::TimeNs sent_time) {

@@ -62,6 +62,8 @@ struct Batch {
   uint64_t events_dropped = 0;  // events the sender counted as dropped since its previous batch
   bool final = false;           // the process is exiting; no more batches follow
   model::TimeNs sent_time = 0;
+  // The shim's own cost so far (cumulative: the latest batch that arrives has the figures).
+  model::ShimCost shim_cost;
   std::vector<model::KernelExec> kernels;
   std::vector<model::Copy> copies;
   std::vector<model::Memset> memsets;
@@ -95,6 +97,8 @@ public:
   void add(const model::Range&);
 
   size_t pendingEvents() const;
+  // The shim's cost figures every following batch carries (cumulative; zero: not sent).
+  void setShimCost(const model::ShimCost& cost);
   // Serialises the pending events into one message and clears them. `events_dropped` is carried
   // as is, plus the events this encoder itself had to drop (more than kMaxBatchEvents pending,
   // more than kMaxSignatures distinct kernels in one batch). The sequence number advances on every

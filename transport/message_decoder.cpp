@@ -281,6 +281,20 @@ std::variant<Hello, Batch, DecodeError> MessageDecoder::Impl::batch(const wire::
   out.events_dropped = b.events_dropped();
   out.final = b.final();
   out.sent_time = b.sent_time();
+  if (const wire::ShimCost* c = b.shim_cost()) {
+    model::ShimCost& d = out.shim_cost;
+    d.events_recorded = c->events_recorded();
+    d.launches_counted = c->launches_counted();
+    d.cupti_launch_records = c->cupti_launch_records();
+    d.overhead_ns = c->overhead_ns();
+    d.session_ns = c->session_ns();
+    d.shed_ns = c->shed_ns();
+    // Floats from the wire: a NaN or negative figure from a foreign sender must not reach a ratio.
+    auto sane = [](float f) { return f >= 0 && f < 1e9f ? f : 0.0f; };
+    d.full_call_ns = sane(c->full_call_ns());
+    d.counted_call_ns = sane(c->counted_call_ns());
+    d.budget_ratio = sane(c->budget_ratio());
+  }
   if (b.kernels()) decodeKernels(*b.kernels(), out.kernels);
   auto each = [](const auto* vec, auto& dst, auto convert) {
     if (!vec) return;

@@ -48,6 +48,7 @@ CollectionResult analyzeCollection(const model::Trace& trace, const IngestHealth
     c.tier_reason = p.info.tier_reason;
     c.events = p.eventCount();
     c.events_dropped = p.events_dropped;
+    c.shim_cost = p.shim_cost;
     for (const auto& d : p.devices) {
       c.devices.push_back(d.index);
       addGpu(r, d, p.info.host, p.info.pid);
@@ -66,6 +67,29 @@ CollectionResult analyzeCollection(const model::Trace& trace, const IngestHealth
     r.rejected_by_reason = ingest->rejected_by_reason;
   }
   return r;
+}
+
+model::ShimCost CollectionResult::shimCostTotal() const {
+  model::ShimCost t;
+  for (const auto& p : processes) {
+    const model::ShimCost& c = p.shim_cost;
+    t.events_recorded += c.events_recorded;
+    t.launches_counted += c.launches_counted;
+    t.cupti_launch_records += c.cupti_launch_records;
+    t.overhead_ns += c.overhead_ns;
+    t.session_ns += c.session_ns;
+    t.shed_ns += c.shed_ns;
+    t.full_call_ns = std::max(t.full_call_ns, c.full_call_ns);
+    t.counted_call_ns = std::max(t.counted_call_ns, c.counted_call_ns);
+    t.budget_ratio = std::max(t.budget_ratio, c.budget_ratio);
+  }
+  return t;
+}
+
+std::optional<double> CollectionResult::shimOverheadRatio() const {
+  model::ShimCost t = shimCostTotal();
+  if (t.session_ns == 0) return std::nullopt;
+  return double(t.overhead_ns) / double(t.session_ns);
 }
 
 void CollectionResult::merge(const CollectionResult& o) {
@@ -87,6 +111,7 @@ void CollectionResult::merge(const CollectionResult& o) {
     }
     it->events += p.events;
     it->events_dropped += p.events_dropped;
+    if (p.shim_cost.session_ns > it->shim_cost.session_ns) it->shim_cost = p.shim_cost; // cumulative
     if (p.tier != model::CollectionTier::Unknown) {
       it->tier = p.tier;
       it->tier_reason = p.tier_reason;

@@ -47,6 +47,7 @@ struct ProcessCollection {
   uint64_t events_dropped = 0;
   std::vector<uint32_t> devices;      // device indices the process reported
   std::optional<StreamHealth> stream; // live runs and .gwt files only
+  model::ShimCost shim_cost;          // live runs only (all zero otherwise)
 };
 
 // A GPU as the report lists it: one entry per (host, index, name), with the processes using it.
@@ -65,6 +66,12 @@ struct CollectionResult {
   std::optional<uint64_t> messages;
   std::map<std::string, uint64_t> rejected_by_reason;
   uint64_t rejectedMessages() const;
+
+  // The shim's estimated cost on the application's threads over the wall time it recorded, all
+  // processes together; nullopt when no process reported it (imported traces).
+  std::optional<double> shimOverheadRatio() const;
+  // Sums of every process's shim figures (ratios: the largest budget seen).
+  model::ShimCost shimCostTotal() const;
 
   void merge(const CollectionResult& other);
 };

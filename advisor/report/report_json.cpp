@@ -131,6 +131,8 @@ json summary(const JobAnalysis& a) {
   m["pageable_seconds"] = seconds(pageable.time_ns);
   s["memcpy"] = std::move(m);
   s["memory_peak_bytes"] = orNull(a.memory.peakBytes());
+  // The shim's estimated cost on the application's threads, per wall second (live runs).
+  s["shim_overhead_ratio"] = orNull(a.collection.shimOverheadRatio());
   json steps;
   steps["count"] = nullptr;
   steps["mean_seconds"] = nullptr;
@@ -319,6 +321,24 @@ json collection(const CollectionResult& c) {
   for (const auto& [k, v] : c.rejected_by_reason)
     reasons[k] = v;
   j["rejected_by_reason"] = std::move(reasons);
+  // What the shim cost and how it kept that cost down (live runs; null for imported traces).
+  if (auto ratio = c.shimOverheadRatio()) {
+    model::ShimCost t = c.shimCostTotal();
+    json shim;
+    shim["overhead_ratio"] = *ratio;
+    shim["overhead_seconds"] = seconds(int64_t(t.overhead_ns));
+    shim["estimated"] = true; // calibrated per-call cost x calls, not timed per call
+    shim["budget_ratio"] = t.budget_ratio;
+    shim["recorded_calls"] = t.events_recorded;
+    shim["counted_launches"] = t.launches_counted;
+    shim["cupti_launch_records"] = t.cupti_launch_records;
+    shim["recorded_call_ns"] = t.full_call_ns;
+    shim["counted_launch_ns"] = t.counted_call_ns;
+    shim["detail_shed_seconds"] = seconds(int64_t(t.shed_ns));
+    j["shim"] = std::move(shim);
+  } else {
+    j["shim"] = nullptr;
+  }
   return j;
 }
 

@@ -3,6 +3,7 @@
 #include "advisor/analysis/format.h"
 #include "profiler/precision/demangle.h"
 
+#include <cstdio>
 #include <sstream>
 
 namespace gpuwise::advisor {
@@ -164,6 +165,12 @@ std::string collectionLine(const JobAnalysis& a) {
   if (c.lost_batches > 0) s += ", " + plural(c.lost_batches, "batch lost", "batches lost");
   if (c.rejectedMessages() > 0)
     s += ", " + plural(c.rejectedMessages(), "message rejected", "messages rejected");
+  if (auto r = c.shimOverheadRatio()) {
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "; shim cost %.2f%% of wall time (est.)", *r * 100.0);
+    s += buf;
+    if (c.shimCostTotal().shed_ns > 0) s += ", launch detail sampled to stay in budget";
+  }
   return s;
 }
 

@@ -45,4 +45,18 @@ struct ProcessInfo {
   std::string tier_reason; // why the tier is what it is ("CUPTI held by another subscriber")
 };
 
+// What the shim cost the process it ran in, as the shim measured it: cumulative over the session.
+// Only live runs have it (imported traces leave it all zero).
+struct ShimCost {
+  uint64_t events_recorded = 0;  // hook calls written to the rings in full
+  uint64_t launches_counted = 0; // launches the hooks only counted (CUPTI recorded them, or detail shed)
+  uint64_t cupti_launch_records = 0; // kernel records CUPTI delivered (CUPTI tier): one per launch
+  uint64_t overhead_ns = 0;      // estimated time the hooks added on the application's threads
+  uint64_t session_ns = 0;       // wall time the session covered so far
+  uint64_t shed_ns = 0;          // wall time spent with launch detail shed (over the budget)
+  float full_call_ns = 0;        // calibrated cost of one fully recorded hook call
+  float counted_call_ns = 0;     // calibrated cost of one counted launch
+  float budget_ratio = 0;        // the overhead budget the shim sheds detail above
+};
+
 } // namespace gpuwise::model

@@ -31,6 +31,8 @@ struct ProcessTrace {
   // Events the producer counted but could not deliver (ring full, send would block, malformed
   // batch, CUPTI dropped records). Every report shows this number.
   uint64_t events_dropped = 0;
+  // The shim's own cost (live runs; cumulative, the latest batch's figures).
+  ShimCost shim_cost;
   // Wall-clock span of the process as the producer saw it (live: first event to exit), 0 unknown.
   TimeNs wall_start = 0, wall_end = 0;
 

@@ -81,4 +81,14 @@ TEST_CASE("gpuwise run --simulate: the healthy sample gets no recommendation") {
   CHECK(s["memcpy"]["pageable_bytes"] == 0);
   CHECK(s["gpu_idle_ratio"].get<double>() < 0.05);
   CHECK(r.report["recommendations"].empty());
+  // The shim's own cost: CUPTI has every launch, so the hooks only counted them (exactly the
+  // sample's kernels, as CUPTI's kernel records say), and the estimate is a small share of the run.
+  const auto& shim = r.report["collection"]["shim"];
+  REQUIRE(shim.is_object());
+  CHECK(shim["counted_launches"] == num(r.sample, "kernels"));
+  CHECK(shim["cupti_launch_records"] == num(r.sample, "kernels"));
+  CHECK(shim["overhead_ratio"].get<double>() > 0);
+  CHECK(shim["overhead_ratio"].get<double>() < 0.01);
+  CHECK(s["shim_overhead_ratio"] == shim["overhead_ratio"]);
+  CHECK(shim["detail_shed_seconds"] == 0);
 }

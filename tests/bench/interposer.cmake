@@ -7,4 +7,4 @@ set_target_properties(gwbenchstub PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BI
 
 gpuwise_add_bench(interposer_launch_bench
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/interposer_launch_bench.cpp
-  LIBS gpuwise_interposer_core -Wl,--no-as-needed gwbenchstub -Wl,--as-needed)
+  LIBS gpuwise_interposer_core gpuwise_cupti_fake -Wl,--no-as-needed gwbenchstub -Wl,--as-needed)

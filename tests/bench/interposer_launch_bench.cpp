@@ -11,6 +11,7 @@
 #include "interposer/cuda_declarations.h"
 #include "interposer/recorder.h"
 #include "interposer/runtime.h"
+#include "profiler/cupti/fake_cupti_port.h"
 #include "profiler/clock/clock.h"
 
 #include <benchmark/benchmark.h>
@@ -41,16 +42,21 @@ inline uint64_t fencedTicks() {
 
 using LaunchFn = cudaError_t (*)(cudaKernel_t, dim3, dim3, void**, size_t, cudaStream_t);
 
-void setUp(bool disabled) {
+enum class ShimMode { Off, Record, Count };
+
+void setUp(ShimMode mode) {
   resetForTest(std::chrono::seconds(10));
   Config c;
   c.endpoint = "null:"; // record, then discard: the cost of recording, not of a socket
-  c.cupti = false;
-  c.disabled = disabled;
+  // Count: the CUPTI tier (a fake CUPTI that covers launches), where the hooks only count launches.
+  c.cupti = mode == ShimMode::Count;
+  c.disabled = mode == ShimMode::Off;
   c.ring_events = 8192; // the default
   c.log = LogLevel::Quiet;
-  configure(c, defaultDeps());
-  if (!disabled) gpuwise::interposer::startShim();
+  ShimDeps d = defaultDeps();
+  d.make_cupti_port = [] { return std::make_unique<profiler::FakeCuptiPort>(); };
+  configure(c, d);
+  if (mode != ShimMode::Off) gpuwise::interposer::startShim();
 }
 
 double percentile(std::vector<double>& v, double p) {
@@ -59,8 +65,9 @@ double percentile(std::vector<double>& v, double p) {
   return v[i];
 }
 
-void runLaunches(benchmark::State& state, bool disabled) {
-  setUp(disabled);
+void runLaunches(benchmark::State& state, ShimMode mode) {
+  setUp(mode);
+  const bool disabled = mode == ShimMode::Off;
   profiler::Clock& clock = profiler::initProcessClock();
   double ns_per_tick = 1e9 / clock.ticksPerSecond();
   auto direct = reinterpret_cast<LaunchFn>(dlsym(RTLD_NEXT, "__cudaLaunchKernel"));
@@ -114,14 +121,20 @@ void runLaunches(benchmark::State& state, bool disabled) {
   state.counters["added_p99_ns"] = hp99 - dp99;
   ShimStatus st = shimStatus();
   state.counters["dropped"] = double(st.drain.dropped_total + st.unringed_drops);
+  if (mode == ShimMode::Count && st.drain.launches_counted == 0)
+    state.SkipWithError("launches were not counted: the CUPTI tier did not start");
 }
 
-void BM_LaunchRecording(benchmark::State& state) { runLaunches(state, false); }
-void BM_LaunchOff(benchmark::State& state) { runLaunches(state, true); }
+// Interposer tier: every launch recorded in full (two timestamps, a 64-byte event).
+void BM_LaunchRecording(benchmark::State& state) { runLaunches(state, ShimMode::Record); }
+// CUPTI tier: CUPTI records the launch; the hook counts it.
+void BM_LaunchCounted(benchmark::State& state) { runLaunches(state, ShimMode::Count); }
+void BM_LaunchOff(benchmark::State& state) { runLaunches(state, ShimMode::Off); }
 
 } // namespace
 
 BENCHMARK(BM_LaunchRecording)->UseManualTime()->Unit(benchmark::kMicrosecond)->MinTime(1.0);
+BENCHMARK(BM_LaunchCounted)->UseManualTime()->Unit(benchmark::kMicrosecond)->MinTime(1.0);
 BENCHMARK(BM_LaunchOff)->UseManualTime()->Unit(benchmark::kMicrosecond)->MinTime(1.0);
 
 BENCHMARK_MAIN();

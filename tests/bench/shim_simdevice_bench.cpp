@@ -120,7 +120,17 @@ void BM_ShimLaunchOnSimulatedDevice(benchmark::State& state) {
   state.counters["added_p99_ns"] = hp99 - dp99;
 }
 
-BENCHMARK(BM_ShimLaunchOnSimulatedDevice)->UseManualTime()->Unit(benchmark::kMicrosecond)->MinTime(1.0);
+// The shim's mode comes from the environment it loaded with, so each mode is its own run of this
+// executable (scripts/bench runs the three); the name says which: "cupti" (the default: CUPTI
+// records launches, the hooks count them), "cupti_full" (GPUWISE_LAUNCH_DETAIL=full: the hooks
+// record every launch too), "interposer" (GPUWISE_CUPTI=0: the hooks are the only record).
+std::string shimMode() {
+  const char* cupti = std::getenv("GPUWISE_CUPTI");
+  if (cupti && std::string(cupti) == "0") return "interposer";
+  const char* detail = std::getenv("GPUWISE_LAUNCH_DETAIL");
+  if (detail && std::string(detail) == "full") return "cupti_full";
+  return "cupti";
+}
 
 } // namespace
 
@@ -135,6 +145,12 @@ int main(int argc, char** argv) {
     setenv("GPUWISE_ENDPOINT", endpoint.c_str(), 1);
     setenv("LD_PRELOAD", shim, 1);
     setenv("GWSIM_LAUNCH_HOST_NS", "0", 1);
+    // The stand-in libcupti.so.13 sits next to libcudart.so.13; the shim dlopens it by name.
+    std::string simdevice =
+        std::filesystem::canonical("/proc/self/exe").parent_path().parent_path() / "simdevice";
+    const char* old_path = std::getenv("LD_LIBRARY_PATH");
+    setenv("LD_LIBRARY_PATH",
+           (simdevice + (old_path && *old_path ? ":" + std::string(old_path) : "")).c_str(), 1);
     execv("/proc/self/exe", argv);
     return 127;
   }
@@ -144,6 +160,11 @@ int main(int argc, char** argv) {
   std::string error;
   auto server = gpuwise::advisor::IngestServer::start(so, &error);
   if (!server) std::fprintf(stderr, "no in-process advisor: %s\n", error.c_str());
+  benchmark::RegisterBenchmark(("BM_ShimLaunchOnSimulatedDevice/" + shimMode()).c_str(),
+                               BM_ShimLaunchOnSimulatedDevice)
+      ->UseManualTime()
+      ->Unit(benchmark::kMicrosecond)
+      ->MinTime(1.0);
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

@@ -37,6 +37,7 @@ struct Options {
   CUptiResult subscribe = CUPTI_SUCCESS;
   uint32_t max_threads = 16;
   bool disabled = false;
+  bool record_covered_launches = false;
 };
 
 void startWith(Options o) {
@@ -48,6 +49,7 @@ void startWith(Options o) {
   c.max_threads = o.max_threads;
   c.ring_events = 1024;
   c.disabled = o.disabled;
+  c.record_covered_launches = o.record_covered_launches;
   c.log = LogLevel::Quiet;
   ShimDeps d;
   d.make_sink = [](const Config&, const model::NameTable& names, uint64_t, int64_t, std::string*) {
@@ -76,6 +78,7 @@ struct Received {
   std::vector<std::string> api_names;
   std::vector<model::Allocation> allocations;
   std::vector<transport::Hello> hellos;
+  model::ShimCost cost; // the latest batch's
 };
 Received received() {
   REQUIRE(drainAndWait(std::chrono::seconds(10), 2));
@@ -93,6 +96,7 @@ Received received() {
       add(r.api_calls, b.batch.api_calls);
       add(r.api_names, b.api_names);
       add(r.allocations, b.batch.allocations);
+      r.cost = b.batch.shim_cost;
     }
     return r;
   });
@@ -382,5 +386,51 @@ TEST_CASE("CUPTI tier when CUPTI is free; interposer tier, with the reason, when
   CHECK(r.hellos[0].process.tier == model::CollectionTier::Interposer);
   CHECK(r.hellos[0].process.tier_reason == st.tier_reason);
   CHECK(cudaFree(p) == cudaSuccess);
+  CHECK(resetForTest(std::chrono::seconds(10)));
+}
+
+TEST_CASE("Launches CUPTI records are only counted by the hooks; LAUNCH_DETAIL=full records them too") {
+  // The CUPTI tier: the fake port covers launches, so the launch hooks take the counting path.
+  startWith({.cupti = true});
+  auto launch = [] {
+    return cudaLaunchKernel(reinterpret_cast<const void*>(&stubA), dim3(8), dim3(128), nullptr, 0,
+                            nullptr);
+  };
+  REQUIRE(launch() == cudaSuccess); // starts the shim
+  for (int i = 0; i < 99; ++i) REQUIRE(launch() == cudaSuccess);
+  void* p = nullptr;
+  REQUIRE(cudaMalloc(&p, 64) == cudaSuccess); // still recorded in full
+  Received r = received();
+  CHECK(shimStatus().tier == model::CollectionTier::Cupti);
+  // The first launch started the shim before the tier was known and was recorded; the rest counted.
+  // (Recorded launches wait in the coverage tracker for CUPTI's verdict, so none is emitted yet.)
+  CHECK(r.cost.launches_counted == 99);
+  CHECK(shimStatus().drain.events_drained == 2); // the first launch and the allocation
+  CHECK(shimStatus().drain.launches_counted == r.cost.launches_counted);
+  CHECK(r.allocations.size() == 1);
+  CHECK(r.cost.events_recorded == 2);
+  // The estimate: calibrated per-call costs, a positive overhead, the session's wall time.
+  CHECK(r.cost.full_call_ns > 0);
+  CHECK(r.cost.counted_call_ns > 0);
+  CHECK(r.cost.full_call_ns < 10000);
+  CHECK(r.cost.session_ns > 0);
+  CHECK(r.cost.overhead_ns > 0);
+  CHECK(r.cost.overhead_ns < r.cost.session_ns);
+  CHECK(r.cost.budget_ratio == Approx(0.01));
+  CHECK(cudaFree(p) == cudaSuccess);
+
+  startWith({.cupti = true, .record_covered_launches = true});
+  for (int i = 0; i < 100; ++i) REQUIRE(launch() == cudaSuccess);
+  r = received();
+  // (No batch yet: recorded launches wait in the coverage tracker for CUPTI's verdict.)
+  CHECK(shimStatus().drain.launches_counted == 0);
+  CHECK(shimStatus().drain.events_drained == 100);
+
+  // The interposer tier records every launch: there is nothing else to learn them from.
+  startWith({.cupti = false});
+  for (int i = 0; i < 100; ++i) REQUIRE(launch() == cudaSuccess);
+  r = received();
+  CHECK(r.cost.launches_counted == 0);
+  CHECK(r.kernels.size() == 100);
   CHECK(resetForTest(std::chrono::seconds(10)));
 }

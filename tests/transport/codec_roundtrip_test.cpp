@@ -285,6 +285,40 @@ TEST_CASE("Empty batch carries its header fields") {
   CHECK(b.pid == 10);
 }
 
+TEST_CASE("The shim's cost figures ride in every batch once set; absent, they decode as zero") {
+  model::NameTable sender;
+  BatchEncoder enc(sender, 9, 10);
+  model::NameTable receiver;
+  MessageDecoder dec(receiver);
+  Batch before = expectValue<Batch>(dec.decode(enc.encode(0, false, 1)));
+  CHECK(before.shim_cost.session_ns == 0);
+  CHECK(before.shim_cost.overhead_ns == 0);
+
+  model::ShimCost c;
+  c.events_recorded = 1234;
+  c.launches_counted = 99999;
+  c.cupti_launch_records = 99990;
+  c.overhead_ns = 5'000'000;
+  c.session_ns = 9'000'000'000;
+  c.shed_ns = 3'000'000'000;
+  c.full_call_ns = 41.5f;
+  c.counted_call_ns = 3.25f;
+  c.budget_ratio = 0.01f;
+  enc.setShimCost(c);
+  for (int i = 0; i < 2; ++i) {
+    Batch b = expectValue<Batch>(dec.decode(enc.encode(0, false, 2 + i)));
+    CHECK(b.shim_cost.events_recorded == 1234);
+    CHECK(b.shim_cost.launches_counted == 99999);
+    CHECK(b.shim_cost.cupti_launch_records == 99990);
+    CHECK(b.shim_cost.overhead_ns == 5'000'000);
+    CHECK(b.shim_cost.session_ns == 9'000'000'000);
+    CHECK(b.shim_cost.shed_ns == 3'000'000'000);
+    CHECK(b.shim_cost.full_call_ns == 41.5f);
+    CHECK(b.shim_cost.counted_call_ns == 3.25f);
+    CHECK(b.shim_cost.budget_ratio == 0.01f);
+  }
+}
+
 TEST_CASE("Text beyond kMaxTextBytes is truncated, never rejected") {
   model::NameTable sender;
   const std::string huge(kMaxTextBytes + 1000, 'x');
