@@ -2,7 +2,8 @@
 // model::Trace. The core of ingest, shared by the live IngestServer and the replay of recorded
 // .gwt files, so a recorded run yields the same report as the live one.
 //
-// Each message: peekRoute() picks (or creates) the stream, whose own MessageDecoder decodes it.
+// Each message is opened once (MessageOpener: envelope, decompression, verifier); its route picks
+// (or creates) the stream, whose own MessageDecoder decodes it into the stream's trace.
 // A batch that arrives before its Hello (the advisor restarted mid-run) creates a stream of
 // unknown identity rather than being lost. A message that fails to route or decode is dropped,
 // counted by reason ("bad_envelope" for bytes that are not ours, "malformed" ...) and logged
@@ -56,7 +57,11 @@ private:
               RateLimitedLog::Clock::time_point now);
 
   using Key = std::pair<int64_t, uint64_t>; // (pid, session id)
+  transport::MessageOpener opener_;
   std::map<Key, size_t> index_;
+  // The stream of the previous message: a process sends many batches in a row.
+  Key last_key_{};
+  ProcessStream* last_stream_ = nullptr;
   std::vector<std::unique_ptr<ProcessStream>> streams_; // order of first contact
   std::map<std::string, uint64_t> rejected_;
   RouterProgress progress_;
