@@ -174,7 +174,7 @@ TEST_CASE("the report cannot be written: one clear line, the job's exit code unc
   }
   SECTION("a full disk (a file size limit: writes fail as on a full volume)") {
     TempDir dir;
-    std::string cmd = "ulimit -f 1; trap '' XFSZ; exec '" + gpuwiseExe() +
+    std::string cmd = "ulimit -f 2; trap '' XFSZ; exec '" + gpuwiseExe() +
                       "' run --simulate --report-json '" + (dir / "r.json") + "' --report-html '" +
                       (dir / "r.html") + "' -- '" + faultApp() + "' --kernels 500 --exit-code 4";
     Process p({"/bin/bash", "-c", cmd}, {}, dir.path, dir.path, "run");
@@ -185,7 +185,7 @@ TEST_CASE("the report cannot be written: one clear line, the job's exit code unc
     std::string err = p.err();
     INFO(err);
     CHECK(contains(err, dir / "r.json"));
-    CHECK_FALSE(readFile(dir / "r.json").size() > 1024);
+    CHECK(readFile(dir / "r.json").size() <= 2048);
   }
   SECTION("the advisor's report directory cannot be created: refused at start") {
     TempDir dir;
