@@ -41,7 +41,8 @@ ProcessStream::ProcessStream(int64_t pid, uint64_t session_id)
                             "Hello was lost): identity and devices unknown";
 }
 
-std::optional<transport::DecodeError> ProcessStream::accept(const transport::MessageOpener& opened) {
+std::optional<transport::DecodeError>
+ProcessStream::accept(const transport::MessageOpener& opened) {
   transport::Batch events;
   lend(events);
   const size_t before = events.eventCount();
@@ -84,7 +85,8 @@ void ProcessStream::applyBatch(const transport::Batch& batch) {
 
 void ProcessStream::lend(transport::Batch& to) {
   // Headroom in proportion to what the stream already holds: small streams stay small.
-  growAhead(trace_.kernels, std::clamp(trace_.kernels.size(), size_t{8192}, transport::kMaxBatchEvents));
+  growAhead(trace_.kernels,
+            std::clamp(trace_.kernels.size(), size_t{8192}, transport::kMaxBatchEvents));
   to.kernels = std::move(trace_.kernels);
   to.copies = std::move(trace_.copies);
   to.memsets = std::move(trace_.memsets);

@@ -122,18 +122,22 @@ void BM_IngestProcesses(benchmark::State& state) {
       so.send_hwm = 1000;
       so.linger_ms = 5000;
       senders.push_back(transport::PushSender::connect(server->endpoint(), so, &error));
-      while (!senders.back()->takeReconnected()) std::this_thread::yield();
+      while (!senders.back()->takeReconnected())
+        std::this_thread::yield();
     }
     std::atomic<int> go{0};
     std::vector<std::thread> threads;
     for (int p = 0; p < processes; ++p) {
       threads.emplace_back([&, p] {
-        while (go.load() == 0) std::this_thread::yield();
+        while (go.load() == 0)
+          std::this_thread::yield();
         auto send = [&](const std::vector<uint8_t>& m) {
-          while (senders[size_t(p)]->trySend(m) != transport::SendResult::Sent) std::this_thread::yield();
+          while (senders[size_t(p)]->trySend(m) != transport::SendResult::Sent)
+            std::this_thread::yield();
         };
         send(streams[size_t(p)].hello);
-        for (const auto& m : streams[size_t(p)].batches) send(m);
+        for (const auto& m : streams[size_t(p)].batches)
+          send(m);
       });
     }
     state.ResumeTiming();
@@ -144,8 +148,10 @@ void BM_IngestProcesses(benchmark::State& state) {
         std::chrono::steady_clock::now() + std::chrono::seconds(120));
     cpu += processCpuSeconds() - cpu0;
     state.PauseTiming();
-    for (auto& t : threads) t.join();
-    for (auto& s : senders) s->close();
+    for (auto& t : threads)
+      t.join();
+    for (auto& s : senders)
+      s->close();
     senders.clear();
     server.reset(); // frees the traces outside the timed region
     if (!ok) state.SkipWithError("not every event arrived");
@@ -155,7 +161,12 @@ void BM_IngestProcesses(benchmark::State& state) {
   state.counters["processes"] = processes;
   state.counters["events_per_cpu_s"] = double(state.iterations()) * double(total_events) / cpu;
 }
-BENCHMARK(BM_IngestProcesses)->Arg(1)->Arg(8)->Arg(64)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_IngestProcesses)
+    ->Arg(1)
+    ->Arg(8)
+    ->Arg(64)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 } // namespace
 

@@ -16,11 +16,14 @@ using namespace std::chrono_literals;
 
 namespace {
 
-void touch(const std::string& path) { std::ofstream(path) << "go\n"; }
+void touch(const std::string& path) {
+  std::ofstream(path) << "go\n";
+}
 
 bool phaseDone(Process& p, int phase, std::chrono::milliseconds timeout = 60s) {
-  return eventually([&] { return contains(p.out(), "gwfault phase=" + std::to_string(phase) + " done"); },
-                    timeout);
+  return eventually(
+      [&] { return contains(p.out(), "gwfault phase=" + std::to_string(phase) + " done"); },
+      timeout);
 }
 
 } // namespace
@@ -32,8 +35,9 @@ TEST_CASE("advisor killed and restarted mid-run: the shim reconnects and the gap
   auto first = std::make_unique<Advisor>(endpoint, dir / "reports1", dir.path, "advisor1");
   REQUIRE(first->listening());
 
-  Process app({faultApp(), "--kernels", std::to_string(kPhase), "--phases", "3", "--wait-dir", dir.path},
-              shimEnv(endpoint), dir.path, dir.path, "app");
+  Process app(
+      {faultApp(), "--kernels", std::to_string(kPhase), "--phases", "3", "--wait-dir", dir.path},
+      shimEnv(endpoint), dir.path, dir.path, "app");
   REQUIRE(first->connected(1));
   REQUIRE(phaseDone(app, 1));
   // Phase 1 went to the first advisor; kill it (no report) and run phase 2 with nobody listening.
@@ -88,13 +92,15 @@ TEST_CASE("advisor stalled (SIGSTOP): drops are counted and the launch rate is u
   const long kPhase = 100000;
   const std::vector<std::string> batches{"GPUWISE_BATCH_MS=2"};
   auto argsFor = [&](const TempDir& d) {
-    return std::vector<std::string>{faultApp(), "--kernels", std::to_string(kPhase), "--phases", "4",
-                                    "--measure-phase", "3", "--wait-dir", d.path};
+    return std::vector<std::string>{faultApp(), "--kernels",  std::to_string(kPhase),
+                                    "--phases", "4",          "--measure-phase",
+                                    "3",        "--wait-dir", d.path};
   };
 
   // Baseline: the shim with nobody listening; every phase starts at once.
   TempDir base_dir;
-  for (const char* f : {"go2", "go3", "go4"}) touch(base_dir / f);
+  for (const char* f : {"go2", "go3", "go4"})
+    touch(base_dir / f);
   auto base_env = shimEnv("ipc://" + (base_dir / "nobody/advisor.sock"));
   base_env.insert(base_env.end(), batches.begin(), batches.end());
   Process base(argsFor(base_dir), base_env, base_dir.path, base_dir.path, "baseline");

@@ -33,7 +33,8 @@ TEST_CASE("64 threads launching at once: every kernel of every thread reaches th
   auto procs = processesWithPid(report, lines[0].pid);
   REQUIRE(procs.size() == 1);
   INFO(procs[0].dump());
-  CHECK(procs[0]["kernel_count"].get<int64_t>() + procs[0]["events_dropped"].get<int64_t>() >= 64000);
+  CHECK(procs[0]["kernel_count"].get<int64_t>() + procs[0]["events_dropped"].get<int64_t>() >=
+        64000);
   CHECK(procs[0]["kernel_count"] == 64000);
   CHECK(procs[0]["events_dropped"] == 0);
   CHECK(procs[0]["final_received"] == true);
@@ -60,8 +61,10 @@ TEST_CASE("a process that forks 100 children using the device: each child is its
   std::set<int64_t> children;
   int64_t parent = 0;
   for (const auto& l : lines) {
-    if (l.role == "child") children.insert(l.pid);
-    else parent = l.pid;
+    if (l.role == "child")
+      children.insert(l.pid);
+    else
+      parent = l.pid;
   }
   CHECK(children.size() == size_t(kChildren));
   for (int64_t pid : children) {
@@ -152,8 +155,10 @@ TEST_CASE("a connection flooding the advisor does not starve the others (PULL fa
   const auto message = transport::encodeHello(hello);
   std::thread flood([&] {
     while (!stop.load()) {
-      if (flooder->trySend(message) == transport::SendResult::Sent) flooded.fetch_add(1);
-      else std::this_thread::yield();
+      if (flooder->trySend(message) == transport::SendResult::Sent)
+        flooded.fetch_add(1);
+      else
+        std::this_thread::yield();
     }
   });
   REQUIRE(eventually([&] { return flooded.load() > 2000; }, 30s));
@@ -161,8 +166,8 @@ TEST_CASE("a connection flooding the advisor does not starve the others (PULL fa
   std::vector<std::unique_ptr<Process>> apps;
   for (int i = 0; i < kProcesses; ++i)
     apps.push_back(std::make_unique<Process>(
-        std::vector<std::string>{faultApp(), "--kernels", std::to_string(kKernels)}, shimEnv(endpoint),
-        dir.path, dir.path, "app" + std::to_string(i)));
+        std::vector<std::string>{faultApp(), "--kernels", std::to_string(kKernels)},
+        shimEnv(endpoint), dir.path, dir.path, "app" + std::to_string(i)));
   std::set<int64_t> pids;
   for (auto& app : apps) {
     auto status = app->wait(120s);
@@ -173,8 +178,8 @@ TEST_CASE("a connection flooding the advisor does not starve the others (PULL fa
     pids.insert(lines[0].pid);
   }
   // Every program's final batch is in while the flood still goes on (the flooder never sends one).
-  const std::string finished = std::to_string(kProcesses) + " of " + std::to_string(kProcesses + 1) +
-                               " processes finished";
+  const std::string finished =
+      std::to_string(kProcesses) + " of " + std::to_string(kProcesses + 1) + " processes finished";
   bool all_in = eventually([&] { return contains(advisor.process().err(), finished); }, 60s);
   const uint64_t flooded_by_then = flooded.load();
   stop = true;

@@ -26,18 +26,29 @@ using advisor::test::readFile;
 using advisor::test::TempDir;
 using json = nlohmann::json;
 
-inline std::string gpuwiseExe() { return buildDir() + "/bin/gpuwise"; }
-inline std::string faultApp() { return buildDir() + "/tests/e2e_fault_app"; }
-inline std::string shimLib() { return buildDir() + "/lib/libgpuwise.so"; }
-inline std::string simdeviceDir() { return buildDir() + "/simdevice"; }
+inline std::string gpuwiseExe() {
+  return buildDir() + "/bin/gpuwise";
+}
+inline std::string faultApp() {
+  return buildDir() + "/tests/e2e_fault_app";
+}
+inline std::string shimLib() {
+  return buildDir() + "/lib/libgpuwise.so";
+}
+inline std::string simdeviceDir() {
+  return buildDir() + "/simdevice";
+}
 
 // The environment that runs a CUDA program on the simulated device under the shim, sending to
 // `endpoint` (what `gpuwise run --simulate --endpoint` sets up, without the run command).
 inline std::vector<std::string> shimEnv(const std::string& endpoint) {
-  return {"LD_PRELOAD=" + shimLib(), "LD_LIBRARY_PATH=" + simdeviceDir(), "GPUWISE_ENDPOINT=" + endpoint};
+  return {"LD_PRELOAD=" + shimLib(), "LD_LIBRARY_PATH=" + simdeviceDir(),
+          "GPUWISE_ENDPOINT=" + endpoint};
 }
 // The simulated device without the shim.
-inline std::vector<std::string> plainEnv() { return {"LD_LIBRARY_PATH=" + simdeviceDir()}; }
+inline std::vector<std::string> plainEnv() {
+  return {"LD_LIBRARY_PATH=" + simdeviceDir()};
+}
 
 // One "gwfault pid=... role=... kernels=... median_launch_ns=..." line.
 struct FaultLine {
@@ -49,7 +60,8 @@ struct FaultLine {
 
 inline std::vector<FaultLine> faultLines(const std::string& out) {
   std::vector<FaultLine> lines;
-  static const std::regex re(R"(gwfault pid=(\d+) role=(\w+) kernels=(\d+) median_launch_ns=(\d+))");
+  static const std::regex re(
+      R"(gwfault pid=(\d+) role=(\w+) kernels=(\d+) median_launch_ns=(\d+))");
   for (std::sregex_iterator it(out.begin(), out.end(), re), end; it != end; ++it) {
     FaultLine l;
     l.pid = std::stoll((*it)[1]);
@@ -80,7 +92,8 @@ inline std::vector<json> processesWithPid(const json& report, int64_t pid) {
 
 inline int64_t reportKernels(const json& report) {
   int64_t n = 0;
-  for (const auto& p : report["processes"]) n += p["kernel_count"].get<int64_t>();
+  for (const auto& p : report["processes"])
+    n += p["kernel_count"].get<int64_t>();
   return n;
 }
 
@@ -118,7 +131,8 @@ public:
 private:
   static std::vector<std::string> args(const std::string& endpoint, const std::string& report_dir,
                                        const std::vector<std::string>& extra) {
-    std::vector<std::string> a{gpuwiseExe(), "advisor", "--listen", endpoint, "--report-dir", report_dir};
+    std::vector<std::string> a{gpuwiseExe(), "advisor",      "--listen",
+                               endpoint,     "--report-dir", report_dir};
     a.insert(a.end(), extra.begin(), extra.end());
     return a;
   }

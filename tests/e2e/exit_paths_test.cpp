@@ -19,11 +19,19 @@ struct Run {
   double seconds = 0;
 };
 
-// `gpuwise run --simulate` around the fault program with `args`; the report goes to dir/report.json.
+// `gpuwise run --simulate` around the fault program with `args`; the report goes to
+// dir/report.json.
 Run profiled(const TempDir& dir, const std::vector<std::string>& args,
              const std::vector<std::string>& env = {}, const std::string& tag = "run") {
-  std::vector<std::string> argv{gpuwiseExe(), "run", "--simulate", "--report-json", dir / (tag + ".json"),
-                                "--report-html", dir / (tag + ".html"), "--", faultApp()};
+  std::vector<std::string> argv{gpuwiseExe(),
+                                "run",
+                                "--simulate",
+                                "--report-json",
+                                dir / (tag + ".json"),
+                                "--report-html",
+                                dir / (tag + ".html"),
+                                "--",
+                                faultApp()};
   argv.insert(argv.end(), args.begin(), args.end());
   auto t0 = std::chrono::steady_clock::now();
   Process p(argv, env, dir.path, dir.path, tag);
@@ -160,9 +168,19 @@ TEST_CASE("the report cannot be written: one clear line, the job's exit code unc
   SECTION("an unwritable place") {
     TempDir dir;
     // /proc takes no new files, not even from root (tests may run as root, so no chmod).
-    std::vector<std::string> argv{gpuwiseExe(), "run", "--simulate", "--report-json",
-                                  "/proc/gpuwise-test/report.json", "--report-html", dir / "r.html",
-                                  "--", faultApp(), "--kernels", "500", "--exit-code", "3"};
+    std::vector<std::string> argv{gpuwiseExe(),
+                                  "run",
+                                  "--simulate",
+                                  "--report-json",
+                                  "/proc/gpuwise-test/report.json",
+                                  "--report-html",
+                                  dir / "r.html",
+                                  "--",
+                                  faultApp(),
+                                  "--kernels",
+                                  "500",
+                                  "--exit-code",
+                                  "3"};
     Process p(argv, {}, dir.path, dir.path, "run");
     auto status = p.wait(60s);
     REQUIRE(status);

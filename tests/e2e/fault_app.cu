@@ -80,7 +80,8 @@ void launch(long n, int* counter, std::vector<int64_t>* times) {
     auto t0 = std::chrono::steady_clock::now();
     fault_kernel<<<1, 32>>>(counter);
     auto t1 = std::chrono::steady_clock::now();
-    if (times) times->push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count());
+    if (times)
+      times->push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count());
   }
   check(cudaGetLastError(), "launch");
 }
@@ -93,7 +94,8 @@ int64_t median(std::vector<int64_t> v) {
 
 void waitForFile(const std::string& path) {
   struct stat st {};
-  while (::stat(path.c_str(), &st) != 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  while (::stat(path.c_str(), &st) != 0)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
 }
 
 // The kernels of one process: phases of n launches from `threads` threads. Returns how many.
@@ -120,21 +122,24 @@ long runKernels(const Options& o, const char* role) {
         pool.emplace_back([&, t] {
           per_thread[size_t(t)].reserve(size_t(o.kernels));
           ready.fetch_add(1);
-          while (ready.load() < o.threads) std::this_thread::yield();
+          while (ready.load() < o.threads)
+            std::this_thread::yield();
           launch(o.kernels, counter, &per_thread[size_t(t)]);
           check(cudaStreamSynchronize(cudaStreamPerThread), "cudaStreamSynchronize");
         });
       }
-      for (auto& th : pool) th.join();
-      for (auto& v : per_thread) times.insert(times.end(), v.begin(), v.end());
+      for (auto& th : pool)
+        th.join();
+      for (auto& v : per_thread)
+        times.insert(times.end(), v.begin(), v.end());
     }
     launched += o.kernels * o.threads;
     if (phase == measure) measured = std::move(times);
   }
   check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
   check(cudaFree(counter), "cudaFree");
-  say("gwfault pid=" + std::to_string(::getpid()) + " role=" + role +
-      " kernels=" + std::to_string(launched) + " median_launch_ns=" + std::to_string(median(measured)));
+  say("gwfault pid=" + std::to_string(::getpid()) + " role=" + role + " kernels=" +
+      std::to_string(launched) + " median_launch_ns=" + std::to_string(median(measured)));
   return launched;
 }
 
@@ -142,7 +147,9 @@ int g_flush_signal = 0;
 std::atomic<int> g_exiting{0};
 volatile sig_atomic_t g_signals_seen = 0;
 
-void onSignal(int) { g_signals_seen = g_signals_seen + 1; }
+void onSignal(int) {
+  g_signals_seen = g_signals_seen + 1;
+}
 
 // Registered after the first CUDA call, so (atexit runs handlers last-in first-out) it runs just
 // before the shim's final flush: the raiser thread then signals the process during that flush.
@@ -150,7 +157,8 @@ void beginExit() {
   g_exiting.store(1);
   // Give the raiser a head start on the flush without sleeping a fixed time: wait until it took
   // the flag (bounded), then return into the next exit handler, the shim's.
-  for (int i = 0; i < 1000000 && g_exiting.load() != 2; ++i) std::this_thread::yield();
+  for (int i = 0; i < 1000000 && g_exiting.load() != 2; ++i)
+    std::this_thread::yield();
 }
 
 Options parse(int argc, char** argv) {
@@ -161,21 +169,32 @@ Options parse(int argc, char** argv) {
       if (i + 1 >= argc) usage(("missing value after " + a).c_str());
       return argv[++i];
     };
-    if (a == "--kernels") o.kernels = std::atol(next().c_str());
-    else if (a == "--threads") o.threads = std::atoi(next().c_str());
-    else if (a == "--fork") o.fork_children = std::atoi(next().c_str());
-    else if (a == "--exec") o.exec_self = true;
-    else if (a == "--exit") o.exit_path = next();
-    else if (a == "--exit-code") o.exit_code = std::atoi(next().c_str());
+    if (a == "--kernels")
+      o.kernels = std::atol(next().c_str());
+    else if (a == "--threads")
+      o.threads = std::atoi(next().c_str());
+    else if (a == "--fork")
+      o.fork_children = std::atoi(next().c_str());
+    else if (a == "--exec")
+      o.exec_self = true;
+    else if (a == "--exit")
+      o.exit_path = next();
+    else if (a == "--exit-code")
+      o.exit_code = std::atoi(next().c_str());
     else if (a == "--flush-signal") {
       std::string s = next();
       o.flush_signal = s == "INT" ? SIGINT : s == "TERM" ? SIGTERM : 0;
       if (!o.flush_signal) usage("--flush-signal takes INT or TERM");
-    } else if (a == "--ignore-signal") o.ignore_signal = true;
-    else if (a == "--phases") o.phases = std::atoi(next().c_str());
-    else if (a == "--wait-dir") o.wait_dir = next();
-    else if (a == "--measure-phase") o.measure_phase = std::atoi(next().c_str());
-    else usage(("unknown option " + a).c_str());
+    } else if (a == "--ignore-signal")
+      o.ignore_signal = true;
+    else if (a == "--phases")
+      o.phases = std::atoi(next().c_str());
+    else if (a == "--wait-dir")
+      o.wait_dir = next();
+    else if (a == "--measure-phase")
+      o.measure_phase = std::atoi(next().c_str());
+    else
+      usage(("unknown option " + a).c_str());
   }
   if (o.kernels < 0 || o.threads < 1 || o.fork_children < 0 || o.phases < 1) usage("bad numbers");
   if (o.phases > 1 && o.wait_dir.empty()) usage("--phases needs --wait-dir");
@@ -236,7 +255,8 @@ int main(int argc, char** argv) {
     g_flush_signal = o.flush_signal;
     std::atexit(beginExit);
     raiser = std::thread([] {
-      while (g_exiting.load() == 0) std::this_thread::yield();
+      while (g_exiting.load() == 0)
+        std::this_thread::yield();
       g_exiting.store(2);
       ::kill(::getpid(), g_flush_signal);
     });

@@ -47,7 +47,9 @@ std::vector<std::string> listeningTcp(int port) {
   return out;
 }
 
-int portOf(const std::string& endpoint) { return std::stoi(endpoint.substr(endpoint.rfind(':') + 1)); }
+int portOf(const std::string& endpoint) {
+  return std::stoi(endpoint.substr(endpoint.rfind(':') + 1));
+}
 
 std::string boundEndpoint(Advisor& a) {
   std::string err = a.process().err();
@@ -121,17 +123,21 @@ TEST_CASE("garbage, forged, bomb and oversized messages: dropped and counted, me
   std::vector<std::vector<uint8_t>> hostile;
   for (int kind = 0; kind < 4; ++kind) {
     std::vector<uint8_t> payload(1 + rng() % 65536);
-    for (auto& b : payload) b = uint8_t(rng());
+    for (auto& b : payload)
+      b = uint8_t(rng());
     if (kind == 0) hostile.push_back(payload);
-    if (kind == 1) hostile.push_back(transport::forgeEnvelope(transport::Codec::None,
-                                                              uint32_t(payload.size()), payload));
-    if (kind == 2) hostile.push_back(transport::forgeEnvelope(transport::Codec::Zstd,
-                                                              uint32_t(transport::kMaxDecodedBytes), payload));
+    if (kind == 1)
+      hostile.push_back(
+          transport::forgeEnvelope(transport::Codec::None, uint32_t(payload.size()), payload));
+    if (kind == 2)
+      hostile.push_back(transport::forgeEnvelope(transport::Codec::Zstd,
+                                                 uint32_t(transport::kMaxDecodedBytes), payload));
     if (kind == 3) { // a real zstd bomb: 64 MiB of zeros in a few KiB
       std::vector<uint8_t> zeros(transport::kMaxDecodedBytes, 0);
       std::vector<uint8_t> z(ZSTD_compressBound(zeros.size()));
       z.resize(ZSTD_compress(z.data(), z.size(), zeros.data(), zeros.size(), 1));
-      hostile.push_back(transport::forgeEnvelope(transport::Codec::Zstd, uint32_t(zeros.size()), z));
+      hostile.push_back(
+          transport::forgeEnvelope(transport::Codec::Zstd, uint32_t(zeros.size()), z));
     }
   }
   std::string error;
@@ -165,7 +171,8 @@ TEST_CASE("garbage, forged, bomb and oversized messages: dropped and counted, me
       const auto& m = hostile[i % 100 == 99 ? 3 : size_t(i % 3)];
       if (send(*attacker, m)) sent.fetch_add(1);
     }
-    for (const auto& m : marker) send(*attacker, m);
+    for (const auto& m : marker)
+      send(*attacker, m);
     done = true;
   });
 
@@ -175,7 +182,8 @@ TEST_CASE("garbage, forged, bomb and oversized messages: dropped and counted, me
   REQUIRE(big_sender);
   std::vector<uint8_t> huge(transport::kMaxMessageBytes + 4096, 0x5a);
   int huge_sent = 0;
-  for (int i = 0; i < 8; ++i) huge_sent += send(*big_sender, huge, 5s) ? 1 : 0;
+  for (int i = 0; i < 8; ++i)
+    huge_sent += send(*big_sender, huge, 5s) ? 1 : 0;
 
   // Meanwhile a real process on the simulated device.
   Process app({faultApp(), "--kernels", "3000"}, shimEnv(endpoint), dir.path, dir.path, "app");
@@ -185,9 +193,19 @@ TEST_CASE("garbage, forged, bomb and oversized messages: dropped and counted, me
     return false;
   };
   std::optional<int> status;
-  REQUIRE(eventually([&] { sample(); return bool(status = app.wait(0ms)); }, 120s));
+  REQUIRE(eventually(
+      [&] {
+        sample();
+        return bool(status = app.wait(0ms));
+      },
+      120s));
   CHECK(*status == 0);
-  REQUIRE(eventually([&] { sample(); return done.load(); }, 120s));
+  REQUIRE(eventually(
+      [&] {
+        sample();
+        return done.load();
+      },
+      120s));
   attack.join();
   REQUIRE(advisor.finished(2, 60s)); // the program and the marker
   sample();
@@ -213,7 +231,8 @@ TEST_CASE("garbage, forged, bomb and oversized messages: dropped and counted, me
   const json& rejected = report["collection"]["rejected_by_reason"];
   INFO(report["collection"].dump());
   uint64_t total = 0;
-  for (const auto& [k, v] : rejected.items()) total += v.get<uint64_t>();
+  for (const auto& [k, v] : rejected.items())
+    total += v.get<uint64_t>();
   CHECK(total == 10000);
   CHECK(rejected["bad_envelope"].get<uint64_t>() > 0);
   CHECK(rejected["malformed"].get<uint64_t>() + rejected.value("bad_compression", uint64_t{0}) > 0);
