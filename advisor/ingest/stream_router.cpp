@@ -17,7 +17,8 @@ std::string rejectReason(const transport::DecodeError& e) {
   return "unknown";
 }
 
-StreamRouter::StreamRouter(RateLimitedLog::Sink log_sink) : log_(std::move(log_sink)) {}
+StreamRouter::StreamRouter(RateLimitedLog::Sink log_sink, size_t max_streams)
+    : log_(std::move(log_sink)), max_streams_(max_streams) {}
 
 void StreamRouter::reject(const std::string& reason, const std::string& detail,
                           RateLimitedLog::Clock::time_point now) {
@@ -39,6 +40,13 @@ void StreamRouter::route(std::span<const uint8_t> message, RateLimitedLog::Clock
     if (!last_stream_ || key != last_key_) {
       auto it = index_.find(key);
       if (it == index_.end()) {
+        if (streams_.size() >= max_streams_) {
+          reject("too_many_streams",
+                 "pid " + std::to_string(route.pid) + ": already serving " +
+                     std::to_string(max_streams_) + " process streams",
+                 now);
+          return;
+        }
         it = index_.emplace(key, streams_.size()).first;
         streams_.push_back(std::make_unique<ProcessStream>(route.pid, route.session_id));
         ++progress_.streams;

@@ -9,6 +9,10 @@
 // counted by reason ("bad_envelope" for bytes that are not ours, "malformed" ...) and logged
 // through a RateLimitedLog; every other stream carries on.
 //
+// Streams are capped (max_streams): every new (pid, session) costs memory, so a client inventing
+// sessions could otherwise make the advisor allocate without bound. Messages for streams past the
+// cap are rejected as "too_many_streams"; the streams already open carry on.
+//
 // Not thread-safe: one owner thread (IngestServer's ingest thread, or the caller replaying a
 // file). Never throws out of route(): an exception inside is counted as "internal_error".
 #pragma once
@@ -39,7 +43,10 @@ struct RouterProgress {
 
 class StreamRouter {
 public:
-  explicit StreamRouter(RateLimitedLog::Sink log_sink = nullptr);
+  // Far above a node's processes (a pod of 8 GPUs runs tens; a fork-heavy data loader hundreds).
+  static constexpr size_t kMaxStreams = 4096;
+
+  explicit StreamRouter(RateLimitedLog::Sink log_sink = nullptr, size_t max_streams = kMaxStreams);
 
   void route(std::span<const uint8_t> message,
              RateLimitedLog::Clock::time_point now = RateLimitedLog::Clock::now());
@@ -66,6 +73,7 @@ private:
   std::map<std::string, uint64_t> rejected_;
   RouterProgress progress_;
   RateLimitedLog log_;
+  size_t max_streams_;
 };
 
 // The key under which IngestHealth::rejected_by_reason counts a decode error ("malformed" ...).

@@ -2,6 +2,7 @@
 // 0700, socket 0600), tcp bound to loopback unless all interfaces are asked for by address, and a
 // client sending garbage, forged envelopes, decompression bombs and oversized messages: each is
 // dropped and counted, the advisor's memory stays bounded, and a real process is served meanwhile.
+#include "advisor/ingest/stream_router.h"
 #include "tests/e2e/e2e_support.h"
 #include "transport/codec.h"
 #include "transport/envelope.h"
@@ -238,4 +239,31 @@ TEST_CASE("garbage, forged, bomb and oversized messages: dropped and counted, me
   CHECK(rejected["malformed"].get<uint64_t>() + rejected.value("bad_compression", uint64_t{0}) > 0);
   CHECK(report["processes"].size() == 2); // the program and the marker: nothing hostile
   CHECK(processesWithPid(report, 4242).size() == 1);
+}
+
+TEST_CASE("a client inventing sessions cannot open streams without bound") {
+  // Every (pid, session) the router has not seen costs a stream; past the cap, messages for new
+  // ones are rejected and counted while the open streams carry on.
+  advisor::StreamRouter router([](std::string_view) {}, 16);
+  for (uint64_t session = 1; session <= 20; ++session) {
+    transport::Hello h;
+    h.session_id = session;
+    h.process.pid = int64_t(session);
+    h.process.command = std::string(60000, 'x');
+    router.route(transport::encodeHello(h));
+  }
+  CHECK(router.progress().streams == 16);
+  CHECK(router.rejectedByReason().at("too_many_streams") == 4);
+  // An open stream is still served.
+  model::NameTable names;
+  transport::BatchEncoder enc(names, 3, 3);
+  model::KernelExec k;
+  k.name = names.intern("k");
+  k.start = 10;
+  k.end = 20;
+  enc.add(k);
+  router.route(enc.encode(0, true, 30));
+  CHECK(router.progress().events == 1);
+  CHECK(router.progress().final_streams == 1);
+  CHECK(router.progress().rejected == 4);
 }
