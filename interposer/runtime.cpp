@@ -30,6 +30,7 @@ using detail::g_mode;
 
 struct Session {
   uint64_t id = 0;
+  pid_t pid = 0; // the process that started it
   int64_t start_ns = 0;
   std::unique_ptr<profiler::CuptiPort> port;
   std::unique_ptr<profiler::CuptiCollector> cupti;
@@ -130,6 +131,7 @@ bool doStart() {
 
   auto* s = new Session; // leaked, see above
   s->id = newSessionId();
+  s->pid = getpid();
   s->start_ns = clock.nowNs();
   if (!c.cupti) {
     s->tier_reason = "GPUWISE_CUPTI=0";
@@ -279,6 +281,12 @@ void shutdownShim() {
           (unsigned long long)s->id, (unsigned long long)st.events_drained,
           (unsigned long long)st.records_sent, (unsigned long long)st.batches_sent,
           (unsigned long long)st.dropped_total, st.final_sent ? "" : " (no final batch delivered)");
+}
+
+void flushBeforeExec() {
+  Session* s = g_session.load(std::memory_order_acquire);
+  if (!s || s->pid != getpid()) return;
+  shutdownShim();
 }
 
 void forkPrepare() {

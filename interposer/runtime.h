@@ -45,6 +45,10 @@ void shutdownShim();
 // runs before the CUDA runtime's own exit teardown, which was registered earlier).
 void registerExitHandlerOnce();
 
+// exec hooks: the final flush before the image is replaced, in the process that owns the session
+// only (a vfork child shares the parent's memory). Afterwards the shim is off, as after exit.
+void flushBeforeExec();
+
 void forkPrepare();
 void forkParent();
 void forkChild();

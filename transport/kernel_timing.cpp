@@ -141,26 +141,26 @@ TimingForm KernelTimingModel::encode(uint32_t signature, const KernelTimes& t, K
 KernelTimes KernelTimingModel::decode(uint32_t signature, TimingForm form, const KernelResiduals& r) {
   const bool host = form == TimingForm::Full || form == TimingForm::HostOnly;
   const bool gpu = form == TimingForm::Full || form == TimingForm::GpuOnly;
-  const Last& l = last(signature);
+  // One lookup of the signature's state, updated in place (what commit() does): the decoder's
+  // per-row cost is the advisor's ingest rate.
+  Last& l = last(signature);
   KernelTimes t;
-  Derived d;
-  d.host = host;
-  d.gpu = gpu;
   if (host) {
-    d.gap = l.gap + unzigzag(r.host_gap);
-    d.launch = l.launch + unzigzag(r.launch);
-    t.launch_start = s(prev_launch_ + d.gap);
-    t.launch_end = s(u(t.launch_start) + d.launch);
+    l.gap += unzigzag(r.host_gap);
+    l.launch += unzigzag(r.launch);
+    t.launch_start = s(prev_launch_ + l.gap);
+    t.launch_end = s(u(t.launch_start) + l.launch);
+    prev_launch_ = u(t.launch_start);
   }
   if (gpu) {
     uint64_t ref = prev_end_;
     if (host && t.launch_start > s(prev_end_)) ref = u(t.launch_start);
-    d.offset = l.offset + unzigzag(r.gpu_offset);
-    d.duration = l.duration + unzigzag(r.gpu_duration);
-    t.start = s(ref + d.offset);
-    t.end = s(u(t.start) + d.duration);
+    l.offset += unzigzag(r.gpu_offset);
+    l.duration += unzigzag(r.gpu_duration);
+    t.start = s(ref + l.offset);
+    t.end = s(u(t.start) + l.duration);
+    prev_end_ = u(t.end);
   }
-  commit(signature, d, t);
   return t;
 }
 

@@ -47,6 +47,7 @@ CollectionResult analyzeCollection(const model::Trace& trace, const IngestHealth
     c.tier = p.info.tier;
     c.tier_reason = p.info.tier_reason;
     c.events = p.eventCount();
+    c.kernels = p.kernels.size();
     c.events_dropped = p.events_dropped;
     c.shim_cost = p.shim_cost;
     for (const auto& d : p.devices) {
@@ -110,6 +111,7 @@ void CollectionResult::merge(const CollectionResult& o) {
       continue;
     }
     it->events += p.events;
+    it->kernels += p.kernels;
     it->events_dropped += p.events_dropped;
     if (p.shim_cost.session_ns > it->shim_cost.session_ns) it->shim_cost = p.shim_cost; // cumulative
     if (p.tier != model::CollectionTier::Unknown) {

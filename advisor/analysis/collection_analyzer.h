@@ -44,6 +44,7 @@ struct ProcessCollection {
   model::CollectionTier tier = model::CollectionTier::Unknown;
   std::string tier_reason;
   uint64_t events = 0;
+  uint64_t kernels = 0; // kernel executions received (a subset of events)
   uint64_t events_dropped = 0;
   std::vector<uint32_t> devices;      // device indices the process reported
   std::optional<StreamHealth> stream; // live runs and .gwt files only

@@ -20,9 +20,10 @@ public:
   ProcessStream(const ProcessStream&) = delete;
   ProcessStream& operator=(const ProcessStream&) = delete;
 
-  // Decodes one message routed here and applies it. Returns the decode error, if any; the stream
-  // stays usable either way.
-  std::optional<transport::DecodeError> accept(std::span<const uint8_t> message);
+  // Decodes the message `opened` holds (routed here) and applies it: a batch's events are decoded
+  // straight into this stream's trace. Returns the decode error, if any; the stream stays usable
+  // either way.
+  std::optional<transport::DecodeError> accept(const transport::MessageOpener& opened);
 
   const model::ProcessTrace& trace() const { return trace_; }
   // Moves the trace out; the stream must not accept messages afterwards.
@@ -34,11 +35,13 @@ public:
 
 private:
   void applyHello(transport::Hello&& hello);
-  void applyBatch(transport::Batch&& batch);
-  // The one place decoded events enter the advisor's memory. Raw events are kept for now; a
-  // windowed aggregation (analyse each window, keep the JobAnalysis, drop the events) replaces
-  // this function when live runs need bounded memory.
-  void absorb(transport::Batch&& batch);
+  void applyBatch(const transport::Batch& header);
+  // The one place decoded events enter the advisor's memory: the trace's vectors are lent to the
+  // decoder, which appends to them. Raw events are kept for now; a windowed aggregation (analyse
+  // each window, keep the JobAnalysis, drop the events) replaces this when live runs need bounded
+  // memory.
+  void lend(transport::Batch& to);
+  void takeBack(transport::Batch& from);
 
   model::ProcessTrace trace_; // declared before decoder_, which refers to trace_.names
   transport::MessageDecoder decoder_;

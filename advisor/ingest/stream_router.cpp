@@ -17,7 +17,8 @@ std::string rejectReason(const transport::DecodeError& e) {
   return "unknown";
 }
 
-StreamRouter::StreamRouter(RateLimitedLog::Sink log_sink) : log_(std::move(log_sink)) {}
+StreamRouter::StreamRouter(RateLimitedLog::Sink log_sink, size_t max_streams)
+    : log_(std::move(log_sink)), max_streams_(max_streams) {}
 
 void StreamRouter::reject(const std::string& reason, const std::string& detail,
                           RateLimitedLog::Clock::time_point now) {
@@ -29,23 +30,34 @@ void StreamRouter::reject(const std::string& reason, const std::string& detail,
 void StreamRouter::route(std::span<const uint8_t> message, RateLimitedLog::Clock::time_point now) {
   ++progress_.messages;
   try {
-    auto routed = transport::peekRoute(message);
+    auto routed = opener_.open(message);
     if (auto* error = std::get_if<transport::DecodeError>(&routed)) {
       reject(rejectReason(*error), error->detail, now);
       return;
     }
     const auto& route = std::get<transport::Route>(routed);
     Key key{route.pid, route.session_id};
-    auto it = index_.find(key);
-    if (it == index_.end()) {
-      it = index_.emplace(key, streams_.size()).first;
-      streams_.push_back(std::make_unique<ProcessStream>(route.pid, route.session_id));
-      ++progress_.streams;
+    if (!last_stream_ || key != last_key_) {
+      auto it = index_.find(key);
+      if (it == index_.end()) {
+        if (streams_.size() >= max_streams_) {
+          reject("too_many_streams",
+                 "pid " + std::to_string(route.pid) + ": already serving " +
+                     std::to_string(max_streams_) + " process streams",
+                 now);
+          return;
+        }
+        it = index_.emplace(key, streams_.size()).first;
+        streams_.push_back(std::make_unique<ProcessStream>(route.pid, route.session_id));
+        ++progress_.streams;
+      }
+      last_key_ = key;
+      last_stream_ = streams_[it->second].get();
     }
-    auto& stream = *streams_[it->second];
+    auto& stream = *last_stream_;
     bool was_final = stream.finalReceived();
     uint64_t events_before = stream.events();
-    if (auto error = stream.accept(message)) {
+    if (auto error = stream.accept(opener_)) {
       reject(rejectReason(*error), "pid " + std::to_string(route.pid) + ": " + error->detail, now);
       return;
     }
@@ -91,6 +103,7 @@ model::Trace StreamRouter::take(IngestHealth* health) {
   }
   streams_.clear();
   index_.clear();
+  last_stream_ = nullptr;
   rejected_.clear();
   progress_ = {};
   return t;

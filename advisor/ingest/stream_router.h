@@ -2,11 +2,16 @@
 // model::Trace. The core of ingest, shared by the live IngestServer and the replay of recorded
 // .gwt files, so a recorded run yields the same report as the live one.
 //
-// Each message: peekRoute() picks (or creates) the stream, whose own MessageDecoder decodes it.
+// Each message is opened once (MessageOpener: envelope, decompression, verifier); its route picks
+// (or creates) the stream, whose own MessageDecoder decodes it into the stream's trace.
 // A batch that arrives before its Hello (the advisor restarted mid-run) creates a stream of
 // unknown identity rather than being lost. A message that fails to route or decode is dropped,
 // counted by reason ("bad_envelope" for bytes that are not ours, "malformed" ...) and logged
 // through a RateLimitedLog; every other stream carries on.
+//
+// Streams are capped (max_streams): every new (pid, session) costs memory, so a client inventing
+// sessions could otherwise make the advisor allocate without bound. Messages for streams past the
+// cap are rejected as "too_many_streams"; the streams already open carry on.
 //
 // Not thread-safe: one owner thread (IngestServer's ingest thread, or the caller replaying a
 // file). Never throws out of route(): an exception inside is counted as "internal_error".
@@ -38,7 +43,10 @@ struct RouterProgress {
 
 class StreamRouter {
 public:
-  explicit StreamRouter(RateLimitedLog::Sink log_sink = nullptr);
+  // Far above a node's processes (a pod of 8 GPUs runs tens; a fork-heavy data loader hundreds).
+  static constexpr size_t kMaxStreams = 4096;
+
+  explicit StreamRouter(RateLimitedLog::Sink log_sink = nullptr, size_t max_streams = kMaxStreams);
 
   void route(std::span<const uint8_t> message,
              RateLimitedLog::Clock::time_point now = RateLimitedLog::Clock::now());
@@ -56,11 +64,16 @@ private:
               RateLimitedLog::Clock::time_point now);
 
   using Key = std::pair<int64_t, uint64_t>; // (pid, session id)
+  transport::MessageOpener opener_;
   std::map<Key, size_t> index_;
+  // The stream of the previous message: a process sends many batches in a row.
+  Key last_key_{};
+  ProcessStream* last_stream_ = nullptr;
   std::vector<std::unique_ptr<ProcessStream>> streams_; // order of first contact
   std::map<std::string, uint64_t> rejected_;
   RouterProgress progress_;
   RateLimitedLog log_;
+  size_t max_streams_;
 };
 
 // The key under which IngestHealth::rejected_by_reason counts a decode error ("malformed" ...).

@@ -75,6 +75,7 @@ json processes(const CollectionResult& c) {
     j["rank"] = p.rank >= 0 ? json(p.rank) : json(nullptr);
     j["command"] = p.command;
     j["events"] = p.events;
+    j["kernel_count"] = p.kernels;
     j["events_dropped"] = p.events_dropped;
     j["host"] = p.host;
     j["local_rank"] = p.local_rank >= 0 ? json(p.local_rank) : json(nullptr);

@@ -65,10 +65,13 @@ private:
 class PullReceiver {
 public:
   struct Options {
-    int receive_hwm = 10000;
+    // Messages queued per connection. With max_message_bytes this bounds what one connection can
+    // make the advisor buffer (a batch is every 50 ms, so 1000 is nearly a minute of backlog).
+    int receive_hwm = 1000;
     size_t max_message_bytes = 16u << 20; // larger messages are dropped by ZeroMQ (ZMQ_MAXMSGSIZE)
   };
   // Binds `endpoint` (ipc://path, tcp://host:port, tcp://127.0.0.1:* for an OS-chosen port).
+  // tcp://*:PORT binds loopback only; every interface must be named: tcp://0.0.0.0:PORT.
   static std::unique_ptr<PullReceiver> bind(const std::string& endpoint, const Options& options,
                                             std::string* error);
   ~PullReceiver();

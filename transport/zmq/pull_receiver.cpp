@@ -26,6 +26,15 @@ bool makeDirectories(const std::string& dir) {
   return chmod(dir.c_str(), 0700) == 0 || errno == EPERM;
 }
 
+// ZeroMQ reads "tcp://*:PORT" as every interface. The advisor takes events from processes on its
+// own host (the pod's network namespace), so the wildcard means loopback here; listening on every
+// interface takes the address spelled out: tcp://0.0.0.0:PORT (or [::]).
+std::string narrowWildcard(const std::string& endpoint) {
+  static const std::string kWildcard = "tcp://*:";
+  if (endpoint.rfind(kWildcard, 0) == 0) return "tcp://127.0.0.1:" + endpoint.substr(kWildcard.size());
+  return endpoint;
+}
+
 } // namespace
 
 struct PullReceiver::Impl {
@@ -87,7 +96,7 @@ std::unique_ptr<PullReceiver> PullReceiver::bindImpl(const std::string& endpoint
       zmq_setsockopt(impl->socket, ZMQ_RCVHWM, &hwm, sizeof hwm) != 0 ||
       zmq_setsockopt(impl->socket, ZMQ_LINGER, &linger, sizeof linger) != 0)
     return fail("cannot set socket options", zmq_errno());
-  if (zmq_bind(impl->socket, endpoint.c_str()) != 0) return fail("cannot bind", zmq_errno());
+  if (zmq_bind(impl->socket, narrowWildcard(endpoint).c_str()) != 0) return fail("cannot bind", zmq_errno());
   // libzmq creates the socket file with the process umask; narrow it to the owner.
   if (!ipc_path.empty() && chmod(ipc_path.c_str(), 0600) != 0)
     return fail("cannot restrict the socket file to its owner", errno);

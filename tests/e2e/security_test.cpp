@@ -1,0 +1,269 @@
+// The advisor's socket as an attack surface: an ipc socket only its user can reach (directory
+// 0700, socket 0600), tcp bound to loopback unless all interfaces are asked for by address, and a
+// client sending garbage, forged envelopes, decompression bombs and oversized messages: each is
+// dropped and counted, the advisor's memory stays bounded, and a real process is served meanwhile.
+#include "advisor/ingest/stream_router.h"
+#include "tests/e2e/e2e_support.h"
+#include "transport/codec.h"
+#include "transport/envelope.h"
+#include "transport/zmq/endpoints.h"
+
+#include <catch2/catch.hpp>
+#include <zstd.h>
+
+#include <atomic>
+#include <fstream>
+#include <random>
+#include <sys/stat.h>
+#include <thread>
+
+using namespace gpuwise;
+using namespace gpuwise::e2e;
+using namespace std::chrono_literals;
+
+namespace {
+
+mode_t modeOf(const std::string& path) {
+  struct stat st {};
+  REQUIRE(::stat(path.c_str(), &st) == 0);
+  return st.st_mode & 0777;
+}
+
+// Local addresses (hex "ADDR:PORT" as /proc/net/tcp writes them) of listening tcp sockets.
+std::vector<std::string> listeningTcp(int port) {
+  std::vector<std::string> out;
+  char port_hex[8];
+  std::snprintf(port_hex, sizeof port_hex, "%04X", port);
+  for (const char* table : {"/proc/net/tcp", "/proc/net/tcp6"}) {
+    std::istringstream in(readFile(table));
+    std::string line;
+    std::getline(in, line); // header
+    while (std::getline(in, line)) {
+      std::istringstream f(line);
+      std::string slot, local, remote, state;
+      f >> slot >> local >> remote >> state;
+      if (state == "0A" && local.substr(local.find(':') + 1) == port_hex) out.push_back(local);
+    }
+  }
+  return out;
+}
+
+int portOf(const std::string& endpoint) {
+  return std::stoi(endpoint.substr(endpoint.rfind(':') + 1));
+}
+
+std::string boundEndpoint(Advisor& a) {
+  std::string err = a.process().err();
+  auto at = err.find("listening on ");
+  REQUIRE(at != std::string::npos);
+  auto end = err.find('\n', at);
+  return err.substr(at + 13, end - at - 13);
+}
+
+// Sends until Sent or the deadline; false at the deadline.
+bool send(transport::PushSender& s, std::span<const uint8_t> m, std::chrono::milliseconds t = 10s) {
+  auto until = std::chrono::steady_clock::now() + t;
+  while (std::chrono::steady_clock::now() < until) {
+    if (s.trySend(m) == transport::SendResult::Sent) return true;
+    std::this_thread::yield();
+  }
+  return false;
+}
+
+} // namespace
+
+TEST_CASE("ipc: the advisor's socket directory is 0700 and the socket 0600") {
+  TempDir dir;
+  ::chmod(dir.path.c_str(), 0755);
+  Advisor a("ipc://" + (dir / "run/gpuwise/advisor.sock"), dir / "reports", dir.path, "advisor");
+  REQUIRE(a.listening());
+  CHECK(modeOf(dir / "run") == 0700);
+  CHECK(modeOf(dir / "run/gpuwise") == 0700);
+  CHECK(modeOf(dir / "run/gpuwise/advisor.sock") == 0600);
+  CHECK(a.stop() == 0);
+}
+
+TEST_CASE("tcp: the advisor binds loopback unless all interfaces are named by address") {
+  TempDir dir;
+  SECTION("tcp://*:port (ZeroMQ's 'every interface') is narrowed to loopback") {
+    Advisor a("tcp://*:*", dir / "reports", dir.path, "advisor");
+    REQUIRE(a.listening());
+    std::string ep = boundEndpoint(a);
+    INFO(ep);
+    CHECK(ep.rfind("tcp://127.0.0.1:", 0) == 0);
+    auto listening = listeningTcp(portOf(ep));
+    REQUIRE(listening.size() == 1);
+    CHECK(listening[0].rfind("0100007F:", 0) == 0);
+    CHECK(a.stop() == 0);
+  }
+  SECTION("tcp://0.0.0.0:port is taken at its word") {
+    Advisor a("tcp://0.0.0.0:*", dir / "reports", dir.path, "advisor");
+    REQUIRE(a.listening());
+    std::string ep = boundEndpoint(a);
+    INFO(ep);
+    CHECK(ep.rfind("tcp://0.0.0.0:", 0) == 0);
+    auto listening = listeningTcp(portOf(ep));
+    REQUIRE(listening.size() == 1);
+    CHECK(listening[0].rfind("00000000:", 0) == 0);
+    CHECK(a.stop() == 0);
+  }
+}
+
+TEST_CASE("garbage, forged, bomb and oversized messages: dropped and counted, memory bounded, "
+          "a real process served meanwhile") {
+  TempDir dir;
+  const std::string endpoint = "ipc://" + (dir / "pod/advisor.sock");
+  Advisor advisor(endpoint, dir / "reports", dir.path, "advisor");
+  REQUIRE(advisor.listening());
+  const pid_t apid = advisor.process().pid();
+  const int64_t rss_start = rssKib(apid);
+
+  // 10,000 hostile messages: random bytes, a valid envelope around random bytes (passes the crc,
+  // fails the verifier), and zstd frames that claim or inflate to the 64 MiB decoded maximum.
+  std::mt19937_64 rng(7);
+  std::vector<std::vector<uint8_t>> hostile;
+  for (int kind = 0; kind < 4; ++kind) {
+    std::vector<uint8_t> payload(1 + rng() % 65536);
+    for (auto& b : payload)
+      b = uint8_t(rng());
+    if (kind == 0) hostile.push_back(payload);
+    if (kind == 1)
+      hostile.push_back(
+          transport::forgeEnvelope(transport::Codec::None, uint32_t(payload.size()), payload));
+    if (kind == 2)
+      hostile.push_back(transport::forgeEnvelope(transport::Codec::Zstd,
+                                                 uint32_t(transport::kMaxDecodedBytes), payload));
+    if (kind == 3) { // a real zstd bomb: 64 MiB of zeros in a few KiB
+      std::vector<uint8_t> zeros(transport::kMaxDecodedBytes, 0);
+      std::vector<uint8_t> z(ZSTD_compressBound(zeros.size()));
+      z.resize(ZSTD_compress(z.data(), z.size(), zeros.data(), zeros.size(), 1));
+      hostile.push_back(
+          transport::forgeEnvelope(transport::Codec::Zstd, uint32_t(zeros.size()), z));
+    }
+  }
+  std::string error;
+  auto attacker = transport::PushSender::connect(endpoint, {1000, 0}, &error);
+  REQUIRE(attacker);
+  REQUIRE(eventually([&] { return attacker->takeReconnected(); }, 10s));
+
+  // After the hostile messages, the same connection carries a small honest process (Hello, one
+  // final batch): messages on one connection arrive in order, so once the advisor has that
+  // process's final batch it has read every hostile message before it.
+  std::vector<std::vector<uint8_t>> marker;
+  {
+    model::NameTable names;
+    transport::BatchEncoder enc(names, 4242, 4242);
+    transport::Hello h;
+    h.session_id = 4242;
+    h.process.pid = 4242;
+    marker.push_back(transport::encodeHello(h));
+    model::KernelExec k;
+    k.name = names.intern("marker_kernel");
+    k.start = 2000;
+    k.end = 3000;
+    enc.add(k);
+    marker.push_back(enc.encode(0, true, 4000));
+  }
+  std::atomic<bool> done{false};
+  std::atomic<int> sent{0};
+  std::thread attack([&] {
+    for (int i = 0; i < 10000; ++i) {
+      // Mostly cheap garbage; every 100th message a bomb.
+      const auto& m = hostile[i % 100 == 99 ? 3 : size_t(i % 3)];
+      if (send(*attacker, m)) sent.fetch_add(1);
+    }
+    for (const auto& m : marker)
+      send(*attacker, m);
+    done = true;
+  });
+
+  // Oversized: over the receiver's 16 MiB limit, dropped by ZeroMQ before it is buffered whole
+  // (the offending connection is closed; the sender's socket reconnects by itself).
+  auto big_sender = transport::PushSender::connect(endpoint, {4, 0}, &error);
+  REQUIRE(big_sender);
+  std::vector<uint8_t> huge(transport::kMaxMessageBytes + 4096, 0x5a);
+  int huge_sent = 0;
+  for (int i = 0; i < 8; ++i)
+    huge_sent += send(*big_sender, huge, 5s) ? 1 : 0;
+
+  // Meanwhile a real process on the simulated device.
+  Process app({faultApp(), "--kernels", "3000"}, shimEnv(endpoint), dir.path, dir.path, "app");
+  int64_t rss_peak = rss_start;
+  auto sample = [&] {
+    rss_peak = std::max(rss_peak, rssKib(apid));
+    return false;
+  };
+  std::optional<int> status;
+  REQUIRE(eventually(
+      [&] {
+        sample();
+        return bool(status = app.wait(0ms));
+      },
+      120s));
+  CHECK(*status == 0);
+  REQUIRE(eventually(
+      [&] {
+        sample();
+        return done.load();
+      },
+      120s));
+  attack.join();
+  REQUIRE(advisor.finished(2, 60s)); // the program and the marker
+  sample();
+  auto stopped = advisor.stop();
+  REQUIRE(stopped);
+  CHECK(*stopped == 0);
+
+  INFO("advisor RSS " << rss_start << " KiB at start, peak " << rss_peak << " KiB; " << sent.load()
+                      << " hostile and " << huge_sent << " oversized messages sent");
+  CHECK(sent.load() == 10000);
+  // Bound: the decoders' scratch for one 64 MiB decoded message (twice: routing and decoding)
+  // plus ZeroMQ's queue; nothing hostile is retained.
+  CHECK(rss_peak - rss_start < 256 * 1024);
+
+  json report = readJson(dir / "reports/gpuwise-report.json");
+  REQUIRE(report.is_object());
+  auto lines = faultLines(app.out());
+  REQUIRE(lines.size() == 1);
+  auto procs = processesWithPid(report, lines[0].pid);
+  REQUIRE(procs.size() == 1);
+  CHECK(procs[0]["kernel_count"] == 3000);
+  CHECK(procs[0]["events_dropped"] == 0);
+  const json& rejected = report["collection"]["rejected_by_reason"];
+  INFO(report["collection"].dump());
+  uint64_t total = 0;
+  for (const auto& [k, v] : rejected.items())
+    total += v.get<uint64_t>();
+  CHECK(total == 10000);
+  CHECK(rejected["bad_envelope"].get<uint64_t>() > 0);
+  CHECK(rejected["malformed"].get<uint64_t>() + rejected.value("bad_compression", uint64_t{0}) > 0);
+  CHECK(report["processes"].size() == 2); // the program and the marker: nothing hostile
+  CHECK(processesWithPid(report, 4242).size() == 1);
+}
+
+TEST_CASE("a client inventing sessions cannot open streams without bound") {
+  // Every (pid, session) the router has not seen costs a stream; past the cap, messages for new
+  // ones are rejected and counted while the open streams carry on.
+  advisor::StreamRouter router([](std::string_view) {}, 16);
+  for (uint64_t session = 1; session <= 20; ++session) {
+    transport::Hello h;
+    h.session_id = session;
+    h.process.pid = int64_t(session);
+    h.process.command = std::string(60000, 'x');
+    router.route(transport::encodeHello(h));
+  }
+  CHECK(router.progress().streams == 16);
+  CHECK(router.rejectedByReason().at("too_many_streams") == 4);
+  // An open stream is still served.
+  model::NameTable names;
+  transport::BatchEncoder enc(names, 3, 3);
+  model::KernelExec k;
+  k.name = names.intern("k");
+  k.start = 10;
+  k.end = 20;
+  enc.add(k);
+  router.route(enc.encode(0, true, 30));
+  CHECK(router.progress().events == 1);
+  CHECK(router.progress().final_streams == 1);
+  CHECK(router.progress().rejected == 4);
+}
