@@ -59,10 +59,20 @@ int runCli(int argc, const char* const* argv, CliIo io) {
 
   ReportOptionsCli report;
   auto* report_cmd = app.add_subcommand("report", "Report on recorded traces (.gwt, Kineto JSON)");
-  report_cmd->add_option("INPUT", report.inputs, "Recorded .gwt files (Kineto JSON to come)")
+  report_cmd
+      ->add_option("INPUT", report.inputs,
+                   "Recorded .gwt files or PyTorch profiler (Kineto) traces, .json or .json.gz")
       ->required();
   report_cmd->add_option("--json", report.json, "JSON report path");
   report_cmd->add_option("--html", report.html, "HTML report path");
+
+  ExportOptions exp;
+  auto* export_cmd =
+      app.add_subcommand("export", "Write recorded traces in another tool's format");
+  export_cmd->add_option("--format", exp.format, "Output format: chrome (chrome://tracing, Perfetto)")
+      ->capture_default_str();
+  export_cmd->add_option("INPUT", exp.inputs, "Recorded .gwt files or Kineto traces")->required();
+  export_cmd->add_option("-o,--output", exp.output, "Output file (Chrome trace JSON)")->required();
 
   // CLI11 would only say "A subcommand is required" for a misspelt command: name it.
   if (argc > 1 && argv[1][0] != '-') {
@@ -72,7 +82,7 @@ int runCli(int argc, const char* const* argv, CliIo io) {
       known = known || sub->get_name() == cmd;
     if (!known) {
       io.err << "gpuwise: unknown command '" << cmd
-             << "' (commands: run, advisor, report, version)\n";
+             << "' (commands: run, advisor, report, export, version)\n";
       return kExitUsage;
     }
   }
@@ -99,7 +109,8 @@ int runCli(int argc, const char* const* argv, CliIo io) {
   }
   if (advisor_cmd->parsed()) return advisorCommand(advisor, io);
   if (report_cmd->parsed()) return reportCommand(report, io);
-  io.err << "gpuwise: a command is required: run, advisor, report or version\n";
+  if (export_cmd->parsed()) return exportCommand(exp, io);
+  io.err << "gpuwise: a command is required: run, advisor, report, export or version\n";
   return kExitUsage;
 }
 

@@ -2,8 +2,10 @@
 //
 //   gpuwise version
 //   gpuwise run [--simulate] [--endpoint EP] [--report-json F] [--report-html F] [--trace F] -- CMD
-//   [ARGS...] gpuwise advisor --listen EP [--report-dir DIR] gpuwise report INPUT... [--json F]
-//   [--html F]
+//       [ARGS...]
+//   gpuwise advisor --listen EP [--report-dir DIR]
+//   gpuwise report INPUT... [--json F] [--html F]      INPUT: .gwt, or Kineto .json / .json.gz
+//   gpuwise export --format chrome INPUT... -o OUT.json
 //
 // `run` exits with CMD's own status (128 + signal when a signal killed it; 127 when CMD cannot be
 // executed). Everything else exits 0 on success and 2 on bad usage or bad input, with one line on

@@ -40,6 +40,13 @@ struct ReportOptionsCli {
 };
 int reportCommand(const ReportOptionsCli& options, CliIo io);
 
+struct ExportOptions {
+  std::string format = "chrome";
+  std::vector<std::string> inputs;
+  std::string output;
+};
+int exportCommand(const ExportOptions& options, CliIo io);
+
 int versionCommand(CliIo io);
 
 } // namespace gpuwise::advisor
