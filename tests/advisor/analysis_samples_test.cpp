@@ -9,6 +9,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <map>
 
 using namespace gpuwise::advisor::test;
@@ -26,6 +27,7 @@ Run runSample(const TempDir& dir, const std::string& name, const std::vector<std
   std::vector<std::string> argv{buildDir() + "/bin/gpuwise", "run",       "--simulate",
                                 "--report-json",             dir / (name + ".json"),
                                 "--report-html",             dir / (name + ".html"),
+                                "--trace",                   dir / (name + ".gwt"),
                                 "--",                        buildDir() + "/samples/" + name};
   argv.insert(argv.end(), args.begin(), args.end());
   Process p(argv, {}, dir.path, dir.path, name);
@@ -71,6 +73,35 @@ TEST_CASE("input_stall: most of each step waits for input; healthy: almost none"
   CHECK(h["occupancy_theoretical"].is_number());
 }
 
+// The idle between consecutive kernels of an exported Chrome trace, split at `long_gap_us`: the
+// long gaps are the host thread being descheduled (this 2-core host is shared), which the
+// analysis rightly calls host-bound; the short ones are the launch pattern itself.
+namespace {
+
+struct KernelGaps {
+  double short_s = 0, long_s = 0;
+  size_t kernels = 0;
+};
+
+KernelGaps kernelGaps(const std::string& chrome_json, double long_gap_us) {
+  std::vector<std::pair<double, double>> k; // (ts, dur) in us
+  const json doc = json::parse(readFile(chrome_json));
+  for (const auto& e : doc.at("traceEvents"))
+    if (e.value("cat", "") == "kernel") k.emplace_back(e.at("ts").get<double>(), e.at("dur").get<double>());
+  std::sort(k.begin(), k.end());
+  KernelGaps g;
+  g.kernels = k.size();
+  double end = k.empty() ? 0 : k[0].first + k[0].second;
+  for (size_t i = 1; i < k.size(); ++i) {
+    const double gap = k[i].first - end;
+    if (gap > 0) (gap < long_gap_us ? g.short_s : g.long_s) += gap * 1e-6;
+    end = std::max(end, k[i].first + k[i].second);
+  }
+  return g;
+}
+
+} // namespace
+
 TEST_CASE("launch_bound: the GPU idles between tiny kernels for the launches") {
   TempDir dir;
   auto r = runSample(dir, "launch_bound", {"--steps", "30"});
@@ -78,11 +109,28 @@ TEST_CASE("launch_bound: the GPU idles between tiny kernels for the launches") {
   const auto& s = r.report["summary"];
   const auto& idle = r.report["idle"];
   REQUIRE(s["launch_overhead_ratio"].is_number());
-  // Most gaps are launch overhead; their time share depends on how often this (shared, loaded)
-  // host was descheduled mid-step, which shows up as host-bound gaps instead.
   CHECK(idle["launch_overhead_gaps"].get<double>() > 0.5 * idle["gaps"].get<double>());
-  CHECK(s["launch_overhead_ratio"].get<double>() > 0.2);
   CHECK(idle["short_kernels"] == idle["timed_kernels"]);
   CHECK(s["sm_fill"].get<double>() < 0.1); // grids of 16 blocks on 132 SMs
   CHECK(s["input_stall_ratio"].get<double>() < 0.01);
+
+  // The time share depends on how often this shared host descheduled the launching thread: a
+  // 10 ms gap outweighs a thousand 1 us launch gaps. So the share is checked on the idle the
+  // launch pattern made (gaps under 1 ms, measured here from the exported trace): most of it is
+  // launch overhead; and the summary's ratio is high whenever the host was not starved.
+  Process exp({buildDir() + "/bin/gpuwise", "export", "--format", "chrome", dir / "launch_bound.gwt",
+               "-o", dir / "launch_bound.chrome.json"},
+              {}, dir.path, dir.path, "export");
+  REQUIRE(exp.wait(std::chrono::seconds(60)) == 0);
+  const auto gaps = kernelGaps(dir / "launch_bound.chrome.json", 1000.0);
+  REQUIRE(gaps.kernels == s["kernel_count"].get<size_t>());
+  const double launch_s = idle["seconds_by_cause"]["launch_overhead"].get<double>();
+  INFO("idle in gaps < 1 ms: " << gaps.short_s << " s, in longer gaps: " << gaps.long_s
+                               << " s, launch overhead: " << launch_s << " s");
+  CHECK(launch_s > 0.5 * gaps.short_s);
+  CHECK(launch_s <= gaps.short_s + 1e-9);
+  if (gaps.long_s < gaps.short_s)
+    CHECK(s["launch_overhead_ratio"].get<double>() > 0.2);
+  else
+    WARN("the host descheduled the sample for " << gaps.long_s << " s: ratio not checked");
 }
