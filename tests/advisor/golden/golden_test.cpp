@@ -2,12 +2,12 @@
 // tests/data/golden/<name>.json. The excerpt is the part of the report the analysis engine owns
 // (summary, idle, steps, precision, occupancy, the top kernels, the timeline split), with every
 // non-integer number rounded to 4 significant digits so the files read well and diff cleanly.
+// Recommendations are left out: the rules own them and change on their own schedule.
 //
 // Update them all in one command after an intended change (then review the diff):
 //     scripts/update-golden            # or: GPUWISE_UPDATE_GOLDEN=1 build/tests/advisor_golden_test
 #include "advisor/import/kineto_importer.h"
 #include "advisor/report/report_json.h"
-#include "advisor/rules/rule_set.h"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
@@ -114,9 +114,6 @@ json excerpt(const json& r) {
                                     {"name", "count", "seconds", "precision", "tensor_core",
                                      "occupancy_theoretical", "occupancy_limiter", "sm_fill",
                                      "occupancy_achieved"}));
-  e["recommendations"] = json::array();
-  for (const auto& rec : r.at("recommendations"))
-    e["recommendations"].push_back(rec.at("id"));
   return round(e);
 }
 
@@ -150,8 +147,8 @@ TEST_CASE("golden report excerpts of real traces") {
     auto imported = importKineto({(traces / c.trace).string()});
     REQUIRE(imported.ok());
     auto a = analyzeJob(imported.trace);
-    auto recs = recommend(a, &imported.trace);
-    json got = excerpt(buildReportJson({a, recs}));
+    const std::vector<Recommendation> no_recommendations;
+    json got = excerpt(buildReportJson({a, no_recommendations}));
     excerpts[c.name] = got;
     const fs::path file = golden / (std::string(c.name) + ".json");
     json doc = {{"trace", c.trace},
