@@ -189,6 +189,23 @@ std::optional<InferredSteps> inferSteps(const ActivityIndex& index) {
   for (size_t i = 0; i < n; ++i)
     if (seq[i].activity >= 0) gap[i] = gapBefore(*dev, dev->activities[size_t(seq[i].activity)]);
 
+  // A period found from the host syncs cuts where the host comes back from its per-step sync:
+  // only the first GPU element after a sync may open a step. The longest idle alone would
+  // wander when the host, not the GPU, is the bottleneck (every gap is then alike, and a thread
+  // descheduled mid-step makes the longest one).
+  // The device's first activity opens a step too (nothing ran before it).
+  std::vector<bool> allowed(n, true);
+  const bool after_sync = std::string_view(anchor) == "sync";
+  if (after_sync) {
+    bool any = false, first_gpu = true;
+    for (size_t i = 0; i < n; ++i) {
+      allowed[i] = gap[i] >= 0 && (first_gpu || (i > 0 && seq[i - 1].token == kSyncToken));
+      first_gpu = first_gpu && gap[i] < 0;
+      any = any || (allowed[i] && i >= begin && i < end);
+    }
+    if (!any) allowed.assign(n, true);
+  }
+
   // The cut token: the one after the longest idle of each period, most consistently. Per token,
   // the sum over blocks of one period of its longest preceding idle in the block: the token that
   // opens every step after the GPU waited (the batch's copy, the first kernel after a sync) wins
@@ -199,7 +216,7 @@ std::optional<InferredSteps> inferSteps(const ActivityIndex& index) {
   };
   std::unordered_map<uint32_t, TokenScore> scores;
   for (size_t i = begin; i < end; ++i) {
-    if (gap[i] < 0) continue;
+    if (gap[i] < 0 || !allowed[i]) continue;
     auto& sc = scores[seq[i].token];
     size_t block = (i - begin) / p;
     if (sc.block != block) {
@@ -219,7 +236,8 @@ std::optional<InferredSteps> inferSteps(const ActivityIndex& index) {
     // No idle at all: cut at the anchor (the first GPU element for a sequence period).
     uint32_t anchor_token = std::string_view(anchor) == "h2d_copy" ? kH2dToken : kSyncToken;
     for (size_t i = begin; i < end; ++i)
-      if (gap[i] >= 0 && (seq[i].token == anchor_token || std::string_view(anchor) != "h2d_copy")) {
+      if (gap[i] >= 0 && allowed[i] &&
+          (seq[i].token == anchor_token || std::string_view(anchor) != "h2d_copy")) {
         cut_token = seq[i].token;
         break;
       }
@@ -231,8 +249,9 @@ std::optional<InferredSteps> inferSteps(const ActivityIndex& index) {
     return a.start == dev->busy.front().start ? INT64_MAX : gap[i];
   };
   size_t first = end;
-  for (size_t i = begin; i < std::min(end, begin + p); ++i)
-    if (seq[i].token == cut_token && gap[i] >= 0 &&
+  // (one further with after_sync: the period's sync may be its last element).
+  for (size_t i = begin; i < std::min(end, begin + p + (after_sync ? 1 : 0)); ++i)
+    if (seq[i].token == cut_token && gap[i] >= 0 && allowed[i] &&
         (first == end || openingGap(i) > openingGap(first)))
       first = i;
   if (first == end) return std::nullopt;
@@ -244,7 +263,7 @@ std::optional<InferredSteps> inferSteps(const ActivityIndex& index) {
     if (!cuts.empty()) lo = std::max(lo, cuts.back() + 1);
     int64_t best = -1;
     for (size_t j = lo; j <= hi; ++j) {
-      if (seq[j].token != cut_token || gap[j] < 0) continue;
+      if (seq[j].token != cut_token || gap[j] < 0 || !allowed[j]) continue;
       if (best < 0 || gap[j] > gap[size_t(best)] ||
           (gap[j] == gap[size_t(best)] &&
            (j > pos ? j - pos : pos - j) < (size_t(best) > pos ? size_t(best) - pos : pos - size_t(best))))

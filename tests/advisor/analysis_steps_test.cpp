@@ -28,6 +28,9 @@ struct Loop {
   double host = 0; // host clock, us
   double gpu = 0;  // when the GPU is free, us
   std::vector<double> step_starts;
+  // The host thread descheduled for `pause_us` after the step's `pause_after`-th launch.
+  size_t pause_after = SIZE_MAX;
+  double pause_us = 0;
 
   void step(const std::vector<std::string>& names, double prep_us, double kernel_us,
             bool copy = true) {
@@ -39,11 +42,12 @@ struct Loop {
       gpu = s + 5;
       host += 2;
     }
-    for (const auto& n : names) {
+    for (size_t k = 0; k < names.size(); ++k) {
       double s = std::max(host + 4, gpu);
-      p.kernels.push_back(launched(p, n, at(host), at(host + 2), at(s), at(s + kernel_us)));
+      p.kernels.push_back(launched(p, names[k], at(host), at(host + 2), at(s), at(s + kernel_us)));
       gpu = s + kernel_us;
       host += 2.5;
+      if (k == pause_after) host += pause_us;
     }
     p.syncs.push_back(hostSync(at(host), at(std::max(host, gpu) + 1)));
     host = std::max(host, gpu) + 1;
@@ -173,6 +177,30 @@ TEST_CASE("steps inferred from host syncs when no batch is copied; none from a f
   for (int i = 0; i < 50; ++i)
     flat.kernels.push_back(kernel(at(i * 10), at(i * 10 + 5), 7, 0, flat.names.intern("k" + std::to_string(i))));
   CHECK_FALSE(inferSteps(buildActivityIndex(flat)));
+}
+
+TEST_CASE("steps inferred from host syncs are cut after the sync, not at a descheduled host") {
+  // Launch-bound: kernels shorter than a launch, so every gap looks alike; in two steps the host
+  // thread is descheduled mid-step, which makes the longest idle of those periods.
+  Loop loop;
+  const std::vector<std::string> names{"bias", "relu", "scale", "bias", "relu", "scale"};
+  for (int i = 0; i < 8; ++i) {
+    loop.pause_after = (i == 2 || i == 5) ? 3 : SIZE_MAX;
+    loop.pause_us = 500;
+    loop.step(names, 1, 1, false);
+  }
+  auto inferred = inferSteps(buildActivityIndex(loop.p));
+  REQUIRE(inferred);
+  CHECK(std::string(inferred->anchor) == "sync");
+  CHECK(inferred->period == 7);
+  REQUIRE(inferred->windows.size() == 8);
+  for (size_t i = 0; i < 8; ++i) {
+    INFO("step " << i);
+    size_t kernels = 0;
+    for (const auto& k : loop.p.kernels)
+      kernels += k.start >= inferred->windows[i].start && k.start < inferred->windows[i].end;
+    CHECK(kernels == names.size());
+  }
 }
 
 TEST_CASE("step statistics: interpolated percentiles and variation") {
