@@ -17,6 +17,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <tuple>
+#include <vector>
 
 using namespace gpuwise;
 using namespace gpuwise::advisor;
@@ -168,5 +170,48 @@ TEST_CASE("ResNet-50 with num_workers=0 loses far more step time to input than n
     CHECK(r0 > 3 * r4);
     // The stall is the DataLoader's: its ranges explain most of the input time at num_workers=0.
     CHECK(a0.timeline.idle.input_data_loader_ns > a0.timeline.idle.input_inferred_ns);
+  }
+}
+
+TEST_CASE("gpuwise export --format chrome: a Kineto trace round-trips to the same analysis") {
+  if (!fs::exists(tracesRoot())) return;
+  TempDir dir;
+  const std::string trace =
+      (tracesRoot() / "kineto_tb_plugin/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz")
+          .string();
+  const std::string gw = buildDir() + "/bin/gpuwise";
+  auto run = [&](std::vector<std::string> args, const std::string& tag) {
+    args.insert(args.begin(), gw);
+    Process p(args, {}, dir.path, dir.path, tag);
+    auto status = p.wait(std::chrono::seconds(120));
+    return std::tuple{status.value_or(-1), p.out(), p.err()};
+  };
+  auto [rc, out, err] = run({"export", "--format", "chrome", trace, "-o", dir / "exported.json"}, "x");
+  INFO(err);
+  REQUIRE(rc == 0);
+  CHECK(out.find("wrote " + (dir / "exported.json")) != std::string::npos);
+  // The export reads back as a Kineto trace: the same GPU span, busy time and kernels.
+  auto [rc1, out1, err1] = run({"report", trace, "--json", dir / "a.json"}, "a");
+  auto [rc2, out2, err2] = run({"report", dir / "exported.json", "--json", dir / "b.json"}, "b");
+  INFO(err1 << err2);
+  REQUIRE(rc1 == 0);
+  REQUIRE(rc2 == 0);
+  const auto a = json::parse(readFile(dir / "a.json")).at("summary");
+  const auto b = json::parse(readFile(dir / "b.json")).at("summary");
+  CHECK(b.at("kernel_count") == a.at("kernel_count"));
+  CHECK(b.at("gpu_busy_seconds").get<double>() == Approx(a.at("gpu_busy_seconds").get<double>()).epsilon(1e-4));
+  CHECK(b.at("gpu_idle_ratio").get<double>() == Approx(a.at("gpu_idle_ratio").get<double>()).margin(1e-3));
+
+  // Bad usage: one line, exit 2.
+  for (const auto& [args, says] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"export", "--format", "perfetto", trace, "-o", dir / "y.json"}, "unknown --format 'perfetto'"},
+           {{"export", "--format", "chrome", trace}, "--output"},
+           {{"export", "--format", "chrome", dir / "missing.json", "-o", dir / "y.json"}, "missing.json"},
+       }) {
+    auto [rc3, out3, err3] = run(args, "bad");
+    INFO(err3);
+    CHECK(rc3 == 2);
+    CHECK(lines(err3) == 1);
+    CHECK(err3.find(says) != std::string::npos);
   }
 }
