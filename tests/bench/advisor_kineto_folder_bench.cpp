@@ -35,9 +35,9 @@ struct Corpus {
 };
 
 struct Results {
-  double best_s = 0, sum_s = 0, import_s = 0, analyse_s = 0;
+  double best_s = 0, sum_s = 0, import_s = 0, analyse_s = 0, cpu_s = 0;
   int runs = 0;
-  double python_s = -1;
+  double python_s = -1, python_cpu_s = -1;
   long peak_rss_kb = 0;
 } g;
 
@@ -69,6 +69,16 @@ const Corpus& corpus() {
   return c;
 }
 
+// User + system CPU seconds of this process (who == RUSAGE_SELF, all threads) or of its waited-for
+// children (RUSAGE_CHILDREN): on a shared, loaded host the wall clock also counts other users'
+// work, the CPU time does not.
+double cpuSeconds(int who) {
+  struct rusage ru {};
+  getrusage(who, &ru);
+  return double(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+         double(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
+}
+
 double since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -81,6 +91,7 @@ void BM_ReportKinetoFolder(benchmark::State& state) {
   }
   for (auto _ : state) {
     double import_s = 0, analyse_s = 0;
+    const double cpu0 = cpuSeconds(RUSAGE_SELF);
     const auto t0 = std::chrono::steady_clock::now();
     for (const auto& f : c.files) {
       auto t1 = std::chrono::steady_clock::now();
@@ -95,7 +106,9 @@ void BM_ReportKinetoFolder(benchmark::State& state) {
       benchmark::DoNotOptimize(report);
     }
     const double s = since(t0);
+    const double cpu = cpuSeconds(RUSAGE_SELF) - cpu0;
     state.SetIterationTime(s);
+    if (!g.runs || cpu < g.cpu_s) g.cpu_s = cpu;
     if (!g.runs || s < g.best_s) {
       g.best_s = s;
       g.import_s = import_s;
@@ -111,7 +124,8 @@ void BM_ReportKinetoFolder(benchmark::State& state) {
   g.peak_rss_kb = ru.ru_maxrss;
   state.counters["peak_rss_MB"] = double(g.peak_rss_kb) / 1024.0;
 }
-BENCHMARK(BM_ReportKinetoFolder)->Unit(benchmark::kMillisecond)->UseManualTime()->MinTime(2.0);
+// Three passes, the best one reported: this host is shared, and one pass takes seconds.
+BENCHMARK(BM_ReportKinetoFolder)->Unit(benchmark::kMillisecond)->UseManualTime()->Iterations(3);
 
 // python3 -c 'import json,gzip; [json.load(...) for f in FILES]' (gzip.open for gzipped files,
 // open for plain ones), timed around the child process.
@@ -133,9 +147,11 @@ void BM_PythonJsonLoad(benchmark::State& state) {
       "for f in files]' " +
       list;
   for (auto _ : state) {
+    const double cpu0 = cpuSeconds(RUSAGE_CHILDREN);
     const auto t0 = std::chrono::steady_clock::now();
     const int rc = std::system(cmd.c_str());
     const double s = since(t0);
+    g.python_cpu_s = cpuSeconds(RUSAGE_CHILDREN) - cpu0;
     if (rc != 0) state.SkipWithError("python3 failed");
     state.SetIterationTime(s);
     g.python_s = s;
@@ -158,9 +174,13 @@ int main(int argc, char** argv) {
   std::printf("  import+analyse+report %8.3f s best (import %.3f s, analyse+report %.3f s), "
               "%.3f s mean of %d\n",
               g.best_s, g.import_s, g.analyse_s, g.sum_s / g.runs, g.runs);
-  if (g.python_s > 0)
+  std::printf("  CPU time (all threads) %7.3f s best\n", g.cpu_s);
+  if (g.python_s > 0) {
     std::printf("  python json.load      %8.3f s  ->  gpuwise %.1fx faster (target 20x)\n", g.python_s,
                 g.python_s / g.best_s);
+    std::printf("  python CPU time       %8.3f s  ->  gpuwise %.1fx less CPU\n", g.python_cpu_s,
+                g.python_cpu_s / g.cpu_s);
+  }
   std::printf("  peak RSS              %8.1f MB, largest trace %.1f MB (%s): %.2fx (budget 3x)\n",
               g.peak_rss_kb / 1024.0, c.largest_json / 1e6, c.largest_name.c_str(),
               g.peak_rss_kb * 1024.0 / double(c.largest_json));
