@@ -193,14 +193,17 @@ std::optional<InferredSteps> inferSteps(const ActivityIndex& index) {
   // only the first GPU element after a sync may open a step. The longest idle alone would
   // wander when the host, not the GPU, is the bottleneck (every gap is then alike, and a thread
   // descheduled mid-step makes the longest one).
-  // The device's first activity opens a step too (nothing ran before it).
+  // A token's first occurrence may open a step too: the loop's first step has no sync before
+  // it (setup work such as memsets may precede it).
   std::vector<bool> allowed(n, true);
   const bool after_sync = std::string_view(anchor) == "sync";
   if (after_sync) {
-    bool any = false, first_gpu = true;
+    bool any = false;
+    std::unordered_map<uint32_t, bool> seen;
     for (size_t i = 0; i < n; ++i) {
-      allowed[i] = gap[i] >= 0 && (first_gpu || (i > 0 && seq[i - 1].token == kSyncToken));
-      first_gpu = first_gpu && gap[i] < 0;
+      const bool first = gap[i] >= 0 && !seen[seq[i].token];
+      seen[seq[i].token] = true;
+      allowed[i] = gap[i] >= 0 && (first || (i > 0 && seq[i - 1].token == kSyncToken));
       any = any || (allowed[i] && i >= begin && i < end);
     }
     if (!any) allowed.assign(n, true);

@@ -23,8 +23,9 @@
 //    step boundary is where the GPU waits for the next batch); the first cut is its occurrence in
 //    the first period with the longest idle, each next one is re-found within p/8 positions of
 //    the previous cut plus p, so a step with an extra or a missing launch does not shift the rest.
-//    When the period came from the host syncs, only the first GPU element after a sync may be
-//    cut (the host returning from its per-step sync opens the step): when the host is the
+//    When the period came from the host syncs, only the first GPU element after a sync (or a
+//    token's first occurrence: the first step has no sync before it) may be cut (the host
+//    returning from its per-step sync opens the step): when the host is the
 //    bottleneck every gap looks alike, and a descheduled thread makes the longest one anywhere.
 //
 // The windows are on the GPU timeline: from the start of the idle gap before a step's first

@@ -113,6 +113,12 @@ TEST_CASE("launch_bound: the GPU idles between tiny kernels for the launches") {
   CHECK(idle["short_kernels"] == idle["timed_kernels"]);
   CHECK(s["sm_fill"].get<double>() < 0.1); // grids of 16 blocks on 132 SMs
   CHECK(s["input_stall_ratio"].get<double>() < 0.01);
+  // Steps cut where the host returns from its per-step sync: every one, 999 launches each, even
+  // when the thread was descheduled mid-step (which makes the longest idle elsewhere).
+  CHECK(s["steps"]["source"] == "inferred");
+  CHECK(s["steps"]["count"].get<int>() == std::stoi(r.sample.at("steps")));
+  for (const auto& st : r.report["steps"]["processes"][0]["steps"])
+    CHECK(st["kernels"] == 999);
 
   // The time share depends on how often this shared host descheduled the launching thread: a
   // 10 ms gap outweighs a thousand 1 us launch gaps. So the share is checked on the idle the
