@@ -1,5 +1,6 @@
 #include "advisor/analysis/job_analysis.h"
 
+#include "advisor/analysis/format.h"
 #include "advisor/analysis/interval_union.h"
 
 #include <algorithm>
@@ -59,12 +60,39 @@ std::optional<model::TimeNs> wallTime(const model::Trace& trace) {
   return wall;
 }
 
+model::TimeNs JobAnalysis::inputStallNs() const {
+  return steps.count() > 0 ? steps.inputStallNs() : timeline.idle.at(IdleCause::Input);
+}
+
+model::TimeNs JobAnalysis::inputStallReferenceNs() const {
+  return steps.count() > 0 ? steps.deviceStepNs() : timeline.span_ns;
+}
+
+std::optional<double> JobAnalysis::inputStallRatio() const {
+  if (!timeline.known()) return std::nullopt;
+  model::TimeNs reference = inputStallReferenceNs();
+  if (reference <= 0) return std::nullopt;
+  return double(inputStallNs()) / double(reference);
+}
+
+std::optional<double> JobAnalysis::hostSyncSecondsPerStep() const {
+  if (steps.count() == 0) return std::nullopt;
+  return toSeconds(steps.hostSyncNs()) / double(steps.count());
+}
+
 JobAnalysis analyzeJob(const model::Trace& trace, const AnalysisOptions& options) {
   JobAnalysis a;
   a.source = trace.source;
   a.wall_ns = options.wall_ns ? options.wall_ns : wallTime(trace);
-  a.timeline = analyzeTimeline(trace);
+  for (const auto& p : trace.processes) {
+    // One index per process feeds the timeline, the idle causes and the steps.
+    auto index = buildActivityIndex(p);
+    std::vector<DeviceIdle> idle;
+    a.timeline.append(analyzeTimeline(index, options.idle, &idle));
+    if (auto steps = analyzeSteps(index, idle, options.idle)) a.steps.processes.push_back(std::move(*steps));
+  }
   a.kernels = analyzeKernels(trace);
+  a.precision = analyzePrecision(a.kernels);
   a.copies = analyzeCopies(trace);
   a.syncs = analyzeSyncs(trace);
   a.memory = analyzeMemory(trace);
@@ -81,6 +109,8 @@ void JobAnalysis::merge(const JobAnalysis& o) {
   if (o.wall_ns) wall_ns = wall_ns.value_or(0) + *o.wall_ns;
   timeline.merge(o.timeline);
   kernels.merge(o.kernels);
+  precision = analyzePrecision(kernels);
+  steps.merge(o.steps);
   copies.merge(o.copies);
   syncs.merge(o.syncs);
   memory.merge(o.memory);

@@ -12,6 +12,8 @@
 #include "advisor/analysis/copy_analyzer.h"
 #include "advisor/analysis/kernel_analyzer.h"
 #include "advisor/analysis/memory_analyzer.h"
+#include "advisor/analysis/precision_analyzer.h"
+#include "advisor/analysis/step_analyzer.h"
 #include "advisor/analysis/sync_analyzer.h"
 #include "advisor/analysis/timeline_analyzer.h"
 #include "advisor/analysis/utilization_analyzer.h"
@@ -27,6 +29,7 @@ struct AnalysisOptions {
   std::optional<model::TimeNs> wall_ns;
   // The ingest's view of the streams (live runs, .gwt files); nullptr for imported traces.
   const IngestHealth* ingest = nullptr;
+  IdleOptions idle;
 };
 
 struct JobAnalysis {
@@ -35,14 +38,27 @@ struct JobAnalysis {
 
   TimelineResult timeline;
   KernelResult kernels;
+  PrecisionResult precision; // from `kernels`
   CopyResult copies;
   SyncResult syncs;
   MemoryResult memory;
+  StepResult steps;
   CollectionResult collection;
   UtilizationResult utilization; // busy and memory over time, bounded series for the charts
 
   // True when the trace came from, or ran on, the simulated device.
   bool simulated() const { return source.simulated || collection.simulated_device; }
+
+  // summary.input_stall_ratio: input idle inside the steps over step time (x devices); without
+  // steps, all input idle over the GPU span. nullopt when the GPU timeline is unknown.
+  std::optional<double> inputStallRatio() const;
+  // The input idle time that ratio counts, and what it is measured against.
+  model::TimeNs inputStallNs() const;
+  model::TimeNs inputStallReferenceNs() const;
+  // summary.launch_overhead_ratio: launch-overhead idle over all idle (0 when never idle).
+  std::optional<double> launchOverheadRatio() const { return timeline.idleShare(IdleCause::LaunchOverhead); }
+  // Host time blocked in syncs per step (over all steps); nullopt without steps.
+  std::optional<double> hostSyncSecondsPerStep() const;
   // Combines the analysis of another window of the same job (sums, maxima, widened spans).
   void merge(const JobAnalysis& other);
 };

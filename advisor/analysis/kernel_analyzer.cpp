@@ -4,6 +4,7 @@
 #include "profiler/precision/demangle.h"
 
 #include <algorithm>
+#include <cctype>
 #include <unordered_map>
 
 namespace gpuwise::advisor {
@@ -39,9 +40,13 @@ void mergeInto(KernelStats& into, const KernelStats& from) {
   for (const auto& c : from.configs)
     addConfig(into, c);
   into.other_config_count += from.other_config_count;
+  into.occupancy.add(from.occupancy);
 }
 
 void finish(KernelResult& r) {
+  r.occupancy = {};
+  for (const auto& s : r.by_name)
+    r.occupancy.add(s.occupancy);
   for (auto& s : r.by_name) {
     std::stable_sort(
         s.configs.begin(), s.configs.end(),
@@ -65,6 +70,7 @@ KernelResult analyzeKernels(const model::Trace& trace) {
   KernelResult r;
   std::unordered_map<std::string, size_t> index;
   for (const auto& p : trace.processes) {
+    OccupancyCalculator occupancy(p);
     // Per process, names are ids: resolve each id once.
     std::vector<int64_t> slot_of_id(p.names.size(), -1);
     for (const auto& k : p.kernels) {
@@ -91,12 +97,30 @@ KernelResult analyzeKernels(const model::Trace& trace) {
       }
       addConfig(s, LaunchConfig{k.grid, k.block, k.registers_per_thread, k.static_shared_bytes,
                                 k.dynamic_shared_bytes, 1});
+      occupancy.add(k, s.occupancy);
     }
   }
-  for (auto& s : r.by_name)
+  for (auto& s : r.by_name) {
     s.display_name = profiler::demangle(s.name);
+    s.kernel_class = profiler::classifyKernel(s.display_name);
+    s.matmul_like = isMatmulLike(s.display_name);
+  }
   finish(r);
   return r;
+}
+
+bool isMatmulLike(std::string_view name) {
+  std::string lower(name);
+  for (auto& c : lower)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (std::string_view w : {"gemm", "matmul", "wgrad", "dgrad", "winograd", "nvjet", "xmma",
+                             "bmm_", "implicit_convolve", "fprop"}) {
+    if (lower.find(w) != std::string::npos) return true;
+  }
+  // "conv" but not "convert" (dtype conversion kernels are elementwise).
+  for (size_t at = lower.find("conv"); at != std::string::npos; at = lower.find("conv", at + 4))
+    if (lower.compare(at, 7, "convert") != 0) return true;
+  return false;
 }
 
 void KernelResult::merge(const KernelResult& other) {

@@ -5,13 +5,19 @@
 // shared memory), most frequent first. Totals are sums of durations, not unions: two overlapping
 // kernels both count, as in every profiler's kernel table.
 //
+// Each distinct name is also classified once (profiler/precision: precision, tensor cores) and
+// each execution's occupancy is added to its name's OccupancyStats (occupancy_analyzer.h).
+//
 // Pure function of the trace; any thread. Results merge by name (sums, minima, maxima).
 #pragma once
 
+#include "advisor/analysis/occupancy_analyzer.h"
 #include "profiler/model/trace.h"
+#include "profiler/precision/kernel_classifier.h"
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace gpuwise::advisor {
@@ -40,6 +46,9 @@ struct KernelStats {
   // configurations are counted in other_config_count.
   std::vector<LaunchConfig> configs;
   uint64_t other_config_count = 0;
+  profiler::KernelClass kernel_class; // precision and tensor cores, from display_name
+  bool matmul_like = false;           // a GEMM / convolution (isMatmulLike)
+  OccupancyStats occupancy;
 
   static constexpr size_t kMaxConfigs = 8;
   std::optional<double> meanSeconds() const;
@@ -50,10 +59,15 @@ struct KernelResult {
   uint64_t timed_count = 0;
   model::TimeNs total_ns = 0;
   std::vector<KernelStats> by_name; // by total_ns descending, then count, then name
+  OccupancyStats occupancy;         // every execution's (the sum over by_name)
 
   void merge(const KernelResult& other);
 };
 
 KernelResult analyzeKernels(const model::Trace& trace);
+
+// True for GEMM and convolution kernels (cuBLAS/cuDNN/CUTLASS/nvjet names, "gemm", "conv",
+// "matmul", "wgrad"/"dgrad", Winograd): the work tensor cores run when the data type allows.
+bool isMatmulLike(std::string_view demangled_name);
 
 } // namespace gpuwise::advisor

@@ -8,21 +8,9 @@
 namespace gpuwise::advisor {
 namespace {
 
-enum Activity { kKernel, kCopy, kMemset, kActivities };
-
-struct StreamWork {
-  std::vector<Interval> intervals;
-  uint64_t counts[kActivities] = {};
-};
-
-struct DeviceWork {
-  std::vector<Interval> by_activity[kActivities];
-  std::map<uint32_t, StreamWork> streams;
-};
-
-std::optional<double> ratio(model::TimeNs idle, model::TimeNs span) {
-  if (span <= 0) return std::nullopt;
-  return static_cast<double>(idle) / static_cast<double>(span);
+std::optional<double> ratio(model::TimeNs part, model::TimeNs whole) {
+  if (whole <= 0) return std::nullopt;
+  return static_cast<double>(part) / static_cast<double>(whole);
 }
 
 void addTotals(TimelineResult& r, const DeviceTimeline& d) {
@@ -32,30 +20,77 @@ void addTotals(TimelineResult& r, const DeviceTimeline& d) {
   r.copy_busy_ns += d.copy_busy_ns;
   r.memset_busy_ns += d.memset_busy_ns;
   r.copy_exposed_ns += d.copy_exposed_ns;
+  r.compute_busy_ns += d.compute_busy_ns;
+  r.communication_busy_ns += d.communication_busy_ns;
+  r.memory_busy_ns += d.memory_busy_ns;
+  r.communication_exposed_ns += d.communication_exposed_ns;
+  r.idle.add(d.idle);
+  r.timed_kernels += d.timed_kernels;
+  r.short_kernels += d.short_kernels;
 }
 
-DeviceTimeline summarise(const model::ProcessInfo& info, uint32_t device, DeviceWork& w) {
+struct StreamWork {
+  std::vector<Interval> intervals;
+  uint64_t kernels = 0, copies = 0, memsets = 0;
+};
+
+DeviceTimeline summarise(const ActivityIndex& index, const DeviceActivity& dev) {
   DeviceTimeline d;
-  d.pid = info.pid;
-  d.rank = info.rank;
-  d.device = device;
-  for (auto& v : w.by_activity)
-    mergeInPlace(v);
-  auto all = unite(unite(w.by_activity[kKernel], w.by_activity[kCopy]), w.by_activity[kMemset]);
-  d.span_start = all.front().start;
-  d.span_end = all.back().end;
-  d.busy_ns = totalLength(all);
-  d.kernel_busy_ns = totalLength(w.by_activity[kKernel]);
-  d.copy_busy_ns = totalLength(w.by_activity[kCopy]);
-  d.memset_busy_ns = totalLength(w.by_activity[kMemset]);
-  d.copy_exposed_ns = d.copy_busy_ns - overlapLength(w.by_activity[kCopy], w.by_activity[kKernel]);
-  for (auto& [id, s] : w.streams) {
+  d.pid = index.pid;
+  d.rank = index.rank;
+  d.device = dev.device;
+  d.span_start = dev.spanStart();
+  d.span_end = dev.spanEnd();
+  d.busy_ns = totalLength(dev.busy);
+
+  // Activities are sorted by start, so each list below is too: merging needs no sort.
+  std::vector<Interval> kernels, copies, memsets, compute, communication, memory;
+  std::map<uint32_t, StreamWork> streams;
+  auto push = [](std::vector<Interval>& v, const GpuActivity& a) {
+    if (!v.empty() && a.start <= v.back().end) {
+      v.back().end = std::max(v.back().end, a.end);
+    } else {
+      v.push_back({a.start, a.end});
+    }
+  };
+  for (const auto& a : dev.activities) {
+    auto& s = streams[a.stream];
+    push(s.intervals, a);
+    switch (a.kind) {
+    case ActivityKind::Kernel:
+      ++s.kernels;
+      ++d.timed_kernels;
+      if (a.end - a.start < kShortKernelNs) ++d.short_kernels;
+      push(kernels, a);
+      push(a.isCommunication() ? communication : compute, a);
+      break;
+    case ActivityKind::Copy:
+      ++s.copies;
+      push(copies, a);
+      push(memory, a);
+      break;
+    case ActivityKind::Memset:
+      ++s.memsets;
+      push(memsets, a);
+      push(memory, a);
+      break;
+    }
+  }
+  d.kernel_busy_ns = totalLength(kernels);
+  d.copy_busy_ns = totalLength(copies);
+  d.memset_busy_ns = totalLength(memsets);
+  d.copy_exposed_ns = d.copy_busy_ns - overlapLength(copies, kernels);
+  d.compute_busy_ns = totalLength(compute);
+  d.communication_busy_ns = totalLength(communication);
+  d.memory_busy_ns = totalLength(memory);
+  d.communication_exposed_ns = d.communication_busy_ns - overlapLength(communication, compute);
+  for (auto& [id, s] : streams) {
     StreamBusy b;
     b.stream = id;
-    b.busy_ns = unionLength(std::move(s.intervals));
-    b.kernels = s.counts[kKernel];
-    b.copies = s.counts[kCopy];
-    b.memsets = s.counts[kMemset];
+    b.busy_ns = totalLength(s.intervals);
+    b.kernels = s.kernels;
+    b.copies = s.copies;
+    b.memsets = s.memsets;
     d.streams.push_back(b);
   }
   return d;
@@ -72,46 +107,46 @@ std::optional<double> TimelineResult::idleRatio() const {
   return ratio(span_ns - busy_ns, span_ns);
 }
 
-TimelineResult analyzeTimeline(const model::ProcessTrace& p) {
-  TimelineResult r;
-  std::map<uint32_t, DeviceWork> devices;
-  auto add = [&](Activity a, model::TimeNs start, model::TimeNs end, uint32_t device,
-                 uint32_t stream) {
-    if (!isTimed(start, end)) {
-      ++r.untimed_events;
-      return;
-    }
-    auto& dev = devices[device];
-    dev.by_activity[a].push_back({start, end});
-    auto& s = dev.streams[stream];
-    s.intervals.push_back({start, end});
-    ++s.counts[a];
-  };
-  for (const auto& k : p.kernels)
-    add(kKernel, k.start, k.end, k.device, k.stream);
-  for (const auto& c : p.copies)
-    add(kCopy, c.start, c.end, c.device, c.stream);
-  for (const auto& m : p.memsets)
-    add(kMemset, m.start, m.end, m.device, m.stream);
+std::optional<double> TimelineResult::idleShare(IdleCause cause) const {
+  if (!known()) return std::nullopt;
+  model::TimeNs total = idle.total();
+  if (total <= 0) return 0.0;
+  return ratio(idle.at(cause), total);
+}
 
-  for (auto& [index, work] : devices) {
-    r.devices.push_back(summarise(p.info, index, work));
-    addTotals(r, r.devices.back());
+TimelineResult analyzeTimeline(const ActivityIndex& index, const IdleOptions& options,
+                               std::vector<DeviceIdle>* idle_segments) {
+  TimelineResult r;
+  for (const auto& dev : index.devices) {
+    r.untimed_events += dev.untimed;
+    if (dev.activities.empty()) continue;
+    auto d = summarise(index, dev);
+    auto idle = attributeIdle(index, dev, options);
+    d.idle = idle.breakdown;
+    if (idle_segments) idle_segments->push_back(std::move(idle));
+    addTotals(r, d);
+    r.devices.push_back(std::move(d));
   }
   return r;
 }
 
-TimelineResult analyzeTimeline(const model::Trace& trace) {
+TimelineResult analyzeTimeline(const model::ProcessTrace& p, const IdleOptions& options) {
+  return analyzeTimeline(buildActivityIndex(p), options, nullptr);
+}
+
+TimelineResult analyzeTimeline(const model::Trace& trace, const IdleOptions& options) {
   TimelineResult r;
-  for (const auto& p : trace.processes) {
-    auto one = analyzeTimeline(p);
-    r.untimed_events += one.untimed_events;
-    for (auto& d : one.devices) {
-      addTotals(r, d);
-      r.devices.push_back(std::move(d));
-    }
-  }
+  for (const auto& p : trace.processes)
+    r.append(analyzeTimeline(p, options));
   return r;
+}
+
+void TimelineResult::append(TimelineResult&& other) {
+  untimed_events += other.untimed_events;
+  for (auto& d : other.devices) {
+    addTotals(*this, d);
+    devices.push_back(std::move(d));
+  }
 }
 
 void TimelineResult::merge(const TimelineResult& other) {
@@ -124,6 +159,9 @@ void TimelineResult::merge(const TimelineResult& other) {
       devices.push_back(d);
       continue;
     }
+    // Windows of one device: the idle between them is not known to either window, so it is
+    // counted as "other" to keep the causes summing to span - busy.
+    model::TimeNs idle_before = it->idleNs() + d.idleNs();
     it->span_start = std::min(it->span_start, d.span_start);
     it->span_end = std::max(it->span_end, d.span_end);
     it->busy_ns += d.busy_ns;
@@ -131,6 +169,15 @@ void TimelineResult::merge(const TimelineResult& other) {
     it->copy_busy_ns += d.copy_busy_ns;
     it->memset_busy_ns += d.memset_busy_ns;
     it->copy_exposed_ns += d.copy_exposed_ns;
+    it->compute_busy_ns += d.compute_busy_ns;
+    it->communication_busy_ns += d.communication_busy_ns;
+    it->memory_busy_ns += d.memory_busy_ns;
+    it->communication_exposed_ns += d.communication_exposed_ns;
+    it->timed_kernels += d.timed_kernels;
+    it->short_kernels += d.short_kernels;
+    it->idle.add(d.idle);
+    model::TimeNs between = it->idleNs() - idle_before;
+    if (between > 0) it->idle.ns[static_cast<size_t>(IdleCause::Other)] += between;
     for (const auto& s : d.streams) {
       auto sit = std::find_if(it->streams.begin(), it->streams.end(),
                               [&](const StreamBusy& x) { return x.stream == s.stream; });
@@ -151,6 +198,9 @@ void TimelineResult::merge(const TimelineResult& other) {
     return a.rank != b.rank ? a.rank < b.rank : a.device < b.device;
   });
   span_ns = busy_ns = kernel_busy_ns = copy_busy_ns = memset_busy_ns = copy_exposed_ns = 0;
+  compute_busy_ns = communication_busy_ns = memory_busy_ns = communication_exposed_ns = 0;
+  idle = {};
+  timed_kernels = short_kernels = 0;
   for (const auto& d : devices)
     addTotals(*this, d);
 }

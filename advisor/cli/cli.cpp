@@ -74,7 +74,9 @@ int runCli(int argc, const char* const* argv, CliIo io) {
 
   ReportOptionsCli report;
   auto* report_cmd = app.add_subcommand("report", "Report on recorded traces (.gwt, Kineto JSON)");
-  report_cmd->add_option("INPUT", report.inputs, "Recorded .gwt files (Kineto JSON to come)")
+  report_cmd
+      ->add_option("INPUT", report.inputs,
+                   "Recorded .gwt files or PyTorch profiler (Kineto) traces, .json or .json.gz")
       ->required();
   report_cmd->add_option("--json", report.json, "JSON report path");
   report_cmd->add_option("--html", report.html, "HTML report path");
@@ -95,6 +97,14 @@ int runCli(int argc, const char* const* argv, CliIo io) {
   WebhookOptions webhook;
   auto* webhook_cmd = addWebhookCommand(app, webhook);
 
+  ExportOptions exp;
+  auto* export_cmd =
+      app.add_subcommand("export", "Write recorded traces in another tool's format");
+  export_cmd->add_option("--format", exp.format, "Output format: chrome (chrome://tracing, Perfetto)")
+      ->capture_default_str();
+  export_cmd->add_option("INPUT", exp.inputs, "Recorded .gwt files or Kineto traces")->required();
+  export_cmd->add_option("-o,--output", exp.output, "Output file (Chrome trace JSON)")->required();
+
   // CLI11 would only say "A subcommand is required" for a misspelt command: name it.
   if (argc > 1 && argv[1][0] != '-') {
     std::string cmd = argv[1];
@@ -103,7 +113,7 @@ int runCli(int argc, const char* const* argv, CliIo io) {
       known = known || sub->get_name() == cmd;
     if (!known) {
       io.err << "gpuwise: unknown command '" << cmd
-             << "' (commands: run, advisor, report, diff, webhook, version)\n";
+             << "' (commands: run, advisor, report, export, diff, webhook, version)\n";
       return kExitUsage;
     }
   }
@@ -137,9 +147,10 @@ int runCli(int argc, const char* const* argv, CliIo io) {
     if (report_price_opt->count() > 0) report.gpu_hour_price = report_price;
     return reportCommand(report, io);
   }
+  if (export_cmd->parsed()) return exportCommand(exp, io);
   if (diff_cmd->parsed()) return diffCommand(diff, io);
   if (webhook_cmd->parsed()) return webhookCommand(webhook, io);
-  io.err << "gpuwise: a command is required: run, advisor, report, diff, webhook or version\n";
+  io.err << "gpuwise: a command is required: run, advisor, report, export, diff, webhook or version\n";
   return kExitUsage;
 }
 

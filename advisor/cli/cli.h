@@ -5,7 +5,10 @@
 //               [--gpu-hour-price USD] -- CMD [ARGS...]
 //   gpuwise advisor --listen EP [--report-dir DIR] [--gpu-hour-price USD]
 //   gpuwise report INPUT... [--json F] [--html F] [--gpu-hour-price USD]
+//                                               INPUT: .gwt, or Kineto .json / .json.gz
+//   gpuwise export --format chrome INPUT... -o OUT.json
 //   gpuwise diff BASE.json NEW.json [--json F] [--threshold R]
+//   gpuwise webhook --tls-cert F --tls-key F [--listen ADDR] [--image IMG] ...
 //
 // `run` exits with CMD's own status (128 + signal when a signal killed it; 127 when CMD cannot be
 // executed); `diff` exits 1 when the new report regressed. Everything else exits 0 on success and

@@ -52,6 +52,13 @@ struct DiffOptionsCli {
 };
 int diffCommand(const DiffOptionsCli& options, CliIo io);
 
+struct ExportOptions {
+  std::string format = "chrome";
+  std::vector<std::string> inputs;
+  std::string output;
+};
+int exportCommand(const ExportOptions& options, CliIo io);
+
 int versionCommand(CliIo io);
 
 } // namespace gpuwise::advisor

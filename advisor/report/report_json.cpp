@@ -2,6 +2,8 @@
 
 #include "advisor/analysis/format.h"
 #include "advisor/report/series_json.h"
+#include "advisor/rules/pinned_bandwidth.h"
+#include "profiler/precision/precision.h"
 
 namespace gpuwise::advisor {
 namespace {
@@ -103,6 +105,26 @@ json processes(const CollectionResult& c) {
   return arr;
 }
 
+json sourceName(StepSource source) {
+  const char* name = toString(source);
+  return name ? json(name) : json(nullptr);
+}
+
+json idleSeconds(const std::array<model::TimeNs, kIdleCauses>& ns) {
+  json j;
+  for (size_t c = 0; c < kIdleCauses; ++c)
+    j[toString(static_cast<IdleCause>(c))] = seconds(ns[c]);
+  return j;
+}
+
+json precisionRatios(const PrecisionResult& p) {
+  if (p.kernel_ns <= 0) return nullptr;
+  json j;
+  for (auto prec : profiler::kAllPrecisions)
+    j[std::string(profiler::precisionName(prec))] = *p.share(prec);
+  return j;
+}
+
 json summary(const JobAnalysis& a) {
   const auto& t = a.timeline;
   json s;
@@ -114,15 +136,13 @@ json summary(const JobAnalysis& a) {
   // Kernels that ran without GPU timestamps have an unknown duration.
   s["kernel_seconds"] =
       secondsOrNull(a.kernels.count == 0 || a.kernels.timed_count > 0, a.kernels.total_ns);
-  // Filled by the precision and occupancy classifiers, the input-stall, launch and step
-  // analyzers when they land; unknown until then.
-  s["precision_time_ratio"] = nullptr;
-  s["tensor_core_time_ratio"] = nullptr;
-  s["occupancy_theoretical"] = nullptr;
-  s["input_stall_ratio"] = nullptr;
+  s["precision_time_ratio"] = precisionRatios(a.precision);
+  s["tensor_core_time_ratio"] = orNull(a.precision.tensorCoreShare());
+  s["occupancy_theoretical"] = orNull(a.kernels.occupancy.occupancy());
+  s["input_stall_ratio"] = orNull(a.inputStallRatio());
   s["host_sync_seconds"] = secondsOrNull(
       a.syncs.calls == 0 || a.syncs.untimed_calls < a.syncs.calls, a.syncs.blocked_ns);
-  s["launch_overhead_ratio"] = nullptr;
+  s["launch_overhead_ratio"] = orNull(a.launchOverheadRatio());
   auto pageable = a.copies.hostTransfers(MemoryKind::Pageable);
   json m;
   m["h2d_bytes"] = a.copies.at(CopyDirection::HostToDevice).bytes;
@@ -134,11 +154,23 @@ json summary(const JobAnalysis& a) {
   s["memory_peak_bytes"] = orNull(a.memory.peakBytes());
   // The shim's estimated cost on the application's threads, per wall second (live runs).
   s["shim_overhead_ratio"] = orNull(a.collection.shimOverheadRatio());
+  const auto stats = a.steps.stats();
+  const bool have_steps = stats.count > 0;
   json steps;
-  steps["count"] = nullptr;
-  steps["mean_seconds"] = nullptr;
-  steps["source"] = nullptr;
+  steps["count"] = have_steps ? json(stats.count) : json(nullptr);
+  steps["mean_seconds"] = secondsOrNull(have_steps, stats.mean_ns);
+  steps["source"] = sourceName(a.steps.source());
+  steps["p50_seconds"] = secondsOrNull(have_steps, stats.p50_ns);
+  steps["p90_seconds"] = secondsOrNull(have_steps, stats.p90_ns);
+  steps["cv"] = have_steps ? json(stats.cv()) : json(nullptr);
   s["steps"] = std::move(steps);
+  // Beyond the contract: the figures the rules read, in one place.
+  s["input_stall_seconds"] = secondsOrNull(t.known(), a.inputStallNs());
+  s["idle_seconds_by_cause"] = t.known() ? idleSeconds(t.idle.ns) : json(nullptr);
+  s["host_sync_seconds_per_step"] = orNull(a.hostSyncSecondsPerStep());
+  s["occupancy_achieved"] = orNull(a.kernels.occupancy.achieved());
+  s["sm_fill"] = orNull(a.kernels.occupancy.smFill());
+  s["tail_wave_loss"] = orNull(a.kernels.occupancy.tailLoss());
   return s;
 }
 
@@ -162,6 +194,12 @@ json dim(const model::Dim3& d) {
   return json::array({d.x, d.y, d.z});
 }
 
+json limiterOrNull(const OccupancyStats& o) {
+  auto l = o.limiter();
+  return l == profiler::OccupancyLimiter::None ? json(nullptr)
+                                               : json(std::string(profiler::limiterName(l)));
+}
+
 json topKernels(const KernelResult& k, size_t n) {
   json arr = json::array();
   for (size_t i = 0; i < k.by_name.size() && i < n; ++i) {
@@ -170,9 +208,9 @@ json topKernels(const KernelResult& k, size_t n) {
     j["name"] = s.display_name;
     j["count"] = s.count;
     j["seconds"] = secondsOrNull(s.timed_count > 0, s.total_ns);
-    j["precision"] = nullptr; // precision classifier pending
-    j["tensor_core"] = nullptr;
-    j["occupancy_theoretical"] = nullptr; // occupancy calculator pending
+    j["precision"] = std::string(profiler::precisionName(s.kernel_class.precision));
+    j["tensor_core"] = s.kernel_class.tensor_core;
+    j["occupancy_theoretical"] = orNull(s.occupancy.occupancy());
     j["mangled_name"] = s.name;
     j["mean_seconds"] = orNull(s.meanSeconds());
     j["min_seconds"] = secondsOrNull(s.timed_count > 0, s.min_ns);
@@ -181,6 +219,15 @@ json topKernels(const KernelResult& k, size_t n) {
         k.total_ns > 0 && s.timed_count > 0
             ? json(static_cast<double>(s.total_ns) / static_cast<double>(k.total_ns))
             : json(nullptr);
+    j["precision_known"] = s.kernel_class.known;
+    j["precision_rule"] = std::string(s.kernel_class.rule);
+    j["matmul"] = s.matmul_like;
+    j["occupancy_limiter"] = limiterOrNull(s.occupancy);
+    j["active_blocks_per_sm"] = orNull(s.occupancy.activeBlocksPerSm());
+    j["sm_fill"] = orNull(s.occupancy.smFill());
+    j["tail_wave_loss"] = orNull(s.occupancy.tailLoss());
+    j["waves"] = orNull(s.occupancy.waves());
+    j["occupancy_achieved"] = orNull(s.occupancy.achieved());
     j["communication"] = (s.flags & model::kKernelCommunication) != 0;
     j["from_graph"] = (s.flags & model::kKernelFromGraph) != 0;
     json configs = json::array();
@@ -212,6 +259,11 @@ json timeline(const TimelineResult& t) {
   j["copy_busy_seconds"] = secondsOrNull(t.known(), t.copy_busy_ns);
   j["memset_busy_seconds"] = secondsOrNull(t.known(), t.memset_busy_ns);
   j["copy_exposed_seconds"] = secondsOrNull(t.known(), t.copy_exposed_ns);
+  j["compute_seconds"] = secondsOrNull(t.known(), t.compute_busy_ns);
+  j["communication_seconds"] = secondsOrNull(t.known(), t.communication_busy_ns);
+  j["communication_exposed_seconds"] = secondsOrNull(t.known(), t.communication_exposed_ns);
+  j["memory_seconds"] = secondsOrNull(t.known(), t.memory_busy_ns);
+  j["idle_seconds_by_cause"] = t.known() ? idleSeconds(t.idle.ns) : json(nullptr);
   j["untimed_events"] = t.untimed_events;
   json devices = json::array();
   for (const auto& d : t.devices) {
@@ -229,6 +281,11 @@ json timeline(const TimelineResult& t) {
     dj["copy_busy_seconds"] = seconds(d.copy_busy_ns);
     dj["memset_busy_seconds"] = seconds(d.memset_busy_ns);
     dj["copy_exposed_seconds"] = seconds(d.copy_exposed_ns);
+    dj["compute_seconds"] = seconds(d.compute_busy_ns);
+    dj["communication_seconds"] = seconds(d.communication_busy_ns);
+    dj["communication_exposed_seconds"] = seconds(d.communication_exposed_ns);
+    dj["memory_seconds"] = seconds(d.memory_busy_ns);
+    dj["idle_seconds_by_cause"] = idleSeconds(d.idle.ns);
     json streams = json::array();
     for (const auto& s : d.streams) {
       json sj;
@@ -267,6 +324,151 @@ json copies(const CopyResult& c) {
   j["pageable"] = copyStats(c.hostTransfers(MemoryKind::Pageable));
   j["pinned"] = copyStats(c.hostTransfers(MemoryKind::Pinned));
   j["synchronous"] = copyStats(c.synchronous);
+  return j;
+}
+
+// The host link of the job's first GPU (rules/pinned_bandwidth.h) and how much of it the pinned
+// copies reached.
+json link(const CopyResult& c, const CollectionResult& collection) {
+  if (collection.gpus.empty()) return nullptr;
+  auto l = pinnedLinkFor(collection.gpus.front().info.name);
+  json j;
+  j["name"] = l.link;
+  j["known_model"] = l.known_model;
+  j["pinned_gbps"] = l.bytes_per_second / 1e9;
+  for (auto [d, key] : {std::pair{CopyDirection::HostToDevice, "h2d_pinned_utilisation"},
+                        std::pair{CopyDirection::DeviceToHost, "d2h_pinned_utilisation"}}) {
+    auto bw = c.at(d, MemoryKind::Pinned).gpuBandwidthBytesPerSecond();
+    j[key] = bw ? json(*bw / l.bytes_per_second) : json(nullptr);
+  }
+  return j;
+}
+
+json idleDetail(const TimelineResult& t, const IdleOptions& options) {
+  json j;
+  j["known"] = t.known();
+  j["seconds"] = secondsOrNull(t.known(), t.idle.total());
+  j["seconds_by_cause"] = t.known() ? idleSeconds(t.idle.ns) : json(nullptr);
+  json share;
+  for (size_t c = 0; c < kIdleCauses; ++c)
+    share[toString(static_cast<IdleCause>(c))] = orNull(t.idleShare(static_cast<IdleCause>(c)));
+  j["share_by_cause"] = std::move(share);
+  j["input_data_loader_seconds"] = seconds(t.idle.input_data_loader_ns);
+  j["input_inferred_seconds"] = seconds(t.idle.input_inferred_ns);
+  j["gaps"] = t.idle.gaps;
+  j["launch_overhead_gaps"] = t.idle.launch_overhead_gaps;
+  j["host_bound_gaps"] = t.idle.host_bound_gaps;
+  j["timed_kernels"] = t.timed_kernels;
+  j["short_kernels"] = t.short_kernels;
+  j["short_kernel_max_us"] = double(kShortKernelNs) / 1e3;
+  j["launch_overhead_max_gap_us"] = double(options.launch_overhead_max_gap_ns) / 1e3;
+  return j;
+}
+
+json stepsDetail(const JobAnalysis& a, size_t max_listed) {
+  const auto& r = a.steps;
+  const auto stats = r.stats();
+  const bool have = stats.count > 0;
+  json j;
+  j["source"] = sourceName(r.source());
+  j["count"] = stats.count;
+  j["total_seconds"] = secondsOrNull(have, stats.total_ns);
+  j["mean_seconds"] = secondsOrNull(have, stats.mean_ns);
+  j["p50_seconds"] = secondsOrNull(have, stats.p50_ns);
+  j["p90_seconds"] = secondsOrNull(have, stats.p90_ns);
+  j["min_seconds"] = secondsOrNull(have, stats.min_ns);
+  j["max_seconds"] = secondsOrNull(have, stats.max_ns);
+  j["stddev_seconds"] = have ? json(stats.stddev_ns / 1e9) : json(nullptr);
+  j["cv"] = have ? json(stats.cv()) : json(nullptr);
+  j["input_stall_seconds"] = secondsOrNull(have, r.inputStallNs());
+  j["input_stall_ratio"] = orNull(r.inputStallRatio());
+  j["host_sync_seconds"] = secondsOrNull(have, r.hostSyncNs());
+  j["host_sync_seconds_per_step"] = orNull(a.hostSyncSecondsPerStep());
+  std::array<model::TimeNs, kIdleCauses> idle{};
+  for (size_t c = 0; c < kIdleCauses; ++c)
+    idle[c] = r.idleNs(static_cast<IdleCause>(c));
+  j["idle_seconds_by_cause"] = have ? idleSeconds(idle) : json(nullptr);
+  json processes = json::array();
+  for (const auto& p : r.processes) {
+    json pj;
+    pj["pid"] = p.pid;
+    pj["rank"] = p.rank >= 0 ? json(p.rank) : json(nullptr);
+    pj["source"] = sourceName(p.source);
+    pj["devices"] = p.devices;
+    if (p.source == StepSource::Inferred) {
+      pj["inferred"] = {{"period", p.inferred_period},
+                        {"match_rate", p.inferred_match_rate},
+                        {"anchor", p.inferred_anchor}};
+    } else {
+      pj["inferred"] = nullptr;
+    }
+    pj["count"] = p.steps.size();
+    json list = json::array();
+    for (size_t i = 0; i < p.steps.size() && i < max_listed; ++i) {
+      const auto& st = p.steps[i];
+      json sj;
+      sj["number"] = st.number;
+      sj["start_ns"] = st.start;
+      sj["seconds"] = seconds(st.durationNs());
+      sj["gpu_busy_seconds"] = seconds(st.gpu_busy_ns);
+      sj["idle_seconds_by_cause"] = idleSeconds(st.idle_ns);
+      sj["input_stall_seconds"] = seconds(st.inputStallNs());
+      sj["host_sync_seconds"] = seconds(st.host_sync_ns);
+      sj["data_loader_seconds"] = seconds(st.data_loader_ns);
+      sj["kernels"] = st.kernels;
+      list.push_back(std::move(sj));
+    }
+    pj["steps"] = std::move(list);
+    pj["steps_listed"] = std::min(p.steps.size(), max_listed);
+    processes.push_back(std::move(pj));
+  }
+  j["processes"] = std::move(processes);
+  return j;
+}
+
+json precisionDetail(const PrecisionResult& p) {
+  const bool known = p.kernel_ns > 0;
+  json j;
+  j["kernel_seconds"] = seconds(p.kernel_ns);
+  json by = json::object();
+  for (auto prec : profiler::kAllPrecisions)
+    by[std::string(profiler::precisionName(prec))] = seconds(p.at(prec));
+  j["seconds_by_precision"] = std::move(by);
+  j["time_ratio"] = precisionRatios(p);
+  j["tensor_core_seconds"] = seconds(p.tensor_core_ns);
+  j["tensor_core_time_ratio"] = orNull(p.tensorCoreShare());
+  j["fp32_matmul_seconds"] = seconds(p.fp32_matmul_ns);
+  j["fp32_matmul_time_ratio"] = orNull(p.fp32MatmulShare());
+  j["fp32_matmul_share_of_fp32"] = orNull(p.fp32MatmulShareOfFp32());
+  j["unknown_kernel_names"] = p.unknown_names;
+  j["unknown_kernel_seconds"] = secondsOrNull(known || p.unknown_names == 0, p.unknown_ns);
+  json unknown = json::array();
+  for (const auto& u : p.unknown)
+    unknown.push_back({{"name", u.name}, {"count", u.count}, {"seconds", seconds(u.total_ns)}});
+  j["unknown_kernels"] = std::move(unknown);
+  return j;
+}
+
+json occupancyDetail(const OccupancyStats& o) {
+  json j;
+  j["theoretical"] = orNull(o.occupancy());
+  j["achieved"] = orNull(o.achieved());
+  j["active_blocks_per_sm"] = orNull(o.activeBlocksPerSm());
+  j["sm_fill"] = orNull(o.smFill());
+  j["tail_wave_loss"] = orNull(o.tailLoss());
+  j["waves"] = orNull(o.waves());
+  j["limiter"] = limiterOrNull(o);
+  json limiters = json::object();
+  for (size_t l = 1; l < kOccupancyLimiters; ++l) {
+    auto lim = static_cast<profiler::OccupancyLimiter>(l);
+    limiters[std::string(profiler::limiterName(lim))] = orNull(o.limiterShare(lim));
+  }
+  j["limiter_time_ratio"] = std::move(limiters);
+  j["theoretical_kernel_seconds"] = seconds(o.timed_ns);
+  j["achieved_kernel_seconds"] = seconds(o.achieved_timed_ns);
+  j["launches_known"] = o.known;
+  j["launches_unknown"] = o.unknown;
+  j["registers_unknown"] = o.registers_unknown;
   return j;
 }
 
@@ -374,10 +576,15 @@ nlohmann::ordered_json buildReportJson(const ReportInput& in, const ReportOption
   r["collection"] = collection(a.collection);
   r["timeline"] = timeline(a.timeline);
   r["copies"] = copies(a.copies);
+  r["copies"]["link"] = link(a.copies, a.collection);
   r["host_syncs"] = hostSyncs(a.syncs);
   r["memory"] = memory(a.memory);
   r["cost"] = toJson(job_cost);
   r["timeline_series"] = timelineSeriesJson(a.utilization);
+  r["idle"] = idleDetail(a.timeline, options.idle);
+  r["steps"] = stepsDetail(a, options.max_steps_listed);
+  r["precision"] = precisionDetail(a.precision);
+  r["occupancy"] = occupancyDetail(a.kernels.occupancy);
   return r;
 }
 

@@ -1,6 +1,7 @@
 // The JSON report, schema `gpuwise.report/v1` (DESIGN.md's report contract: every contract field
 // is present, null where the figure is unknown), plus gpuwise's own detail sections
-// (generated_by, collection, timeline, copies, host_syncs, memory).
+// (generated_by, collection, timeline, copies, host_syncs, memory, idle, steps, precision,
+// occupancy).
 //
 // Pure; any thread. Field order is stable so reports diff cleanly.
 #pragma once
@@ -26,6 +27,8 @@ struct ReportInput {
 struct ReportOptions {
   size_t top_kernels = 20;
   CostOptions cost; // GPU-hour price for the `cost` sections (advisor/cost/waste_cost.h)
+  size_t max_steps_listed = 200; // per process, in steps.processes[].steps
+  IdleOptions idle;              // the thresholds the analysis used, stated in the report
 };
 
 nlohmann::ordered_json buildReportJson(const ReportInput& input, const ReportOptions& options = {});

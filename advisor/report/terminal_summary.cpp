@@ -2,8 +2,10 @@
 
 #include "advisor/analysis/format.h"
 #include "profiler/precision/demangle.h"
+#include "profiler/precision/precision.h"
 
 #include <cstdio>
+#include <algorithm>
 #include <sstream>
 
 namespace gpuwise::advisor {
@@ -75,6 +77,83 @@ std::string whereTimeWent(const JobAnalysis& a) {
          formatDuration(t.copy_busy_ns) + " (" + formatDuration(t.copy_exposed_ns) +
          " exposed), memsets " + formatDuration(t.memset_busy_ns) + ", idle " +
          formatDuration(t.span_ns - t.busy_ns);
+}
+
+// Idle split by cause, largest first, causes under 0.5% of idle left out.
+std::string idleLine(const JobAnalysis& a) {
+  const auto& t = a.timeline;
+  if (!t.known() || t.idle.total() <= 0) return "";
+  std::vector<std::pair<model::TimeNs, IdleCause>> causes;
+  for (size_t c = 0; c < kIdleCauses; ++c)
+    causes.push_back({t.idle.ns[c], static_cast<IdleCause>(c)});
+  std::stable_sort(causes.begin(), causes.end(),
+                   [](const auto& x, const auto& y) { return x.first > y.first; });
+  std::string s = "  idle by cause:";
+  bool first = true;
+  for (const auto& [ns, cause] : causes) {
+    if (ns * 200 < t.idle.total()) continue;
+    std::string name = toString(cause);
+    for (auto& ch : name)
+      if (ch == '_') ch = '-';
+    s += std::string(first ? " " : ", ") + name + " " + formatDuration(ns) + " (" +
+         formatPercent(static_cast<double>(ns) / t.idle.total()) + ")";
+    first = false;
+  }
+  return s;
+}
+
+std::string stepsLine(const JobAnalysis& a) {
+  auto st = a.steps.stats();
+  std::string s;
+  if (st.count == 0) {
+    s = "  steps  none found";
+  } else {
+    s = "  steps  " + std::to_string(st.count) + " (" + toString(a.steps.source()) + "), mean " +
+        formatDuration(st.mean_ns) + ", p90 " + formatDuration(st.p90_ns) + ", variation " +
+        formatPercent(st.cv());
+  }
+  if (auto r = a.inputStallRatio())
+    s += "; input stall " + formatPercent(*r) + (st.count ? " of step time" : " of GPU span");
+  if (auto h = a.hostSyncSecondsPerStep())
+    s += "; host sync " + formatDuration(static_cast<model::TimeNs>(*h * 1e9)) + "/step";
+  return s;
+}
+
+std::string precisionLine(const JobAnalysis& a) {
+  const auto& p = a.precision;
+  if (p.kernel_ns <= 0) return "";
+  std::vector<std::pair<model::TimeNs, profiler::Precision>> by;
+  for (auto prec : profiler::kAllPrecisions)
+    if (p.at(prec) > 0) by.push_back({p.at(prec), prec});
+  std::stable_sort(by.begin(), by.end(),
+                   [](const auto& x, const auto& y) { return x.first > y.first; });
+  std::string s = "  precision ";
+  for (size_t i = 0; i < by.size() && i < 4; ++i)
+    s += std::string(i ? ", " : " ") + std::string(profiler::precisionName(by[i].second)) + " " +
+         formatPercent(static_cast<double>(by[i].first) / p.kernel_ns);
+  s += "; tensor cores " + formatPercent(*p.tensorCoreShare());
+  if (p.fp32_matmul_ns > 0)
+    s += "; FP32 GEMM/conv " + formatPercent(*p.fp32MatmulShare()) + " of kernel time";
+  if (p.unknown_names > 0)
+    s += "; " + plural(p.unknown_names, "kernel name", "kernel names") + " unrecognised";
+  return s;
+}
+
+std::string occupancyLine(const JobAnalysis& a) {
+  const auto& o = a.kernels.occupancy;
+  auto theo = o.occupancy();
+  if (!theo && !o.achieved()) return "";
+  std::string s = "  occupancy ";
+  if (theo) {
+    s += " theoretical " + formatPercent(*theo);
+    auto l = o.limiter();
+    if (l != profiler::OccupancyLimiter::None)
+      s += " (mostly limited by " + std::string(profiler::limiterName(l)) + ")";
+  }
+  if (auto ach = o.achieved()) s += std::string(theo ? "," : "") + " achieved " + formatPercent(*ach) + " (trace's estimate)";
+  if (auto fill = o.smFill()) s += ", SM fill " + formatPercent(*fill);
+  if (auto tail = o.tailLoss()) s += ", tail-wave loss " + formatPercent(*tail);
+  return s;
 }
 
 std::string kernelsLine(const JobAnalysis& a, size_t width) {
@@ -193,8 +272,12 @@ std::string renderTerminalSummary(const ReportInput& in, const TerminalOptions& 
   if (in.recommendations.size() > o.max_recommendations)
     line("  ... " + std::to_string(in.recommendations.size() - o.max_recommendations) +
          " more in the report");
+  line(idleLine(a));
   line(jobLine(a, o.width));
+  line(stepsLine(a));
   line(kernelsLine(a, o.width));
+  line(precisionLine(a));
+  line(occupancyLine(a));
   line(copiesLine(a));
   line(syncLine(a));
   line(memoryLine(a));

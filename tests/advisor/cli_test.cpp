@@ -149,7 +149,9 @@ TEST_CASE("gpuwise run: SIGTERM is forwarded to the command, the report still wr
 TEST_CASE("every command exits 2 with one line on bad usage or bad input") {
   TempDir dir;
   std::ofstream(dir / "garbage.bin") << "this is not a trace";
-  std::ofstream(dir / "trace.json") << "{\"traceEvents\": []}";
+  // JSON, but a PyTorch execution trace, not a Chrome trace (an empty Chrome trace is a valid
+  // trace without GPU activity: it gets a report).
+  std::ofstream(dir / "trace.json") << "{\"nodes\": []}";
   // The magic, then a record that says 16 bytes and holds 3.
   const char truncated[] = {'G', 'W', 'T', 'R', 'A', 'C', 'E', '1', 16, 0, 0, 0, 'a', 'b', 'c'};
   std::ofstream(dir / "truncated.gwt", std::ios::binary).write(truncated, sizeof truncated);
@@ -170,7 +172,7 @@ TEST_CASE("every command exits 2 with one line on bad usage or bad input") {
       {{"report"}, "INPUT"},
       {{"report", dir / "missing.gwt"}, "missing.gwt"},
       {{"report", dir / "garbage.bin"}, "garbage.bin"},
-      {{"report", dir / "trace.json"}, "Kineto"},
+      {{"report", dir / "trace.json"}, "trace.json: a PyTorch execution trace"},
       {{"report", dir / "truncated.gwt"}, "truncated.gwt"},
       {{"report", "--nope", dir / "garbage.bin"}, "--nope"},
       {{"advisor"}, "--listen"},

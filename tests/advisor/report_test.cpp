@@ -164,9 +164,12 @@ TEST_CASE("JSON report has every field of the gpuwise.report/v1 contract, with t
   CHECK(s["memcpy"]["pageable_bytes"] == 1'000'000'000);
   CHECK(s["memcpy"]["pageable_seconds"].get<double>() == Approx(0.1));
   CHECK(s["memory_peak_bytes"] == 3'000'000'000);
-  // Unknown until their analyzers land: null, not zero.
-  CHECK(s["precision_time_ratio"].is_null());
-  CHECK(s["occupancy_theoretical"].is_null());
+  // gemm(float const*, ...) is FP32 off tensor cores; its 1-thread blocks (the builder's
+  // default) fill 32 resident blocks of one warp out of 64 warps on an H100.
+  REQUIRE(s["precision_time_ratio"].is_object());
+  CHECK(s["precision_time_ratio"]["fp32"].get<double>() == Approx(1.0));
+  CHECK(s["tensor_core_time_ratio"].get<double>() == 0.0);
+  CHECK(s["occupancy_theoretical"].get<double>() == Approx(0.5));
 
   const auto& rec = r["recommendations"][0];
   checkFields(rec,

@@ -1,0 +1,186 @@
+#include "advisor/analysis/activity_index.h"
+
+#include <algorithm>
+#include <map>
+
+namespace gpuwise::advisor {
+namespace {
+
+struct RawThread {
+  std::vector<Interval> calls, syncs;
+};
+
+void addCall(std::unordered_map<uint32_t, RawThread>& threads, uint32_t tid, model::TimeNs start,
+             model::TimeNs end, bool blocking) {
+  if (!isTimed(start, end)) return;
+  auto& t = threads[tid];
+  t.calls.push_back({start, end});
+  if (blocking) t.syncs.push_back({start, end});
+}
+
+} // namespace
+
+const ThreadHost* ActivityIndex::thread(uint32_t tid) const {
+  auto it = threads.find(tid);
+  return it == threads.end() ? nullptr : &it->second;
+}
+
+ActivityIndex buildActivityIndex(const model::ProcessTrace& p) {
+  ActivityIndex x;
+  x.process = &p;
+  x.pid = p.info.pid;
+  x.rank = p.info.rank;
+
+  std::map<uint32_t, DeviceActivity> devices;
+  auto device = [&](uint32_t index) -> DeviceActivity& {
+    auto& d = devices[index];
+    d.device = index;
+    return d;
+  };
+  std::unordered_map<uint32_t, RawThread> threads;
+
+  for (const auto& k : p.kernels) {
+    addCall(threads, k.thread, k.launch_start, k.launch_end, false);
+    auto& d = device(k.device);
+    if (!isTimed(k.start, k.end)) {
+      ++d.untimed;
+      continue;
+    }
+    GpuActivity a;
+    a.start = k.start;
+    a.end = k.end;
+    if (isTimed(k.launch_start, k.launch_end)) {
+      a.launch_start = k.launch_start;
+      a.launch_end = k.launch_end;
+    }
+    a.thread = k.thread;
+    a.stream = k.stream;
+    a.name = k.name;
+    a.kind = ActivityKind::Kernel;
+    a.flags = k.flags;
+    d.activities.push_back(a);
+  }
+  for (const auto& c : p.copies) {
+    // A synchronous copy blocks its thread for the whole call (device-to-device excepted: the
+    // runtime does not wait for those), as in the sync analyzer.
+    bool blocking = !c.async && c.direction != model::CopyDirection::DeviceToDevice &&
+                    c.direction != model::CopyDirection::PeerToPeer;
+    addCall(threads, c.thread, c.call_start, c.call_end, blocking);
+    auto& d = device(c.device);
+    if (!isTimed(c.start, c.end)) {
+      ++d.untimed;
+      continue;
+    }
+    GpuActivity a;
+    a.start = c.start;
+    a.end = c.end;
+    if (isTimed(c.call_start, c.call_end)) {
+      a.launch_start = c.call_start;
+      a.launch_end = c.call_end;
+    }
+    a.thread = c.thread;
+    a.stream = c.stream;
+    a.kind = ActivityKind::Copy;
+    a.direction = c.direction;
+    d.activities.push_back(a);
+  }
+  for (const auto& m : p.memsets) {
+    addCall(threads, m.thread, m.call_start, m.call_end, false);
+    auto& d = device(m.device);
+    if (!isTimed(m.start, m.end)) {
+      ++d.untimed;
+      continue;
+    }
+    GpuActivity a;
+    a.start = m.start;
+    a.end = m.end;
+    if (isTimed(m.call_start, m.call_end)) {
+      a.launch_start = m.call_start;
+      a.launch_end = m.call_end;
+    }
+    a.thread = m.thread;
+    a.stream = m.stream;
+    a.kind = ActivityKind::Memset;
+    d.activities.push_back(a);
+  }
+  for (const auto& s : p.syncs)
+    addCall(threads, s.thread, s.start, s.end, s.kind != model::SyncKind::StreamWaitEvent);
+  for (const auto& a : p.api_calls)
+    addCall(threads, a.thread, a.start, a.end, false);
+
+  for (auto& [index, d] : devices) {
+    std::sort(d.activities.begin(), d.activities.end(),
+              [](const GpuActivity& a, const GpuActivity& b) {
+                return a.start != b.start ? a.start < b.start : a.end < b.end;
+              });
+    d.busy.reserve(d.activities.size());
+    for (const auto& a : d.activities) {
+      // Sorted by start: extend the last interval or open a new one (mergeInPlace without a sort).
+      if (!d.busy.empty() && a.start <= d.busy.back().end) {
+        d.busy.back().end = std::max(d.busy.back().end, a.end);
+      } else {
+        d.busy.push_back({a.start, a.end});
+      }
+    }
+    x.devices.push_back(std::move(d));
+  }
+  x.threads.reserve(threads.size());
+  for (auto& [tid, t] : threads) {
+    mergeInPlace(t.calls);
+    mergeInPlace(t.syncs);
+    x.threads.emplace(tid, ThreadHost{std::move(t.calls), std::move(t.syncs)});
+  }
+  for (const auto& r : p.ranges) {
+    if (!isTimed(r.start, r.end)) continue;
+    if (r.kind == model::RangeKind::DataLoader) x.data_loader.push_back({r.start, r.end});
+    if (r.kind == model::RangeKind::Step) x.step_ranges.push_back(&r);
+  }
+  mergeInPlace(x.data_loader);
+  std::stable_sort(x.step_ranges.begin(), x.step_ranges.end(),
+                   [](const model::Range* a, const model::Range* b) { return a->start < b->start; });
+  return x;
+}
+
+namespace {
+
+// First interval whose end is after `t`.
+std::vector<Interval>::const_iterator firstEndingAfter(const std::vector<Interval>& merged,
+                                                       model::TimeNs t) {
+  return std::upper_bound(merged.begin(), merged.end(), t,
+                          [](model::TimeNs v, const Interval& i) { return v < i.end; });
+}
+
+} // namespace
+
+model::TimeNs coveredLength(const std::vector<Interval>& merged, model::TimeNs lo,
+                            model::TimeNs hi) {
+  model::TimeNs total = 0;
+  for (auto it = firstEndingAfter(merged, lo); it != merged.end() && it->start < hi; ++it)
+    total += std::min(hi, it->end) - std::max(lo, it->start);
+  return total;
+}
+
+bool covers(const std::vector<Interval>& merged, model::TimeNs t) {
+  auto it = std::lower_bound(merged.begin(), merged.end(), t,
+                             [](const Interval& i, model::TimeNs v) { return i.end < v; });
+  return it != merged.end() && it->start <= t;
+}
+
+void clip(const std::vector<Interval>& merged, model::TimeNs lo, model::TimeNs hi, bool inside,
+          std::vector<Interval>& out) {
+  if (hi <= lo) return;
+  model::TimeNs cursor = lo;
+  for (auto it = firstEndingAfter(merged, lo); it != merged.end() && it->start < hi; ++it) {
+    model::TimeNs s = std::max(lo, it->start), e = std::min(hi, it->end);
+    if (e <= s) continue;
+    if (inside) {
+      out.push_back({s, e});
+    } else if (s > cursor) {
+      out.push_back({cursor, s});
+    }
+    cursor = e;
+  }
+  if (!inside && cursor < hi) out.push_back({cursor, hi});
+}
+
+} // namespace gpuwise::advisor

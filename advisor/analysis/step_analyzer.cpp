@@ -1,0 +1,237 @@
+#include "advisor/analysis/step_analyzer.h"
+
+#include "advisor/analysis/step_inference.h"
+#include "advisor/analysis/timeline_analyzer.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string_view>
+
+namespace gpuwise::advisor {
+namespace {
+
+bool isProfilerStep(std::string_view name) {
+  return name.rfind("ProfilerStep#", 0) == 0;
+}
+
+// Annotated step windows: ProfilerStep#N when any, else the other Step ranges; outermost only.
+std::vector<const model::Range*> annotatedSteps(const ActivityIndex& index, StepSource* source) {
+  std::vector<const model::Range*> profiler, other;
+  for (const auto* r : index.step_ranges) {
+    bool ps = index.process && isProfilerStep(index.process->names.get(r->name));
+    (ps ? profiler : other).push_back(r);
+  }
+  auto& chosen = profiler.empty() ? other : profiler;
+  *source = chosen.empty() ? StepSource::None
+            : profiler.empty() ? StepSource::Nvtx
+                               : StepSource::ProfilerStep;
+  std::vector<const model::Range*> out;
+  for (const auto* r : chosen) {
+    if (!out.empty() && r->start < out.back()->end) continue; // nested in, or overlapping, the last
+    out.push_back(r);
+  }
+  return out;
+}
+
+// Every timed idle segment overlapping [lo, hi) adds its overlap to its cause.
+void addIdle(const std::vector<IdleSegment>& segs, model::TimeNs lo, model::TimeNs hi,
+             std::array<model::TimeNs, kIdleCauses>& out) {
+  auto it = std::upper_bound(segs.begin(), segs.end(), lo,
+                             [](model::TimeNs t, const IdleSegment& s) { return t < s.end; });
+  for (; it != segs.end() && it->start < hi; ++it) {
+    model::TimeNs s = std::max(lo, it->start), e = std::min(hi, it->end);
+    if (e > s) out[static_cast<size_t>(it->cause)] += e - s;
+  }
+}
+
+double percentile(const std::vector<model::TimeNs>& sorted, double q) {
+  // Linear interpolation between closest ranks (numpy's default), so p50 of two values is their mean.
+  double pos = q * double(sorted.size() - 1);
+  size_t lo = size_t(pos);
+  size_t hi = std::min(lo + 1, sorted.size() - 1);
+  double frac = pos - double(lo);
+  return double(sorted[lo]) + (double(sorted[hi]) - double(sorted[lo])) * frac;
+}
+
+} // namespace
+
+const char* toString(StepSource s) {
+  switch (s) {
+  case StepSource::ProfilerStep: return "profiler_step";
+  case StepSource::Nvtx: return "nvtx";
+  case StepSource::Inferred: return "inferred";
+  case StepSource::None: break;
+  }
+  return nullptr;
+}
+
+StepStats stepStats(std::vector<model::TimeNs> d) {
+  StepStats s;
+  if (d.empty()) return s;
+  std::sort(d.begin(), d.end());
+  s.count = d.size();
+  for (auto v : d)
+    s.total_ns += v;
+  double mean = double(s.total_ns) / double(d.size());
+  s.mean_ns = model::TimeNs(std::llround(mean));
+  s.p50_ns = model::TimeNs(std::llround(percentile(d, 0.5)));
+  s.p90_ns = model::TimeNs(std::llround(percentile(d, 0.9)));
+  s.min_ns = d.front();
+  s.max_ns = d.back();
+  double var = 0;
+  for (auto v : d)
+    var += (double(v) - mean) * (double(v) - mean);
+  s.stddev_ns = std::sqrt(var / double(d.size()));
+  return s;
+}
+
+std::optional<ProcessSteps> analyzeSteps(const ActivityIndex& index,
+                                         const std::vector<DeviceIdle>& idle,
+                                         const IdleOptions& options) {
+  ProcessSteps out;
+  out.pid = index.pid;
+  out.rank = index.rank;
+  std::vector<Interval> windows;
+  std::vector<int64_t> numbers;
+  for (const auto* r : annotatedSteps(index, &out.source)) {
+    windows.push_back({r->start, r->end});
+    numbers.push_back(r->step);
+  }
+  if (windows.empty()) {
+    auto inferred = inferSteps(index);
+    if (!inferred) return std::nullopt;
+    out.source = StepSource::Inferred;
+    out.inferred_period = inferred->period;
+    out.inferred_match_rate = inferred->match_rate;
+    out.inferred_anchor = inferred->anchor;
+    windows = std::move(inferred->windows);
+    numbers.assign(windows.size(), -1);
+  }
+
+  // Per device: kernel start times (to count kernels per window) and the idle segments of the
+  // whole step range, the span's gaps plus the time steps spend before the device's first
+  // activity (attributed like a gap) and after its last (other: nothing came next).
+  struct DeviceView {
+    const DeviceActivity* activity;
+    std::vector<model::TimeNs> kernel_starts;
+    std::vector<IdleSegment> idle;
+  };
+  std::vector<DeviceView> views;
+  const model::TimeNs first = windows.front().start, last = windows.back().end;
+  for (const auto& d : index.devices) {
+    if (d.activities.empty()) continue;
+    ++out.devices;
+    auto& v = views.emplace_back();
+    v.activity = &d;
+    for (const auto& a : d.activities)
+      if (a.kind == ActivityKind::Kernel) v.kernel_starts.push_back(a.start);
+    v.idle = attributeIdleBefore(index, d, first, options);
+    for (const auto& di : idle)
+      if (di.device == d.device) v.idle.insert(v.idle.end(), di.segments.begin(), di.segments.end());
+    if (last > d.spanEnd()) v.idle.push_back({d.spanEnd(), last, IdleCause::Other});
+  }
+
+  out.steps.reserve(windows.size());
+  for (size_t i = 0; i < windows.size(); ++i) {
+    StepRecord s;
+    s.number = numbers[i] >= 0 ? numbers[i] : int64_t(i);
+    s.start = windows[i].start;
+    s.end = windows[i].end;
+    for (const auto& v : views) {
+      s.gpu_busy_ns += coveredLength(v.activity->busy, s.start, s.end);
+      addIdle(v.idle, s.start, s.end, s.idle_ns);
+      s.kernels += uint64_t(std::lower_bound(v.kernel_starts.begin(), v.kernel_starts.end(), s.end) -
+                            std::lower_bound(v.kernel_starts.begin(), v.kernel_starts.end(), s.start));
+    }
+    for (const auto& [tid, t] : index.threads)
+      s.host_sync_ns += coveredLength(t.syncs, s.start, s.end);
+    s.data_loader_ns = coveredLength(index.data_loader, s.start, s.end);
+    out.steps.push_back(s);
+  }
+  return out;
+}
+
+StepResult analyzeSteps(const model::Trace& trace, const IdleOptions& options) {
+  StepResult r;
+  for (const auto& p : trace.processes) {
+    auto index = buildActivityIndex(p);
+    std::vector<DeviceIdle> idle;
+    analyzeTimeline(index, options, &idle);
+    if (auto steps = analyzeSteps(index, idle, options)) r.processes.push_back(std::move(*steps));
+  }
+  return r;
+}
+
+StepSource StepResult::source() const {
+  StepSource best = StepSource::None;
+  for (const auto& p : processes)
+    if (!p.steps.empty() && p.source > best) best = p.source;
+  return best;
+}
+
+uint64_t StepResult::count() const {
+  uint64_t n = 0;
+  for (const auto& p : processes)
+    n += p.steps.size();
+  return n;
+}
+
+StepStats StepResult::stats() const {
+  std::vector<model::TimeNs> d;
+  d.reserve(count());
+  for (const auto& p : processes)
+    for (const auto& s : p.steps)
+      d.push_back(s.durationNs());
+  return stepStats(std::move(d));
+}
+
+model::TimeNs StepResult::deviceStepNs() const {
+  model::TimeNs t = 0;
+  for (const auto& p : processes)
+    for (const auto& s : p.steps)
+      t += s.durationNs() * std::max<uint32_t>(1, p.devices);
+  return t;
+}
+
+model::TimeNs StepResult::inputStallNs() const {
+  return idleNs(IdleCause::Input);
+}
+
+model::TimeNs StepResult::idleNs(IdleCause cause) const {
+  model::TimeNs t = 0;
+  for (const auto& p : processes)
+    for (const auto& s : p.steps)
+      t += s.idle(cause);
+  return t;
+}
+
+model::TimeNs StepResult::hostSyncNs() const {
+  model::TimeNs t = 0;
+  for (const auto& p : processes)
+    for (const auto& s : p.steps)
+      t += s.host_sync_ns;
+  return t;
+}
+
+std::optional<double> StepResult::inputStallRatio() const {
+  model::TimeNs total = deviceStepNs();
+  if (total <= 0) return std::nullopt;
+  return double(inputStallNs()) / double(total);
+}
+
+void StepResult::merge(const StepResult& o) {
+  for (const auto& p : o.processes) {
+    auto it = std::find_if(processes.begin(), processes.end(), [&](const ProcessSteps& x) {
+      return x.pid == p.pid && x.rank == p.rank;
+    });
+    if (it == processes.end()) {
+      processes.push_back(p);
+      continue;
+    }
+    it->steps.insert(it->steps.end(), p.steps.begin(), p.steps.end());
+    it->source = std::max(it->source, p.source);
+    it->devices = std::max(it->devices, p.devices);
+  }
+}
+
+} // namespace gpuwise::advisor

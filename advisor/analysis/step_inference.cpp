@@ -1,0 +1,308 @@
+#include "advisor/analysis/step_inference.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <string_view>
+#include <unordered_map>
+
+namespace gpuwise::advisor {
+namespace {
+
+// Tokens: kernel name ids are below 2^24 (NameTable::kMaxNames); the others sit above.
+constexpr uint32_t kTokenBase = 1u << 28;
+constexpr uint32_t kMemsetToken = kTokenBase + 16;
+constexpr uint32_t kSyncToken = kTokenBase + 32;
+constexpr uint32_t kH2dToken = kTokenBase + static_cast<uint32_t>(model::CopyDirection::HostToDevice);
+
+constexpr size_t kMaxNeighbour = 4;       // k-th next occurrence distances tried
+constexpr size_t kMaxFallbackTokens = 64; // least frequent tokens tried when no anchor works
+constexpr double kMinCoverage = 0.5;      // share of the sequence the periodic region must hold
+
+struct Element {
+  model::TimeNs key = 0;
+  uint32_t token = 0;
+  int64_t activity = -1; // index into the device's activities; -1 for a host sync
+};
+
+uint32_t tokenOf(const GpuActivity& a) {
+  switch (a.kind) {
+  case ActivityKind::Kernel: return a.name;
+  case ActivityKind::Copy: return kTokenBase + static_cast<uint32_t>(a.direction);
+  case ActivityKind::Memset: return kMemsetToken;
+  }
+  return 0;
+}
+
+const DeviceActivity* busiestDevice(const ActivityIndex& index) {
+  const DeviceActivity* best = nullptr;
+  for (const auto& d : index.devices)
+    if (!best || d.activities.size() > best->activities.size()) best = &d;
+  return best;
+}
+
+uint32_t mainThread(const DeviceActivity& dev) {
+  std::unordered_map<uint32_t, size_t> counts;
+  for (const auto& a : dev.activities)
+    if (a.launchKnown()) ++counts[a.thread];
+  uint32_t best = 0;
+  size_t most = 0;
+  for (const auto& [tid, n] : counts)
+    if (n > most || (n == most && tid < best)) best = tid, most = n;
+  return best;
+}
+
+std::vector<Element> sequence(const ActivityIndex& index, const DeviceActivity& dev) {
+  std::vector<Element> seq;
+  seq.reserve(dev.activities.size());
+  bool any_launch = false;
+  for (size_t i = 0; i < dev.activities.size(); ++i) {
+    const auto& a = dev.activities[i];
+    any_launch = any_launch || a.launchKnown();
+    seq.push_back({a.launchKnown() ? a.launch_start : a.start, tokenOf(a), int64_t(i)});
+  }
+  if (any_launch) {
+    if (const auto* host = index.thread(mainThread(dev)))
+      for (const auto& s : host->syncs)
+        seq.push_back({s.start, kSyncToken, -1});
+  }
+  std::stable_sort(seq.begin(), seq.end(),
+                   [](const Element& a, const Element& b) { return a.key < b.key; });
+  return seq;
+}
+
+// Most common k-th next occurrence distances of one token's positions, for k = 1..kMaxNeighbour.
+void candidatesOf(const std::vector<uint32_t>& positions, size_t max_k, std::vector<size_t>& out) {
+  std::unordered_map<size_t, size_t> counts;
+  for (size_t k = 1; k <= max_k && k < positions.size(); ++k) {
+    counts.clear();
+    for (size_t i = 0; i + k < positions.size(); ++i)
+      ++counts[positions[i + k] - positions[i]];
+    size_t mode = 0, most = 0;
+    for (const auto& [d, n] : counts)
+      if (n > most || (n == most && d < mode)) mode = d, most = n;
+    if (2 * most >= positions.size() - k && mode >= 2) out.push_back(mode);
+  }
+}
+
+struct Period {
+  size_t p = 0;
+  double match = 0;
+  size_t begin = 0, end = 0; // the periodic region of the sequence, [begin, end)
+};
+
+// seq[i] recurs one period later, give or take one element: a step with one launch more or less
+// shifts the comparisons that straddle it by one, and should not count against the period.
+bool recurs(const std::vector<Element>& seq, size_t i, size_t p) {
+  const uint32_t t = seq[i].token;
+  return seq[i + p].token == t || seq[i + p - 1].token == t ||
+         (i + p + 1 < seq.size() && seq[i + p + 1].token == t);
+}
+
+// The region where seq[i] recurs (recurs()) for at least kMinMatchRate of the positions: the
+// maximum-sum run of +(1 - rate) per match and -rate per mismatch (Kadane), so a warm-up
+// iteration that differs (cuDNN autotuning, lazy init) or a ragged tail does not hide the period.
+std::optional<Period> periodicRegion(const std::vector<Element>& seq, size_t p) {
+  const size_t n = seq.size() - p;
+  double best = 0, run = 0;
+  size_t best_lo = 0, best_hi = 0, lo = 0, same = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (run <= 0) {
+      run = 0;
+      lo = i;
+    }
+    run += recurs(seq, i, p) ? 1.0 - kMinMatchRate : -kMinMatchRate;
+    if (run > best) best = run, best_lo = lo, best_hi = i + 1;
+  }
+  // The region must hold three periods (two periods of comparisons) and most of the sequence:
+  // steps are what a training trace is made of, not a burst of weight uploads at its start.
+  if (best <= 0 || best_hi - best_lo < 2 * p) return std::nullopt;
+  if (double(best_hi + p - best_lo) < kMinCoverage * double(seq.size())) return std::nullopt;
+  bool kernel = false;
+  for (size_t i = best_lo; i < best_lo + p && !kernel; ++i)
+    kernel = seq[i].token < kTokenBase;
+  if (!kernel) return std::nullopt; // a step runs kernels
+  for (size_t i = best_lo; i < best_hi; ++i)
+    same += recurs(seq, i, p);
+  return Period{p, double(same) / double(best_hi - best_lo), best_lo, best_hi + p};
+}
+
+std::optional<Period> smallestPeriod(const std::vector<Element>& seq, std::vector<size_t> cands) {
+  std::sort(cands.begin(), cands.end());
+  cands.erase(std::unique(cands.begin(), cands.end()), cands.end());
+  for (size_t p : cands) {
+    if (p < 2 || 3 * p > seq.size()) continue;
+    if (auto r = periodicRegion(seq, p)) return r;
+  }
+  return std::nullopt;
+}
+
+// Idle time on the device just before an activity starts: the gap that its start ends, if any.
+model::TimeNs gapBefore(const DeviceActivity& dev, const GpuActivity& a) {
+  auto it = std::upper_bound(dev.busy.begin(), dev.busy.end(), a.start,
+                             [](model::TimeNs t, const Interval& i) { return t < i.start; });
+  if (it == dev.busy.begin()) return 0;
+  --it; // the busy interval holding a.start
+  if (it->start != a.start || it == dev.busy.begin()) return 0;
+  return it->start - std::prev(it)->end;
+}
+
+} // namespace
+
+std::optional<InferredSteps> inferSteps(const ActivityIndex& index) {
+  const DeviceActivity* dev = busiestDevice(index);
+  if (!dev || dev->activities.size() < 6) return std::nullopt;
+  const auto seq = sequence(index, *dev);
+  const size_t n = seq.size();
+
+  std::unordered_map<uint32_t, std::vector<uint32_t>> positions;
+  for (size_t i = 0; i < n; ++i)
+    positions[seq[i].token].push_back(uint32_t(i));
+
+  std::optional<Period> period;
+  const char* anchor = "";
+  for (auto [token, name] : {std::pair{kH2dToken, "h2d_copy"}, std::pair{kSyncToken, "sync"}}) {
+    auto it = positions.find(token);
+    if (it == positions.end() || it->second.size() < 3) continue;
+    std::vector<size_t> cands;
+    candidatesOf(it->second, kMaxNeighbour, cands);
+    if ((period = smallestPeriod(seq, cands))) {
+      anchor = name;
+      break;
+    }
+  }
+  if (!period) {
+    std::vector<std::pair<size_t, uint32_t>> by_count; // (count, token)
+    for (const auto& [token, pos] : positions)
+      if (pos.size() >= 3 && 2 * pos.size() <= n) by_count.push_back({pos.size(), token});
+    std::sort(by_count.begin(), by_count.end());
+    if (by_count.size() > kMaxFallbackTokens) by_count.resize(kMaxFallbackTokens);
+    std::vector<size_t> cands;
+    for (const auto& [count, token] : by_count)
+      candidatesOf(positions[token], 2, cands);
+    if ((period = smallestPeriod(seq, cands))) anchor = "sequence";
+  }
+  if (!period) return std::nullopt;
+  const size_t p = period->p, begin = period->begin, end = period->end;
+
+  // Idle before each GPU element; host syncs are never cut points.
+  std::vector<model::TimeNs> gap(n, -1);
+  for (size_t i = 0; i < n; ++i)
+    if (seq[i].activity >= 0) gap[i] = gapBefore(*dev, dev->activities[size_t(seq[i].activity)]);
+
+  // A period found from the host syncs cuts where the host comes back from its per-step sync:
+  // only the first GPU element after a sync may open a step. The longest idle alone would
+  // wander when the host, not the GPU, is the bottleneck (every gap is then alike, and a thread
+  // descheduled mid-step makes the longest one).
+  // A token's first occurrence may open a step too: the loop's first step has no sync before
+  // it (setup work such as memsets may precede it).
+  std::vector<bool> allowed(n, true);
+  const bool after_sync = std::string_view(anchor) == "sync";
+  if (after_sync) {
+    bool any = false;
+    std::unordered_map<uint32_t, bool> seen;
+    for (size_t i = 0; i < n; ++i) {
+      const bool first = gap[i] >= 0 && !seen[seq[i].token];
+      seen[seq[i].token] = true;
+      allowed[i] = gap[i] >= 0 && (first || (i > 0 && seq[i - 1].token == kSyncToken));
+      any = any || (allowed[i] && i >= begin && i < end);
+    }
+    if (!any) allowed.assign(n, true);
+  }
+
+  // The cut token: the one after the longest idle of each period, most consistently. Per token,
+  // the sum over blocks of one period of its longest preceding idle in the block: the token that
+  // opens every step after the GPU waited (the batch's copy, the first kernel after a sync) wins
+  // over a frequent token with many short waits, and a step with an extra launch does not move it.
+  struct TokenScore {
+    size_t block = SIZE_MAX;
+    model::TimeNs current = 0, total = 0;
+  };
+  std::unordered_map<uint32_t, TokenScore> scores;
+  for (size_t i = begin; i < end; ++i) {
+    if (gap[i] < 0 || !allowed[i]) continue;
+    auto& sc = scores[seq[i].token];
+    size_t block = (i - begin) / p;
+    if (sc.block != block) {
+      sc.total += sc.current;
+      sc.current = 0;
+      sc.block = block;
+    }
+    sc.current = std::max(sc.current, gap[i]);
+  }
+  uint32_t cut_token = 0;
+  model::TimeNs best_total = -1;
+  for (auto& [t, sc] : scores) {
+    model::TimeNs total = sc.total + sc.current;
+    if (total > best_total || (total == best_total && t < cut_token)) cut_token = t, best_total = total;
+  }
+  if (best_total <= 0) {
+    // No idle at all: cut at the anchor (the first GPU element for a sequence period).
+    uint32_t anchor_token = std::string_view(anchor) == "h2d_copy" ? kH2dToken : kSyncToken;
+    for (size_t i = begin; i < end; ++i)
+      if (gap[i] >= 0 && allowed[i] &&
+          (seq[i].token == anchor_token || std::string_view(anchor) != "h2d_copy")) {
+        cut_token = seq[i].token;
+        break;
+      }
+  }
+  // The first cut: the cut token's occurrence in the first period with the longest idle before
+  // it, the device's very first activity counting as the longest (nothing ran before it).
+  auto openingGap = [&](size_t i) {
+    const auto& a = dev->activities[size_t(seq[i].activity)];
+    return a.start == dev->busy.front().start ? INT64_MAX : gap[i];
+  };
+  size_t first = end;
+  // (one further with after_sync: the period's sync may be its last element).
+  for (size_t i = begin; i < std::min(end, begin + p + (after_sync ? 1 : 0)); ++i)
+    if (seq[i].token == cut_token && gap[i] >= 0 && allowed[i] &&
+        (first == end || openingGap(i) > openingGap(first)))
+      first = i;
+  if (first == end) return std::nullopt;
+
+  const size_t slack = std::max<size_t>(1, p / 8);
+  std::vector<size_t> cuts;
+  for (size_t pos = first; pos < end;) {
+    size_t lo = pos > slack ? pos - slack : 0, hi = std::min(end - 1, pos + slack);
+    if (!cuts.empty()) lo = std::max(lo, cuts.back() + 1);
+    int64_t best = -1;
+    for (size_t j = lo; j <= hi; ++j) {
+      if (seq[j].token != cut_token || gap[j] < 0 || !allowed[j]) continue;
+      if (best < 0 || gap[j] > gap[size_t(best)] ||
+          (gap[j] == gap[size_t(best)] &&
+           (j > pos ? j - pos : pos - j) < (size_t(best) > pos ? size_t(best) - pos : pos - size_t(best))))
+        best = int64_t(j);
+    }
+    size_t j = best >= 0 ? size_t(best) : pos;
+    while (j < end && gap[j] < 0)
+      ++j; // a host sync: the next GPU element
+    if (j >= end) break;
+    cuts.push_back(j);
+    pos = j + p;
+  }
+
+  InferredSteps out;
+  out.device = dev->device;
+  out.period = uint32_t(p);
+  out.match_rate = period->match;
+  out.anchor = anchor;
+  auto cutTime = [&](size_t i) {
+    const auto& a = dev->activities[size_t(seq[i].activity)];
+    return a.start - gap[i];
+  };
+  for (size_t k = 0; k + 1 < cuts.size(); ++k) {
+    model::TimeNs s = cutTime(cuts[k]), e = cutTime(cuts[k + 1]);
+    if (e > s) out.windows.push_back({s, e});
+  }
+  // The last step has no next cut: it ends with the last GPU work of its period, when the
+  // sequence holds the whole period.
+  if (!cuts.empty() && cuts.back() + p <= end) {
+    model::TimeNs s = cutTime(cuts.back()), e = s;
+    for (size_t i = cuts.back(); i < cuts.back() + p; ++i)
+      if (seq[i].activity >= 0) e = std::max(e, dev->activities[size_t(seq[i].activity)].end);
+    if (e > s) out.windows.push_back({s, e});
+  }
+  if (out.windows.size() < 2) return std::nullopt;
+  return out;
+}
+
+} // namespace gpuwise::advisor

@@ -1,0 +1,33 @@
+// gpuwise export --format chrome INPUT... -o OUT.json: the event model of recorded traces as a
+// Chrome trace (chrome://tracing, Perfetto), through advisor/export. Inputs as for `report`
+// (trace_input.h); several are written into one file, a process group each.
+#include "advisor/cli/commands.h"
+#include "advisor/cli/trace_input.h"
+#include "advisor/export/chrome_trace.h"
+
+namespace gpuwise::advisor {
+
+int exportCommand(const ExportOptions& o, CliIo io) {
+  auto fail = [&](const std::string& line) {
+    io.err << "gpuwise export: " << line << '\n';
+    return kExitUsage;
+  };
+  if (o.format != "chrome")
+    return fail("unknown --format '" + o.format + "' (formats: chrome)");
+  if (o.inputs.empty()) return fail("at least one INPUT is required");
+  if (o.output.empty()) return fail("-o OUT.json is required");
+
+  LoadedInputs loaded;
+  std::string error;
+  if (!loadTraceInputs(o.inputs, "gpuwise export", &io.err, &loaded, &error)) return fail(error);
+  if (!writeChromeTraceFile(loaded.trace, o.output, &error)) return fail(error);
+  uint64_t events = 0;
+  for (const auto& p : loaded.trace.processes)
+    events += p.eventCount();
+  io.out << "gpuwise export: wrote " << o.output << " (" << loaded.trace.processes.size()
+         << (loaded.trace.processes.size() == 1 ? " process, " : " processes, ") << events
+         << " events)\n";
+  return 0;
+}
+
+} // namespace gpuwise::advisor

@@ -1,0 +1,33 @@
+// Loading recorded traces for the offline commands (`gpuwise report`, `gpuwise export`): each
+// INPUT is recognised by its content, a gpuwise .gwt recording (its magic) replayed through the
+// StreamRouter the live advisor uses, or a PyTorch profiler (Kineto) Chrome trace, plain or
+// gzipped, read by advisor/import. Several inputs are one job: their processes side by side, in
+// the order given (the Kineto files are imported together, in parallel where the host allows).
+//
+// Long imports report progress on `progress` (a line about every second once an import has run
+// for a second; one line rewritten in place when it is the terminal).
+//
+// Main thread; blocks until every input is read.
+#pragma once
+
+#include "advisor/analysis/collection_analyzer.h"
+#include "profiler/model/trace.h"
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace gpuwise::advisor {
+
+struct LoadedInputs {
+  model::Trace trace;
+  IngestHealth health;       // aligned with trace.processes; nullopt streams for Kineto inputs
+  bool has_ingest = false;   // some input was a .gwt recording
+};
+
+// False with `error` set to one line naming the file and the problem; nothing partial is kept.
+// `command` prefixes progress lines ("gpuwise report"); `progress` may be null (no progress).
+bool loadTraceInputs(const std::vector<std::string>& paths, const char* command,
+                     std::ostream* progress, LoadedInputs* out, std::string* error);
+
+} // namespace gpuwise::advisor
