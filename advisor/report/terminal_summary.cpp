@@ -4,8 +4,8 @@
 #include "profiler/precision/demangle.h"
 #include "profiler/precision/precision.h"
 
-#include <cstdio>
 #include <algorithm>
+#include <cstdio>
 #include <sstream>
 
 namespace gpuwise::advisor {
