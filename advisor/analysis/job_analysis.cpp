@@ -97,6 +97,7 @@ JobAnalysis analyzeJob(const model::Trace& trace, const AnalysisOptions& options
   a.syncs = analyzeSyncs(trace);
   a.memory = analyzeMemory(trace);
   a.collection = analyzeCollection(trace, options.ingest);
+  a.utilization = analyzeUtilization(trace);
   return a;
 }
 
@@ -114,6 +115,7 @@ void JobAnalysis::merge(const JobAnalysis& o) {
   syncs.merge(o.syncs);
   memory.merge(o.memory);
   collection.merge(o.collection);
+  utilization.merge(o.utilization);
 }
 
 } // namespace gpuwise::advisor

@@ -16,6 +16,7 @@
 #include "advisor/analysis/step_analyzer.h"
 #include "advisor/analysis/sync_analyzer.h"
 #include "advisor/analysis/timeline_analyzer.h"
+#include "advisor/analysis/utilization_analyzer.h"
 #include "profiler/model/trace.h"
 
 #include <optional>
@@ -43,6 +44,7 @@ struct JobAnalysis {
   MemoryResult memory;
   StepResult steps;
   CollectionResult collection;
+  UtilizationResult utilization; // busy and memory over time, bounded series for the charts
 
   // True when the trace came from, or ran on, the simulated device.
   bool simulated() const { return source.simulated || collection.simulated_device; }

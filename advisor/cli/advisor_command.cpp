@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <pthread.h>
 #include <time.h>
+#include <unistd.h>
 
 namespace gpuwise::advisor {
 
@@ -23,8 +24,17 @@ int advisorCommand(const AdvisorOptions& o, CliIo io) {
     return fail("--metrics-addr is not supported yet (the Prometheus endpoint comes in a later "
                 "version)");
   if (o.listen.empty()) return fail("--listen ENDPOINT is required");
-  if (!directoryExists(o.report_dir))
-    return fail(o.report_dir + ": no such directory (--report-dir)");
+  // A sidecar's report directory is often a fresh volume path: create it, and fail now (not at
+  // the end of the job) when it cannot be created or written.
+  {
+    std::error_code ec;
+    std::filesystem::create_directories(o.report_dir, ec);
+    if (!directoryExists(o.report_dir))
+      return fail(o.report_dir + ": cannot create the report directory (--report-dir)" +
+                  (ec ? ": " + ec.message() : ""));
+    if (::access(o.report_dir.c_str(), W_OK) != 0)
+      return fail(o.report_dir + ": the report directory is not writable (--report-dir)");
+  }
 
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
@@ -45,10 +55,15 @@ int advisorCommand(const AdvisorOptions& o, CliIo io) {
 
   // Wait for a stop signal, saying meanwhile when a process finishes (its final batch arrived):
   // operators see progress, and scripts know when the report will include a process.
-  size_t finished = 0;
+  size_t finished = 0, connected = 0;
   const timespec tick{0, 100'000'000};
   while (sigtimedwait(&stop_signals, nullptr, &tick) < 0) {
     auto p = server->progress();
+    if (p.streams != connected) {
+      connected = p.streams;
+      io.err << "gpuwise advisor: " << connected << (connected == 1 ? " process" : " processes")
+             << " connected" << std::endl;
+    }
     if (p.final_streams == finished) continue;
     finished = p.final_streams;
     io.err << "gpuwise advisor: " << finished << " of " << p.streams
@@ -65,7 +80,8 @@ int advisorCommand(const AdvisorOptions& o, CliIo io) {
   AnalysisOptions ao;
   ao.ingest = &health;
   std::filesystem::path dir(o.report_dir);
-  ReportTargets targets{(dir / kDefaultJsonReport).string(), (dir / kDefaultHtmlReport).string()};
+  ReportTargets targets{
+      (dir / kDefaultJsonReport).string(), (dir / kDefaultHtmlReport).string(), {o.gpu_hour_price}};
   if (!produceReport(trace, ao, targets, io.err, &error)) return fail(error);
   return 0;
 }

@@ -7,6 +7,7 @@
 #pragma once
 
 #include "advisor/analysis/job_analysis.h"
+#include "advisor/cost/waste_cost.h"
 #include "advisor/rules/recommendation.h"
 
 #include <nlohmann/json.hpp>
@@ -27,6 +28,7 @@ struct ReportOptions {
   size_t top_kernels = 20;
   size_t max_steps_listed = 200; // per process, in steps.processes[].steps
   IdleOptions idle;              // the thresholds the analysis used, stated in the report
+  CostOptions cost; // GPU-hour price for the `cost` sections (advisor/cost/waste_cost.h)
 };
 
 nlohmann::ordered_json buildReportJson(const ReportInput& input, const ReportOptions& options = {});

@@ -179,7 +179,9 @@ TEST_CASE("every command exits 2 with one line on bad usage or bad input") {
       {{"advisor", "--listen", "tcp://127.0.0.1:*", "--metrics-addr", "0.0.0.0:9400"},
        "--metrics-addr"},
       {{"advisor", "--listen", "bogus://x"}, "bogus://x"},
-      {{"advisor", "--listen", "tcp://127.0.0.1:*", "--report-dir", dir / "nodir"}, "nodir"},
+      // A report directory that cannot be created (its parent is a file).
+      {{"advisor", "--listen", "tcp://127.0.0.1:*", "--report-dir", dir / "garbage.bin/reports"},
+       "garbage.bin/reports"},
       {{"version", "--extra"}, "--extra"},
   };
   int i = 0;
