@@ -69,6 +69,7 @@ JobAnalysis analyzeJob(const model::Trace& trace, const AnalysisOptions& options
   a.syncs = analyzeSyncs(trace);
   a.memory = analyzeMemory(trace);
   a.collection = analyzeCollection(trace, options.ingest);
+  a.utilization = analyzeUtilization(trace);
   return a;
 }
 
@@ -84,6 +85,7 @@ void JobAnalysis::merge(const JobAnalysis& o) {
   syncs.merge(o.syncs);
   memory.merge(o.memory);
   collection.merge(o.collection);
+  utilization.merge(o.utilization);
 }
 
 } // namespace gpuwise::advisor

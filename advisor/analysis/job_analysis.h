@@ -14,6 +14,7 @@
 #include "advisor/analysis/memory_analyzer.h"
 #include "advisor/analysis/sync_analyzer.h"
 #include "advisor/analysis/timeline_analyzer.h"
+#include "advisor/analysis/utilization_analyzer.h"
 #include "profiler/model/trace.h"
 
 #include <optional>
@@ -38,6 +39,7 @@ struct JobAnalysis {
   SyncResult syncs;
   MemoryResult memory;
   CollectionResult collection;
+  UtilizationResult utilization; // busy and memory over time, bounded series for the charts
 
   // True when the trace came from, or ran on, the simulated device.
   bool simulated() const { return source.simulated || collection.simulated_device; }

@@ -80,7 +80,8 @@ int advisorCommand(const AdvisorOptions& o, CliIo io) {
   AnalysisOptions ao;
   ao.ingest = &health;
   std::filesystem::path dir(o.report_dir);
-  ReportTargets targets{(dir / kDefaultJsonReport).string(), (dir / kDefaultHtmlReport).string()};
+  ReportTargets targets{
+      (dir / kDefaultJsonReport).string(), (dir / kDefaultHtmlReport).string(), {o.gpu_hour_price}};
   if (!produceReport(trace, ao, targets, io.err, &error)) return fail(error);
   return 0;
 }

@@ -1,6 +1,7 @@
 #include "advisor/cli/cli.h"
 
 #include "advisor/cli/commands.h"
+#include "advisor/cli/webhook_command.h"
 #include "advisor/report/report_json.h"
 #include "transport/codec.h"
 
@@ -15,6 +16,16 @@ std::string oneLine(std::string s) {
   while (!s.empty() && s.back() == ' ')
     s.pop_back();
   return s;
+}
+
+// --gpu-hour-price on the commands that write reports: a positive number of dollars, which
+// replaces the GPU model's row of the price table (advisor/cost/gpu_prices.h).
+CLI::Option* addPriceOption(CLI::App* cmd, double& price) {
+  return cmd
+      ->add_option("--gpu-hour-price", price,
+                   "Price of one GPU-hour in USD for the report's cost figures (default: an "
+                   "on-demand list-price estimate for the GPU model)")
+      ->check(CLI::PositiveNumber);
 }
 
 } // namespace
@@ -44,6 +55,8 @@ int runCli(int argc, const char* const* argv, CliIo io) {
   auto* html_opt = run_cmd->add_option("--report-html", run.report_html, "HTML report path")
                        ->capture_default_str();
   run_cmd->add_option("--trace", run.trace, "Record the run into this .gwt file");
+  double run_price = 0;
+  auto* run_price_opt = addPriceOption(run_cmd, run_price);
   run_cmd->add_option("CMD", run.command, "The command to profile, after --")->required();
 
   AdvisorOptions advisor;
@@ -56,6 +69,8 @@ int runCli(int argc, const char* const* argv, CliIo io) {
                           "Prometheus endpoint (not supported yet)");
   advisor_cmd->add_option("--report-dir", advisor.report_dir, "Directory for the reports")
       ->capture_default_str();
+  double advisor_price = 0;
+  auto* advisor_price_opt = addPriceOption(advisor_cmd, advisor_price);
 
   ReportOptionsCli report;
   auto* report_cmd = app.add_subcommand("report", "Report on recorded traces (.gwt, Kineto JSON)");
@@ -63,6 +78,22 @@ int runCli(int argc, const char* const* argv, CliIo io) {
       ->required();
   report_cmd->add_option("--json", report.json, "JSON report path");
   report_cmd->add_option("--html", report.html, "HTML report path");
+  double report_price = 0;
+  auto* report_price_opt = addPriceOption(report_cmd, report_price);
+
+  DiffOptionsCli diff;
+  auto* diff_cmd = app.add_subcommand(
+      "diff", "Compare two JSON reports; exit 1 when step time or GPU busy regressed (CI gate)");
+  diff_cmd->add_option("BASE", diff.base, "The baseline gpuwise.report/v1 JSON")->required();
+  diff_cmd->add_option("NEW", diff.next, "The report to judge against it")->required();
+  diff_cmd->add_option("--json", diff.json, "Write the diff as JSON to this file");
+  diff_cmd
+      ->add_option("--threshold", diff.threshold,
+                   "Relative change that counts as a regression (0.05 = 5%)")
+      ->capture_default_str();
+
+  WebhookOptions webhook;
+  auto* webhook_cmd = addWebhookCommand(app, webhook);
 
   // CLI11 would only say "A subcommand is required" for a misspelt command: name it.
   if (argc > 1 && argv[1][0] != '-') {
@@ -72,7 +103,7 @@ int runCli(int argc, const char* const* argv, CliIo io) {
       known = known || sub->get_name() == cmd;
     if (!known) {
       io.err << "gpuwise: unknown command '" << cmd
-             << "' (commands: run, advisor, report, version)\n";
+             << "' (commands: run, advisor, report, diff, webhook, version)\n";
       return kExitUsage;
     }
   }
@@ -95,11 +126,20 @@ int runCli(int argc, const char* const* argv, CliIo io) {
   if (version->parsed()) return versionCommand(io);
   if (run_cmd->parsed()) {
     run.report_paths_given = json_opt->count() > 0 || html_opt->count() > 0;
+    if (run_price_opt->count() > 0) run.gpu_hour_price = run_price;
     return runCommand(run, io);
   }
-  if (advisor_cmd->parsed()) return advisorCommand(advisor, io);
-  if (report_cmd->parsed()) return reportCommand(report, io);
-  io.err << "gpuwise: a command is required: run, advisor, report or version\n";
+  if (advisor_cmd->parsed()) {
+    if (advisor_price_opt->count() > 0) advisor.gpu_hour_price = advisor_price;
+    return advisorCommand(advisor, io);
+  }
+  if (report_cmd->parsed()) {
+    if (report_price_opt->count() > 0) report.gpu_hour_price = report_price;
+    return reportCommand(report, io);
+  }
+  if (diff_cmd->parsed()) return diffCommand(diff, io);
+  if (webhook_cmd->parsed()) return webhookCommand(webhook, io);
+  io.err << "gpuwise: a command is required: run, advisor, report, diff, webhook or version\n";
   return kExitUsage;
 }
 

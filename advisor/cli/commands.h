@@ -4,6 +4,7 @@
 
 #include "advisor/cli/cli.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,7 @@ namespace gpuwise::advisor {
 
 inline constexpr int kExitUsage = 2;           // bad usage or bad input
 inline constexpr int kExitCannotExecute = 127; // like a shell
+inline constexpr int kExitRegression = 1;      // gpuwise diff: a gate metric regressed
 
 inline constexpr const char* kDefaultJsonReport = "gpuwise-report.json";
 inline constexpr const char* kDefaultHtmlReport = "gpuwise-report.html";
@@ -23,6 +25,7 @@ struct RunOptions {
   std::string trace; // record the messages into this .gwt file
   std::vector<std::string> command;
   bool report_paths_given = false;
+  std::optional<double> gpu_hour_price; // --gpu-hour-price: overrides the price table
 };
 int runCommand(const RunOptions& options, CliIo io);
 
@@ -30,6 +33,7 @@ struct AdvisorOptions {
   std::string listen;
   std::string metrics_addr;
   std::string report_dir = ".";
+  std::optional<double> gpu_hour_price;
 };
 int advisorCommand(const AdvisorOptions& options, CliIo io);
 
@@ -37,8 +41,16 @@ struct ReportOptionsCli {
   std::vector<std::string> inputs;
   std::string json; // empty: gpuwise-report.json unless only --html was given
   std::string html;
+  std::optional<double> gpu_hour_price;
 };
 int reportCommand(const ReportOptionsCli& options, CliIo io);
+
+struct DiffOptionsCli {
+  std::string base, next; // gpuwise.report/v1 files
+  std::string json;       // write the diff as JSON here; empty: not written
+  double threshold = 0.05;
+};
+int diffCommand(const DiffOptionsCli& options, CliIo io);
 
 int versionCommand(CliIo io);
 

@@ -110,6 +110,7 @@ int reportCommand(const ReportOptionsCli& o, CliIo io) {
   ReportTargets targets;
   targets.json_path = o.json;
   targets.html_path = o.html;
+  targets.cost.gpu_hour_price = o.gpu_hour_price;
   if (o.json.empty() && o.html.empty()) {
     targets.json_path = kDefaultJsonReport;
     targets.html_path = kDefaultHtmlReport;

@@ -11,6 +11,8 @@ bool produceReport(const model::Trace& trace, const AnalysisOptions& analysis_op
   auto analysis = analyzeJob(trace, analysis_options);
   auto recommendations = recommend(analysis, &trace);
   ReportInput input{analysis, recommendations};
+  ReportOptions report_options;
+  report_options.cost = targets.cost;
   TerminalOptions terminal;
   bool ok = true;
   std::string first_error;
@@ -24,9 +26,9 @@ bool produceReport(const model::Trace& trace, const AnalysisOptions& analysis_op
   };
   std::string e;
   if (!targets.json_path.empty())
-    note(writeJsonReport(targets.json_path, input, &e), targets.json_path, e);
+    note(writeJsonReport(targets.json_path, input, &e, report_options), targets.json_path, e);
   if (!targets.html_path.empty())
-    note(writeHtmlReport(targets.html_path, input, &e), targets.html_path, e);
+    note(writeHtmlReport(targets.html_path, input, &e, report_options), targets.html_path, e);
   summary << renderTerminalSummary(input, terminal) << std::flush;
   if (!ok) *error = first_error;
   return ok;

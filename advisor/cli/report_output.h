@@ -3,6 +3,7 @@
 #pragma once
 
 #include "advisor/analysis/job_analysis.h"
+#include "advisor/cost/waste_cost.h"
 #include "profiler/model/trace.h"
 
 #include <ostream>
@@ -13,6 +14,7 @@ namespace gpuwise::advisor {
 struct ReportTargets {
   std::string json_path; // empty: not written
   std::string html_path; // empty: not written
+  CostOptions cost;      // the GPU-hour price (--gpu-hour-price) for the reports' cost figures
 };
 
 // False with `error` set (one line naming the file) when a report file could not be written; the

@@ -144,7 +144,8 @@ int runCommand(const RunOptions& o, CliIo io) {
   AnalysisOptions ao;
   ao.ingest = &health;
   ao.wall_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(exited - started).count();
-  if (!produceReport(trace, ao, {o.report_json, o.report_html}, io.err, &error))
+  ReportTargets targets{o.report_json, o.report_html, {o.gpu_hour_price}};
+  if (!produceReport(trace, ao, targets, io.err, &error))
     io.err << "gpuwise run: " << error << '\n';
   return status;
 }

@@ -1,7 +1,7 @@
 #include "advisor/report/html_report.h"
 
 #include "advisor/analysis/format.h"
-#include "profiler/precision/demangle.h"
+#include "advisor/report/html_sections.h"
 
 #include <sstream>
 
@@ -10,158 +10,73 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
+// Nothing may be fetched: no scripts run, styles and images only inline. A violation shows up as
+// a console error, which the browser test catches.
+constexpr const char* kContentSecurityPolicy =
+    "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; "
+    "form-action 'none'";
+
 constexpr const char* kStyle = R"(
-body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:2em auto;max-width:1100px;color:#1d2330;padding:0 1em}
-h1{font-size:1.5em;margin-bottom:.2em}h2{font-size:1.15em;margin-top:1.8em;border-bottom:1px solid #dde2ea;padding-bottom:.2em}
-table{border-collapse:collapse;width:100%;margin:.5em 0}th,td{text-align:left;padding:.25em .6em;border-bottom:1px solid #eceff4;vertical-align:top}
-th{background:#f5f7fa;font-weight:600}td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
-.verdict{font-size:1.15em;padding:.6em .8em;background:#f1f5fb;border-left:4px solid #3a6fd8}
-.sim{background:#fff4d6;border:1px solid #e0b400;padding:.5em .8em;font-weight:600;margin:.8em 0}
-.rec{border:1px solid #dde2ea;border-radius:6px;padding:.6em .9em;margin:.8em 0}
-.rec h3{margin:.1em 0 .4em;font-size:1.05em}.saving{color:#0b7a3b;font-weight:600}
-pre{background:#f5f7fa;padding:.6em;white-space:pre-wrap;font-size:.92em}
+:root{--ink:#1d2330;--muted:#646d80;--line:#e2e6ee;--soft:#f5f7fa;--accent:#2f66c8;--good:#1f7a45;--warn:#a35c00;--bad:#b3261e}
+*{box-sizing:border-box}
+body{font:14px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;color:var(--ink);background:#fff}
+main{max-width:1100px;margin:0 auto;padding:1.5em 1.2em 3em}
+header.top{background:#17233b;color:#fff;padding:1.1em 0}
+header.top div{max-width:1100px;margin:0 auto;padding:0 1.2em}
+header.top h1{margin:0;font-size:1.45em;font-weight:650;letter-spacing:.01em}
+header.top p{margin:.2em 0 0;color:#c5cde0;font-size:.92em}
+h2{font-size:1.2em;margin:1.9em 0 .6em;padding-bottom:.25em;border-bottom:2px solid var(--line)}
+h3{font-size:1.02em;margin:1.2em 0 .4em}
+section{break-inside:avoid-page}
+.sim{background:#fff4d6;border:1px solid #e0b400;border-left:6px solid #e0b400;padding:.6em .9em;font-weight:650;margin:1em 0;border-radius:4px}
+.verdict h2{margin-top:.6em}
+.headline{font-size:1.22em;font-weight:600;margin:.3em 0 .8em}
+.tiles{display:grid;grid-template-columns:repeat(auto-fit,minmax(220px,1fr));gap:.8em;margin:.6em 0 1em}
+.tile{border:1px solid var(--line);border-top:4px solid var(--accent);border-radius:6px;padding:.6em .9em;background:#fff}
+.tile.good{border-top-color:var(--good)}.tile.warn{border-top-color:#e08a00}.tile.bad{border-top-color:var(--bad)}
+.tile-label{color:var(--muted);font-size:.85em;text-transform:uppercase;letter-spacing:.04em}
+.tile-value{font-size:1.7em;font-weight:650;line-height:1.25;font-variant-numeric:tabular-nums}
+.tile-note{color:var(--muted);font-size:.88em}
+.top-recs li{margin:.25em 0}
+.saving{color:var(--good);font-weight:650}
+.badge{display:inline-block;background:var(--soft);border:1px solid var(--line);border-radius:10px;padding:0 .55em;font-size:.88em}
+figure{margin:.6em 0 1.2em}figcaption{font-weight:600;margin-bottom:.2em}
+svg.chart{display:block;max-width:100%;height:auto;overflow:visible}
+svg.chart text{font:12px system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;fill:#4a5263}
+svg.chart text.on-bar{fill:#fff;font-weight:600}
+svg.chart text.mark{fill:#b3261e}
+svg.chart text.axis-label{fill:#7a8396;font-style:italic}
+svg.chart text.bar-label{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:11.5px}
+table{border-collapse:collapse;width:100%;margin:.5em 0 1em}
+caption{text-align:left;color:var(--muted);font-size:.9em;padding:.2em 0}
+th,td{text-align:left;padding:.3em .6em;border-bottom:1px solid var(--line);vertical-align:top}
+thead th{background:var(--soft);font-weight:600;white-space:nowrap}
+td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+table.kernels td{font-size:.93em}
+td.kernel{max-width:330px;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
+td.kernel .signature{display:block;color:var(--muted);font-size:.85em;overflow:hidden;text-overflow:ellipsis}
+td.launch{font-size:.85em;white-space:normal}
+.scroll{overflow-x:auto}
+.rec{border:1px solid var(--line);border-left:5px solid var(--accent);border-radius:6px;padding:.7em 1em;margin:1em 0;break-inside:avoid}
+.rec h3{margin:.1em 0 .3em}.cost{color:var(--warn);font-weight:600}
+pre{background:#f2f4f8;border:1px solid var(--line);border-radius:4px;padding:.7em;white-space:pre-wrap;overflow-wrap:anywhere}
 code,.mono{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:.92em}
-.muted{color:#6b7385}
+.muted{color:var(--muted)}.bad{color:var(--bad);font-weight:600}
+footer{margin-top:2.5em;padding-top:.8em;border-top:1px solid var(--line);color:var(--muted);font-size:.88em}
+@media print{
+ body{font-size:11pt;-webkit-print-color-adjust:exact;print-color-adjust:exact}
+ header.top{background:none;color:#000;border-bottom:2px solid #000}header.top p{color:#333}
+ main{max-width:none;padding:0}
+ h2{break-after:avoid}figure,table,.tile,.rec{break-inside:avoid}
+ .scroll{overflow:visible}td.kernel{white-space:normal;max-width:none;overflow-wrap:anywhere}
+}
 )";
-
-std::string esc(const std::string& s) {
-  return htmlEscape(s);
-}
-
-std::string cell(const json& v) {
-  if (v.is_null()) return "<td class=\"muted\">unknown</td>";
-  if (v.is_number_float())
-    return "<td class=\"num\">" + formatSignificant(v.get<double>(), 4) + "</td>";
-  if (v.is_number()) return "<td class=\"num\">" + v.dump() + "</td>";
-  if (v.is_boolean()) return std::string("<td>") + (v.get<bool>() ? "yes" : "no") + "</td>";
-  if (v.is_string()) return "<td>" + esc(v.get<std::string>()) + "</td>";
-  return "<td class=\"mono\">" + esc(v.dump()) + "</td>";
-}
-
-std::string row(const std::string& label, const std::string& value) {
-  return "<tr><th>" + esc(label) + "</th><td>" + value + "</td></tr>\n";
-}
-
-std::string orUnknown(bool known, const std::string& s) {
-  return known ? esc(s) : "<span class=\"muted\">unknown</span>";
-}
-
-void summaryTable(std::ostringstream& o, const JobAnalysis& a) {
-  const auto& t = a.timeline;
-  o << "<h2>Summary</h2>\n<table>\n";
-  o << row("Wall time",
-           orUnknown(a.wall_ns.has_value(), a.wall_ns ? formatDuration(*a.wall_ns) : ""));
-  o << row("GPU span", orUnknown(t.known(), formatDuration(t.span_ns)));
-  o << row("GPU busy",
-           orUnknown(t.known(), formatDuration(t.busy_ns) + " (" +
-                                    formatPercent(t.span_ns ? double(t.busy_ns) / t.span_ns : 0) +
-                                    ")"));
-  o << row("GPU idle", orUnknown(t.known(), formatDuration(t.span_ns - t.busy_ns) + " (" +
-                                                formatPercent(t.idleRatio().value_or(0)) + ")"));
-  o << row("Kernels", esc(std::to_string(a.kernels.count) + " launches, " +
-                          formatDuration(a.kernels.total_ns)));
-  auto pageable = a.copies.hostTransfers(model::MemoryKind::Pageable);
-  o << row("Copies", esc(std::to_string(a.copies.total.count) + " copies, " +
-                         formatBytes(a.copies.total.bytes) + " in " +
-                         formatDuration(a.copies.total.time_ns) + "; pageable " +
-                         formatBytes(pageable.bytes) + " in " + formatDuration(pageable.time_ns)));
-  o << row("Host blocked in syncs", esc(formatDuration(a.syncs.blocked_ns) + " in " +
-                                        std::to_string(a.syncs.calls) + " calls"));
-  auto peak = a.memory.peakBytes();
-  o << row("Peak device memory", orUnknown(peak.has_value(), peak ? formatBytes(*peak) : ""));
-  o << row("Collection",
-           esc("tier " + jobTier(a.collection) + "; " + std::to_string(a.collection.events) +
-               " events, " + std::to_string(a.collection.events_dropped) + " dropped, " +
-               std::to_string(a.collection.undecodable_events) + " undecodable"));
-  o << "</table>\n";
-}
-
-void recommendationsSection(std::ostringstream& o, const std::vector<Recommendation>& recs) {
-  o << "<h2>Recommendations</h2>\n";
-  if (recs.empty()) {
-    o << "<p>None: no rule found a change worth making.</p>\n";
-    return;
-  }
-  for (size_t i = 0; i < recs.size(); ++i) {
-    const auto& r = recs[i];
-    o << "<div class=\"rec\" id=\"rec-" << esc(r.id) << "\"><h3>" << (i + 1) << ". " << esc(r.title)
-      << "</h3>\n<p><span class=\"saving\">expected saving ~"
-      << formatPercent(r.expected_saving_ratio) << "</span> &middot; confidence "
-      << toString(r.confidence) << " &middot; <code>" << esc(r.id) << "</code></p>\n<pre>"
-      << esc(r.action) << "</pre>\n<table><tr><th>evidence</th><th>value</th></tr>\n";
-    for (const auto& [k, v] : r.evidence.items())
-      o << "<tr><td><code>" << esc(k) << "</code></td>" << cell(v) << "</tr>\n";
-    o << "</table></div>\n";
-  }
-}
-
-void kernelsSection(std::ostringstream& o, const json& top) {
-  o << "<h2>Top kernels</h2>\n";
-  if (top.empty()) {
-    o << "<p class=\"muted\">No kernels recorded.</p>\n";
-    return;
-  }
-  o << "<table><tr><th>kernel</th><th>count</th><th>seconds</th><th>share</th><th>mean</"
-       "th><th>launch (grid / block)</th></tr>\n";
-  for (const auto& k : top) {
-    std::string launch;
-    if (!k["launch_configs"].empty()) {
-      const auto& c = k["launch_configs"][0];
-      launch = c["grid"].dump() + " / " + c["block"].dump();
-    }
-    // The short name in the table, the full demangled one on hover.
-    o << "<tr><td class=\"mono\" title=\"" << esc(k["name"].get<std::string>()) << "\">"
-      << esc(profiler::shortKernelName(k["name"].get<std::string>())) << "</td>" << cell(k["count"])
-      << cell(k["seconds"]) << cell(k["kernel_time_share"]) << cell(k["mean_seconds"])
-      << "<td class=\"mono\">" << esc(launch) << "</td></tr>\n";
-  }
-  o << "</table>\n";
-}
-
-void copiesSection(std::ostringstream& o, const json& copies) {
-  o << "<h2>Copies</h2>\n";
-  if (copies["by_direction"].empty()) {
-    o << "<p class=\"muted\">No copies recorded.</p>\n";
-    return;
-  }
-  o << "<table><tr><th>direction</th><th>host "
-       "memory</th><th>count</th><th>bytes</th><th>seconds</th><th>GB/s</th></tr>\n";
-  for (const auto& [dir, d] : copies["by_direction"].items()) {
-    o << "<tr><td>" << esc(dir) << "</td><td>all</td>" << cell(d["count"]) << cell(d["bytes"])
-      << cell(d["seconds"]) << cell(d["bandwidth_gbps"]) << "</tr>\n";
-    if (!d.contains("by_host_memory")) continue;
-    for (const auto& [kind, k] : d["by_host_memory"].items()) {
-      o << "<tr><td></td><td>" << esc(kind) << "</td>" << cell(k["count"]) << cell(k["bytes"])
-        << cell(k["seconds"]) << cell(k["bandwidth_gbps"]) << "</tr>\n";
-    }
-  }
-  o << "</table>\n";
-}
-
-void processesSection(std::ostringstream& o, const json& report) {
-  o << "<h2>Processes and "
-       "GPUs</h2>\n<table><tr><th>pid</th><th>rank</th><th>command</th><th>tier</th><th>events</"
-       "th><th>dropped</th></tr>\n";
-  for (const auto& p : report["processes"]) {
-    o << "<tr>" << cell(p["pid"]) << cell(p["rank"]) << "<td class=\"mono\">"
-      << esc(p["command"].get<std::string>()) << "</td>" << cell(p["tier"]) << cell(p["events"])
-      << cell(p["events_dropped"]) << "</tr>\n";
-  }
-  o << "</table>\n<table><tr><th>index</th><th>name</th><th>SMs</th><th>memory</th><th>compute "
-       "capability</th><th>MIG</th></tr>\n";
-  for (const auto& g : report["gpus"]) {
-    o << "<tr>" << cell(g["index"]) << cell(g["name"]) << cell(g["sm_count"])
-      << cell(g["memory_total_bytes"]) << cell(g["compute_capability"]) << cell(g["mig_profile"])
-      << "</tr>\n";
-  }
-  o << "</table>\n";
-}
 
 // JSON inside <script> must not contain "</" (it would close the element) nor "<!--" or "<script"
 // (they change how the HTML parser reads the element). '<' only occurs inside JSON strings, where
 // \u003c means the same character.
 std::string embeddable(const json& j) {
-  std::string s = j.dump();
+  std::string s = j.dump(-1, ' ', false, json::error_handler_t::replace);
   std::string out;
   out.reserve(s.size());
   for (char c : s) {
@@ -172,6 +87,32 @@ std::string embeddable(const json& j) {
     }
   }
   return out;
+}
+
+void footer(std::ostream& o, const json& r) {
+  o << "<footer>\n<p><strong>Definitions.</strong> GPU busy is the length of the union of kernel, "
+       "copy and memset intervals on a device; the GPU span runs from its first to its last GPU "
+       "activity; idle is span minus busy (the definition HTA and TraceLens use). Job figures "
+       "are sums over processes and devices. A figure the collection could not see reads "
+       "&ldquo;unknown&rdquo; or &ldquo;not measured&rdquo;.</p>\n<p><strong>Costs.</strong> ";
+  auto price = jsonNumber(r, {"cost", "gpu_hour_price"});
+  std::string source = jsonString(r, {"cost", "price_source"});
+  if (price && source == "option") {
+    o << "Priced at " << htmlEscape(formatMoney(*price)) << " per GPU-hour (--gpu-hour-price).";
+  } else if (price) {
+    o << "Priced at " << htmlEscape(formatMoney(*price))
+      << " per GPU-hour: an on-demand list-price estimate for the GPU model (price table "
+      << htmlEscape(jsonString(r, {"cost", "price_table_date"}))
+      << "); real prices vary, pass --gpu-hour-price with yours.";
+  } else {
+    o << "Not priced: the GPU model is not in the price table; pass --gpu-hour-price.";
+  }
+  o << " Idle cost counts idle GPU time within the GPU span; a recommendation's cost is its "
+       "expected saving applied to the GPU-hours of this run and of a day of such work.</p>\n"
+    << "<p>" << htmlEscape(jsonString(r, {"schema"})) << " &middot; gpuwise "
+    << htmlEscape(jsonString(r, {"generated_by", "version"}))
+    << " &middot; the full JSON report is embedded in this file (element "
+       "<code>gpuwise-report</code>).</p>\n</footer>\n";
 }
 
 } // namespace
@@ -193,30 +134,40 @@ std::string htmlEscape(std::string_view text) {
 }
 
 std::string renderHtmlReport(const ReportInput& in, const ReportOptions& options) {
-  const auto& a = in.analysis;
-  json report = buildReportJson(in, options);
+  return renderHtmlReport(buildReportJson(in, options));
+}
+
+std::string renderHtmlReport(const nlohmann::ordered_json& r) {
+  bool simulated = jsonAt(r, {"source", "simulated"}) && r["source"]["simulated"].is_boolean() &&
+                   r["source"]["simulated"].get<bool>();
   std::ostringstream o;
   o << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
-    << "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-    << "<title>gpuwise report</title>\n<style>" << kStyle << "</style></head><body>\n"
-    << "<h1>gpuwise report</h1>\n<p class=\"muted\">" << kReportSchema << " &middot; gpuwise "
-    << gpuwiseVersion() << " &middot; source " << esc(model::toString(a.source.kind)) << "</p>\n";
-  if (a.simulated())
-    o << "<div class=\"sim\">SIMULATED DEVICE: timings come from the simulated device's cost "
-         "model, not a real GPU.</div>\n";
-  std::string first_line =
-      report["summary"]["gpu_idle_ratio"].is_null()
-          ? "GPU busy time unknown (no GPU timestamps)"
-          : "GPU busy " + formatPercent(1.0 - report["summary"]["gpu_idle_ratio"].get<double>()) +
-                " of the GPU span";
-  o << "<p class=\"verdict\">" << esc(first_line) << "; " << in.recommendations.size()
-    << (in.recommendations.size() == 1 ? " recommendation" : " recommendations") << "</p>\n";
-  summaryTable(o, a);
-  recommendationsSection(o, in.recommendations);
-  kernelsSection(o, report["top_kernels"]);
-  copiesSection(o, report["copies"]);
-  processesSection(o, report);
-  o << "<script type=\"application/json\" id=\"gpuwise-report\">" << embeddable(report)
+    << "<meta http-equiv=\"Content-Security-Policy\" content=\"" << kContentSecurityPolicy
+    << "\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+    << "<title>" << (simulated ? "[SIMULATED] " : "") << "gpuwise efficiency report</title>\n"
+    << "<style>" << kStyle << "</style></head><body>\n<header class=\"top\"><div><h1>gpuwise "
+    << "efficiency report</h1><p>source " << htmlEscape(jsonString(r, {"source", "kind"}));
+  if (const json* gpus = jsonAt(r, {"gpus"}); gpus && gpus->is_array() && !gpus->empty())
+    o << " &middot; " << gpus->size() << (gpus->size() == 1 ? " GPU: " : " GPUs: ")
+      << htmlEscape(jsonString((*gpus)[0], {"name"})) << (gpus->size() > 1 ? ", ..." : "");
+  if (auto wall = jsonNumber(r, {"summary", "wall_seconds"}))
+    o << " &middot; wall time " << htmlEscape(formatSeconds(*wall));
+  o << "</p></div></header>\n<main>\n";
+  if (simulated)
+    o << "<div class=\"sim\" role=\"note\">SIMULATED DEVICE: this run used gpuwise's simulated "
+         "GPU; timings come from its cost model, not from real hardware.</div>\n";
+  htmlVerdictSection(o, r);
+  htmlUtilizationSection(o, r);
+  htmlIdleSection(o, r);
+  htmlPrecisionSection(o, r);
+  htmlKernelsSection(o, r);
+  htmlCopiesSection(o, r);
+  htmlMemorySection(o, r);
+  htmlSyncsSection(o, r);
+  htmlRecommendationsSection(o, r);
+  htmlCollectionSection(o, r);
+  footer(o, r);
+  o << "</main>\n<script type=\"application/json\" id=\"gpuwise-report\">" << embeddable(r)
     << "</script>\n</body></html>\n";
   return o.str();
 }

@@ -1,6 +1,7 @@
 #include "advisor/report/report_json.h"
 
 #include "advisor/analysis/format.h"
+#include "advisor/report/series_json.h"
 
 namespace gpuwise::advisor {
 namespace {
@@ -345,12 +346,17 @@ nlohmann::ordered_json buildReportJson(const ReportInput& in, const ReportOption
   r["processes"] = processes(a.collection);
   r["summary"] = summary(a);
   r["recommendations"] = recommendations(in.recommendations);
+  auto job_cost = computeJobCost(a, options.cost);
+  for (size_t i = 0; i < in.recommendations.size(); ++i)
+    r["recommendations"][i]["cost"] = toJson(costOf(in.recommendations[i], job_cost));
   r["top_kernels"] = topKernels(a.kernels, options.top_kernels);
   r["collection"] = collection(a.collection);
   r["timeline"] = timeline(a.timeline);
   r["copies"] = copies(a.copies);
   r["host_syncs"] = hostSyncs(a.syncs);
   r["memory"] = memory(a.memory);
+  r["cost"] = toJson(job_cost);
+  r["timeline_series"] = timelineSeriesJson(a.utilization);
   return r;
 }
 

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "advisor/analysis/job_analysis.h"
+#include "advisor/cost/waste_cost.h"
 #include "advisor/rules/recommendation.h"
 
 #include <nlohmann/json.hpp>
@@ -24,6 +25,7 @@ struct ReportInput {
 
 struct ReportOptions {
   size_t top_kernels = 20;
+  CostOptions cost; // GPU-hour price for the `cost` sections (advisor/cost/waste_cost.h)
 };
 
 nlohmann::ordered_json buildReportJson(const ReportInput& input, const ReportOptions& options = {});

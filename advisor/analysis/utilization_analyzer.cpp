@@ -1,0 +1,322 @@
+#include "advisor/analysis/utilization_analyzer.h"
+
+#include "advisor/analysis/interval_union.h"
+
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+
+namespace gpuwise::advisor {
+namespace {
+
+// At most one bucket per nanosecond, at least one.
+size_t bucketCount(model::TimeNs start, model::TimeNs end, size_t wanted) {
+  auto span = static_cast<uint64_t>(std::max<model::TimeNs>(end - start, 0));
+  return std::max<size_t>(1, std::min<uint64_t>(wanted, span));
+}
+
+// The bucket holding time t; the end of the span belongs to the last bucket.
+size_t bucketOf(model::TimeNs start, model::TimeNs end, size_t n, model::TimeNs t) {
+  if (end <= start || t <= start) return 0;
+  if (t >= end) return n - 1;
+  auto i = static_cast<size_t>((static_cast<__int128>(t - start) * n) / (end - start));
+  return std::min(i, n - 1);
+}
+
+// Adds the parts of sorted, disjoint intervals to the buckets they fall in.
+void distribute(const std::vector<Interval>& merged, model::TimeNs start, model::TimeNs end,
+                std::vector<model::TimeNs>& out) {
+  size_t n = out.size();
+  for (const auto& iv : merged) {
+    model::TimeNs s = std::max(iv.start, start), e = std::min(iv.end, end);
+    for (size_t i = bucketOf(start, end, n, s); s < e && i < n; ++i) {
+      model::TimeNs bucket_end = bucketEdge(start, end, n, i + 1);
+      model::TimeNs piece_end = std::min(e, bucket_end);
+      if (piece_end > s) out[i] += piece_end - s;
+      s = std::max(s, piece_end);
+    }
+  }
+}
+
+enum Activity { kKernel, kCopy, kMemset, kActivities };
+
+struct DeviceWork {
+  std::vector<Interval> by_activity[kActivities];
+};
+
+BusySeries busySeries(const model::ProcessInfo& info, uint32_t device, DeviceWork& work,
+                      size_t wanted) {
+  auto& by_activity = work.by_activity;
+  for (auto& v : by_activity)
+    mergeInPlace(v);
+  auto all = unite(unite(by_activity[kKernel], by_activity[kCopy]), by_activity[kMemset]);
+  BusySeries s;
+  s.pid = info.pid;
+  s.rank = info.rank;
+  s.device = device;
+  s.start = all.front().start;
+  s.end = all.back().end;
+  size_t n = bucketCount(s.start, s.end, wanted);
+  s.busy_ns.assign(n, 0);
+  s.kernel_ns.assign(n, 0);
+  s.copy_ns.assign(n, 0);
+  distribute(all, s.start, s.end, s.busy_ns);
+  distribute(by_activity[kKernel], s.start, s.end, s.kernel_ns);
+  distribute(by_activity[kCopy], s.start, s.end, s.copy_ns);
+  return s;
+}
+
+struct Level {
+  model::TimeNs time;
+  int64_t bytes;
+};
+
+// Highest level per bucket; a bucket without a record holds the level the previous one ended at.
+std::vector<int64_t> bucketLevels(const std::vector<Level>& levels, model::TimeNs start,
+                                  model::TimeNs end, size_t n) {
+  std::vector<int64_t> out(n, -1);
+  int64_t carry = -1;
+  size_t next = 0;
+  for (size_t i = 0; i < n; ++i) {
+    int64_t high = carry;
+    while (next < levels.size() && bucketOf(start, end, n, levels[next].time) == i) {
+      high = std::max(high, levels[next].bytes);
+      carry = levels[next].bytes;
+      ++next;
+    }
+    out[i] = high;
+  }
+  return out;
+}
+
+bool countsAsDeviceMemory(model::MemoryKind k) {
+  return k == model::MemoryKind::Device || k == model::MemoryKind::Managed ||
+         k == model::MemoryKind::Unknown;
+}
+
+// The running sum of device allocations per device, one level per allocation or free.
+std::map<uint32_t, std::vector<Level>> allocationLevels(const model::ProcessTrace& p) {
+  std::vector<const model::Allocation*> order;
+  for (const auto& a : p.allocations)
+    if (countsAsDeviceMemory(a.kind) && a.time != 0) order.push_back(&a);
+  std::stable_sort(order.begin(), order.end(),
+                   [](const auto* a, const auto* b) { return a->time < b->time; });
+  std::map<uint32_t, std::vector<Level>> levels;
+  std::map<uint32_t, uint64_t> current;
+  std::unordered_map<uint64_t, uint64_t> live; // address -> bytes, for frees without a size
+  for (const auto* a : order) {
+    auto& cur = current[a->device];
+    if (!a->is_free) {
+      cur += a->bytes;
+      if (a->address != 0) live[a->address] = a->bytes;
+    } else {
+      uint64_t bytes = a->bytes;
+      if (auto it = live.find(a->address); a->address != 0 && it != live.end()) {
+        if (bytes == 0) bytes = it->second;
+        live.erase(it);
+      }
+      cur -= std::min(cur, bytes);
+    }
+    levels[a->device].push_back({a->time, static_cast<int64_t>(cur)});
+  }
+  return levels;
+}
+
+void memorySeries(const model::ProcessTrace& p, size_t wanted, std::vector<MemorySeries>& out) {
+  std::map<uint32_t, std::vector<Level>> reserved, allocated;
+  for (const auto& s : p.memory_samples) {
+    if (s.time == 0) continue;
+    if (s.reserved_bytes >= 0) reserved[s.device].push_back({s.time, s.reserved_bytes});
+    if (s.allocated_bytes >= 0) allocated[s.device].push_back({s.time, s.allocated_bytes});
+  }
+  std::map<uint32_t, std::vector<Level>> from_allocations;
+  if (reserved.empty() && allocated.empty()) from_allocations = allocationLevels(p);
+  std::map<uint32_t, bool> devices;
+  for (const auto* m : {&reserved, &allocated, &from_allocations})
+    for (const auto& [device, levels] : *m)
+      devices[device] = true;
+
+  auto byTime = [](const Level& a, const Level& b) { return a.time < b.time; };
+  for (const auto& [device, unused] : devices) {
+    MemorySeries s;
+    s.pid = p.info.pid;
+    s.rank = p.info.rank;
+    s.device = device;
+    auto& r = reserved[device];
+    auto& a = from_allocations.empty() ? allocated[device] : from_allocations[device];
+    s.source = !r.empty()                 ? MemorySource::Reserved
+               : from_allocations.empty() ? MemorySource::Allocated
+                                          : MemorySource::Allocations;
+    std::stable_sort(r.begin(), r.end(), byTime);
+    std::stable_sort(a.begin(), a.end(), byTime);
+    s.start = std::min(r.empty() ? a.front().time : r.front().time,
+                       a.empty() ? r.front().time : a.front().time);
+    s.end = std::max(r.empty() ? a.back().time : r.back().time,
+                     a.empty() ? r.back().time : a.back().time);
+    size_t n = bucketCount(s.start, s.end, wanted);
+    if (!r.empty()) s.reserved = bucketLevels(r, s.start, s.end, n);
+    if (!a.empty()) s.allocated = bucketLevels(a, s.start, s.end, n);
+    if (const auto* info = p.device(device)) s.memory_total_bytes = info->memory_total_bytes;
+    out.push_back(std::move(s));
+  }
+}
+
+// Spreads each old bucket's time over the new buckets it overlaps, in proportion to the overlap;
+// the last piece takes the rounding remainder so totals stay exact.
+void spreadTime(const std::vector<model::TimeNs>& from, model::TimeNs from_start,
+                model::TimeNs from_end, model::TimeNs start, model::TimeNs end,
+                std::vector<model::TimeNs>& to) {
+  size_t n = from.size(), m = to.size();
+  for (size_t i = 0; i < n; ++i) {
+    if (from[i] == 0) continue;
+    model::TimeNs lo = bucketEdge(from_start, from_end, n, i);
+    model::TimeNs hi = bucketEdge(from_start, from_end, n, i + 1);
+    size_t first = bucketOf(start, end, m, lo),
+           last = bucketOf(start, end, m, hi > lo ? hi - 1 : lo);
+    model::TimeNs given = 0;
+    for (size_t j = first; j <= last; ++j) {
+      model::TimeNs part = from[i] - given;
+      if (j < last) {
+        model::TimeNs overlap = std::min(hi, bucketEdge(start, end, m, j + 1)) -
+                                std::max(lo, bucketEdge(start, end, m, j));
+        part = static_cast<model::TimeNs>(static_cast<__int128>(from[i]) * overlap / (hi - lo));
+      }
+      to[j] += part;
+      given += part;
+    }
+  }
+}
+
+void spreadLevel(const std::vector<int64_t>& from, model::TimeNs from_start, model::TimeNs from_end,
+                 model::TimeNs start, model::TimeNs end, std::vector<int64_t>& to) {
+  size_t n = from.size(), m = to.size();
+  for (size_t i = 0; i < n; ++i) {
+    if (from[i] < 0) continue;
+    model::TimeNs lo = bucketEdge(from_start, from_end, n, i);
+    model::TimeNs hi = bucketEdge(from_start, from_end, n, i + 1);
+    size_t last = bucketOf(start, end, m, hi > lo ? hi - 1 : lo);
+    for (size_t j = bucketOf(start, end, m, lo); j <= last; ++j)
+      to[j] = std::max(to[j], from[i]);
+  }
+}
+
+template <typename T> bool sameKey(const T& a, const T& b) {
+  return a.pid == b.pid && a.rank == b.rank && a.device == b.device;
+}
+
+template <typename T> bool keyLess(const T& a, const T& b) {
+  if (a.pid != b.pid) return a.pid < b.pid;
+  return a.rank != b.rank ? a.rank < b.rank : a.device < b.device;
+}
+
+BusySeries mergeBusy(const BusySeries& a, const BusySeries& b) {
+  BusySeries s = a;
+  s.start = std::min(a.start, b.start);
+  s.end = std::max(a.end, b.end);
+  size_t n = bucketCount(s.start, s.end, std::max(a.buckets(), b.buckets()));
+  for (auto member : {&BusySeries::busy_ns, &BusySeries::kernel_ns, &BusySeries::copy_ns}) {
+    std::vector<model::TimeNs> to(n, 0);
+    spreadTime(a.*member, a.start, a.end, s.start, s.end, to);
+    spreadTime(b.*member, b.start, b.end, s.start, s.end, to);
+    s.*member = std::move(to);
+  }
+  return s;
+}
+
+MemorySeries mergeMemory(const MemorySeries& a, const MemorySeries& b) {
+  MemorySeries s = a;
+  s.start = std::min(a.start, b.start);
+  s.end = std::max(a.end, b.end);
+  s.source = std::min(a.source, b.source); // Reserved < Allocated < Allocations: the best source
+  s.memory_total_bytes = std::max(a.memory_total_bytes, b.memory_total_bytes);
+  size_t n = bucketCount(s.start, s.end, std::max(a.buckets(), b.buckets()));
+  for (auto member : {&MemorySeries::reserved, &MemorySeries::allocated}) {
+    if ((a.*member).empty() && (b.*member).empty()) continue;
+    std::vector<int64_t> to(n, -1);
+    spreadLevel(a.*member, a.start, a.end, s.start, s.end, to);
+    spreadLevel(b.*member, b.start, b.end, s.start, s.end, to);
+    for (size_t i = 1; i < n; ++i) // the gap between two windows keeps the earlier level
+      if (to[i] < 0) to[i] = to[i - 1];
+    s.*member = std::move(to);
+  }
+  return s;
+}
+
+} // namespace
+
+model::TimeNs bucketEdge(model::TimeNs start, model::TimeNs end, size_t n, size_t i) {
+  if (i >= n) return end;
+  return start + static_cast<model::TimeNs>((static_cast<__int128>(end - start) * i) / n);
+}
+
+model::TimeNs BusySeries::bucketLength(size_t i) const {
+  return bucketEdge(start, end, buckets(), i + 1) - bucketEdge(start, end, buckets(), i);
+}
+
+static double fraction(model::TimeNs part, model::TimeNs whole) {
+  if (whole <= 0) return 0.0;
+  return std::clamp(static_cast<double>(part) / static_cast<double>(whole), 0.0, 1.0);
+}
+
+double BusySeries::busyRatio(size_t i) const {
+  return fraction(busy_ns[i], bucketLength(i));
+}
+double BusySeries::kernelRatio(size_t i) const {
+  return fraction(kernel_ns[i], bucketLength(i));
+}
+double BusySeries::copyRatio(size_t i) const {
+  return fraction(copy_ns[i], bucketLength(i));
+}
+
+uint64_t MemorySeries::peak() const {
+  int64_t high = 0;
+  for (auto v : reserved)
+    high = std::max(high, v);
+  for (auto v : allocated)
+    high = std::max(high, v);
+  return static_cast<uint64_t>(high);
+}
+
+UtilizationResult analyzeUtilization(const model::Trace& trace, size_t buckets) {
+  UtilizationResult r;
+  for (const auto& p : trace.processes) {
+    std::map<uint32_t, DeviceWork> devices;
+    auto add = [&](Activity a, model::TimeNs start, model::TimeNs end, uint32_t device) {
+      if (isTimed(start, end)) devices[device].by_activity[a].push_back({start, end});
+    };
+    for (const auto& k : p.kernels)
+      add(kKernel, k.start, k.end, k.device);
+    for (const auto& c : p.copies)
+      add(kCopy, c.start, c.end, c.device);
+    for (const auto& m : p.memsets)
+      add(kMemset, m.start, m.end, m.device);
+    for (auto& [device, work] : devices)
+      r.busy.push_back(busySeries(p.info, device, work, buckets));
+    memorySeries(p, buckets, r.memory);
+  }
+  return r;
+}
+
+void UtilizationResult::merge(const UtilizationResult& o) {
+  for (const auto& s : o.busy) {
+    auto it = std::find_if(busy.begin(), busy.end(), [&](const auto& x) { return sameKey(x, s); });
+    if (it == busy.end()) {
+      busy.push_back(s);
+    } else {
+      *it = mergeBusy(*it, s);
+    }
+  }
+  for (const auto& s : o.memory) {
+    auto it =
+        std::find_if(memory.begin(), memory.end(), [&](const auto& x) { return sameKey(x, s); });
+    if (it == memory.end()) {
+      memory.push_back(s);
+    } else {
+      *it = mergeMemory(*it, s);
+    }
+  }
+  std::sort(busy.begin(), busy.end(), keyLess<BusySeries>);
+  std::sort(memory.begin(), memory.end(), keyLess<MemorySeries>);
+}
+
+} // namespace gpuwise::advisor

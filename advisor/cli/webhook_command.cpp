@@ -1,0 +1,144 @@
+#include "advisor/cli/webhook_command.h"
+
+#include "advisor/cli/commands.h"
+#include "advisor/report/report_json.h"
+#include "advisor/webhook/webhook_server.h"
+
+#include <csignal>
+#include <cstdlib>
+#include <pthread.h>
+
+namespace gpuwise::advisor {
+
+namespace {
+
+// A Kubernetes resource quantity as the API server accepts it ("100m", "256Mi", "1.5", "2e3"):
+// checked here so a typo fails at start-up, not in every pod the API server then refuses.
+bool isQuantity(const std::string& q) {
+  static const char* kSuffixes[] = {"",  "m",  "k",  "M",  "G",  "T",  "P",
+                                    "E", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"};
+  size_t i = 0;
+  bool digits = false, dot = false;
+  for (; i < q.size(); ++i) {
+    if (q[i] >= '0' && q[i] <= '9')
+      digits = true;
+    else if (q[i] == '.' && !dot)
+      dot = true;
+    else
+      break;
+  }
+  if (!digits) return false;
+  std::string suffix = q.substr(i);
+  if (suffix.size() > 1 && (suffix[0] == 'e' || suffix[0] == 'E')) {
+    for (size_t k = 1; k < suffix.size(); ++k)
+      if (suffix[k] < '0' || suffix[k] > '9') return false;
+    return true;
+  }
+  for (const char* s : kSuffixes)
+    if (suffix == s) return true;
+  return false;
+}
+
+} // namespace
+
+std::string defaultWebhookImage() {
+  if (const char* env = std::getenv("GPUWISE_IMAGE"); env && *env) return env;
+  return std::string("ghcr.io/gpuwise/gpuwise:") + gpuwiseVersion();
+}
+
+CLI::App* addWebhookCommand(CLI::App& app, WebhookOptions& o) {
+  auto* cmd = app.add_subcommand(
+      "webhook", "Serve the Kubernetes mutating admission webhook over HTTPS until SIGTERM");
+  cmd->add_option("--listen", o.listen, "HOST:PORT, [IPV6]:PORT or :PORT")->capture_default_str();
+  cmd->add_option("--tls-cert", o.tls_cert, "PEM certificate (chain) file")->required();
+  cmd->add_option("--tls-key", o.tls_key, "PEM private key file")->required();
+  cmd->add_option("--image", o.image,
+                  "Image of the installer and the advisor sidecar (default: $GPUWISE_IMAGE, "
+                  "else ghcr.io/gpuwise/gpuwise:<version>)");
+  cmd->add_option("--image-pull-policy", o.image_pull_policy, "Always, IfNotPresent or Never")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"Always", "IfNotPresent", "Never"}));
+  cmd->add_flag("--classic-sidecar", o.classic_sidecar,
+                "Inject the advisor as a regular container (clusters before Kubernetes 1.29; "
+                "Jobs then need the sidecar stopped to complete)");
+  cmd->add_option("--metrics-port", o.metrics_port,
+                  "The advisor's Prometheus port in each pod (0: none)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 65535));
+  cmd->add_option("--sidecar-cpu", o.sidecar_cpu, "CPU request of the advisor sidecar")
+      ->capture_default_str();
+  cmd->add_option("--sidecar-memory", o.sidecar_memory, "Memory request of the advisor sidecar")
+      ->capture_default_str();
+  cmd->add_option("--sidecar-memory-limit", o.sidecar_memory_limit,
+                  "Memory limit of the advisor sidecar")
+      ->capture_default_str();
+  cmd->add_option("--max-body-bytes", o.max_body_bytes, "Largest AdmissionReview accepted")
+      ->capture_default_str()
+      ->check(CLI::Range(size_t{1024}, size_t{64} << 20));
+  return cmd;
+}
+
+int webhookCommand(const WebhookOptions& o, CliIo io) {
+  auto fail = [&](const std::string& line) {
+    io.err << "gpuwise webhook: " << line << '\n';
+    return kExitUsage;
+  };
+  for (const auto& [flag, value] :
+       {std::pair<const char*, const std::string&>{"--sidecar-cpu", o.sidecar_cpu},
+        {"--sidecar-memory", o.sidecar_memory},
+        {"--sidecar-memory-limit", o.sidecar_memory_limit}}) {
+    if (!isQuantity(value))
+      return fail(std::string(flag) + " '" + value + "' is not a Kubernetes quantity");
+  }
+
+  WebhookServer::Options so;
+  so.listen = o.listen;
+  so.cert_file = o.tls_cert;
+  so.key_file = o.tls_key;
+  so.injection.image = o.image.empty() ? defaultWebhookImage() : o.image;
+  so.injection.image_pull_policy = o.image_pull_policy;
+  so.injection.classic_sidecar = o.classic_sidecar;
+  so.injection.metrics_port = o.metrics_port;
+  so.injection.sidecar_cpu_request = o.sidecar_cpu;
+  so.injection.sidecar_memory_request = o.sidecar_memory;
+  so.injection.sidecar_memory_limit = o.sidecar_memory_limit;
+  so.injection.version = gpuwiseVersion();
+  so.limits.max_body_bytes = o.max_body_bytes;
+  std::ostream& err = io.err;
+  so.log = [&err](const std::string& line) { err << "gpuwise webhook: " << line << std::endl; };
+
+  // Block the stop signals before any thread starts, so they all inherit the mask and only the
+  // sigwait below takes SIGINT/SIGTERM.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  sigset_t previous;
+  pthread_sigmask(SIG_BLOCK, &stop_signals, &previous);
+
+  std::string error;
+  auto server = WebhookServer::start(so, &error);
+  if (!server) {
+    pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+    return fail(error);
+  }
+  io.err << "gpuwise webhook: listening on https://"
+         << (server->host().find(':') != std::string::npos ? "[" + server->host() + "]"
+                                                           : server->host())
+         << ":" << server->port() << " (image " << so.injection.image << ", "
+         << (o.classic_sidecar ? "classic" : "native") << " sidecar, metrics port "
+         << (o.metrics_port > 0 ? std::to_string(o.metrics_port) : std::string("none")) << ")"
+         << std::endl;
+
+  int signal = 0;
+  sigwait(&stop_signals, &signal);
+  server->stop();
+  auto c = server->counters();
+  io.err << "gpuwise webhook: stopping on " << (signal == SIGINT ? "SIGINT" : "SIGTERM") << " ("
+         << c.reviews << " reviews, " << c.patched << " pods injected, " << c.rejected
+         << " requests rejected)" << std::endl;
+  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  return 0;
+}
+
+} // namespace gpuwise::advisor

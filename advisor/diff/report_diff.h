@@ -1,0 +1,82 @@
+// `gpuwise diff BASE.json NEW.json`: what changed between two gpuwise.report/v1 reports, and
+// whether it is a regression a CI gate should fail on.
+//
+// Metrics compared (each base, new, delta, relative delta and whether the change is better or
+// worse): step time, GPU busy share, GPU busy/span/wall seconds, idle seconds by cause, input
+// stall, launch overhead, host sync seconds, precision shares, tensor-core share, occupancy,
+// pageable copy time, peak memory, the daily cost of idle time; recommendations that appeared or
+// disappeared (by id).
+//
+// The gate: a regression is step time growing, or GPU busy share shrinking, by more than
+// `threshold` relative to the base (default 5%: 100 ms -> 105 ms is not a regression, 105.1 ms
+// is). Metrics unknown in either report are listed as unknown and gate nothing; when neither gate
+// metric is comparable the verdict says so (and it is not a regression). Other metrics are
+// reported as better or worse but never fail the gate.
+//
+// Pure; any thread. Throws nothing; invalid input is reported by validateReport().
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpuwise::advisor {
+
+inline constexpr double kDefaultDiffThreshold = 0.05;
+inline constexpr const char* kDiffSchema = "gpuwise.diff/v1";
+
+struct DiffOptions {
+  double threshold = kDefaultDiffThreshold; // relative change that counts, >= 0
+};
+
+enum class Better : uint8_t { Lower, Higher, Neither };
+enum class Change : uint8_t { Same, Better, Worse, Changed, Unknown };
+const char* toString(Change);
+
+enum class Unit : uint8_t { Seconds, Ratio, Bytes, Money };
+
+struct MetricDelta {
+  std::string name;  // stable key: "step_seconds", "gpu_busy_ratio", "idle_seconds.input", ...
+  std::string label; // for people: "step time (mean)"
+  Unit unit = Unit::Seconds;
+  Better better = Better::Lower;
+  bool gate = false; // decides the exit status
+  std::optional<double> base, next;
+  Change change = Change::Unknown;
+
+  std::optional<double> delta() const;
+  // (next - base) / |base|; nullopt when unknown or base is 0.
+  std::optional<double> relative() const;
+};
+
+enum class DiffVerdict : uint8_t { Regression, Improvement, Unchanged, NotComparable };
+const char* toString(DiffVerdict);
+
+struct ReportDiff {
+  double threshold = kDefaultDiffThreshold;
+  std::vector<MetricDelta> metrics;
+  std::vector<std::string> appeared, disappeared, kept; // recommendation ids
+  DiffVerdict verdict = DiffVerdict::NotComparable;
+  std::vector<std::string> regressions; // names of the gate metrics that regressed
+
+  bool regressed() const { return verdict == DiffVerdict::Regression; }
+};
+
+// Empty when `report` is a gpuwise.report/v1 document the diff can read; otherwise the problem in
+// a few words ("schema is 'x', not gpuwise.report/v1", "no summary object").
+std::string validateReport(const nlohmann::ordered_json& report);
+
+ReportDiff diffReports(const nlohmann::ordered_json& base, const nlohmann::ordered_json& next,
+                       const DiffOptions& options = {});
+
+// The diff for people: the verdict on the first line ("gpuwise diff: REGRESSION: ..."), then one
+// line per metric, then the recommendations that appeared and disappeared.
+std::string renderDiffText(const ReportDiff& diff);
+
+// The diff as JSON (schema gpuwise.diff/v1) for CI systems, with the two files' names.
+nlohmann::ordered_json diffToJson(const ReportDiff& diff, const std::string& base_file,
+                                  const std::string& new_file);
+
+} // namespace gpuwise::advisor

@@ -1,0 +1,9 @@
+# Tests of the HTML report, its charts and series, the cost of waste and `gpuwise diff`
+# (included from tests/advisor/CMakeLists.txt).
+gpuwise_add_test(advisor_html_chart_test SOURCES html_chart_test.cpp LIBS gpuwise_report)
+gpuwise_add_test(advisor_html_series_test SOURCES html_series_test.cpp LIBS gpuwise_report)
+gpuwise_add_test(advisor_html_report_test SOURCES html_report_test.cpp LIBS gpuwise_report)
+if(TARGET gpuwise_cli)
+  gpuwise_add_test(advisor_cost_test SOURCES cost_test.cpp LIBS gpuwise_cli gpuwise_report)
+  gpuwise_add_test(advisor_diff_test SOURCES diff_test.cpp LIBS gpuwise_cli gpuwise_diff)
+endif()

@@ -1,0 +1,241 @@
+// The Prometheus metrics contract (docs/metrics.md) and everything that reads it: the sample
+// exposition passes `promtool check metrics` and matches the contract's names, types, HELP texts
+// and labels; the alert rules pass `promtool check rules` and their unit tests
+// (alerts_test.yaml); every query of the Grafana dashboard, the alerts, the HPA and the
+// prometheus-adapter rule names only metrics of the contract. The advisor's real /metrics output
+// will be held to the same checks when it lands.
+#include "tests/containers/containers_support.h"
+
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+
+using namespace gpuwise::containers::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+bool promtoolMissing() {
+  if (which("promtool").empty()) {
+    WARN("promtool is not installed (Debian: scripts/install-deps prometheus): not checked");
+    return true;
+  }
+  return false;
+}
+
+// Every metric `expr` names is in the contract, and it names at least one.
+void checkQuery(const std::string& where, const std::string& expr,
+                const std::map<std::string, MetricSpec>& contract) {
+  INFO(where << ": " << expr);
+  auto names = gpuwiseNames(expr);
+  CHECK_FALSE(names.empty());
+  for (const auto& n : names) {
+    INFO(n);
+    CHECK_FALSE(contractMetric(n, contract).empty());
+  }
+}
+
+struct Series {
+  std::string name;
+  std::set<std::string> labels;
+};
+
+Series parseSeries(const std::string& line) {
+  Series s;
+  size_t brace = line.find('{');
+  size_t space = line.find(' ');
+  s.name = line.substr(0, std::min(brace, space));
+  if (brace != std::string::npos && brace < space) {
+    static const std::regex label(R"(([a-zA-Z_][a-zA-Z0-9_]*)=\"(?:[^\"\\]|\\.)*\")");
+    std::string inside = line.substr(brace, line.rfind('}') - brace);
+    for (std::sregex_iterator it(inside.begin(), inside.end(), label), end; it != end; ++it)
+      s.labels.insert((*it)[1]);
+  }
+  return s;
+}
+
+} // namespace
+
+TEST_CASE("metrics contract: docs/metrics.md lists the metrics the brief asks for") {
+  auto contract = metricsContract();
+  REQUIRE(contract.size() == 19);
+  const std::map<std::string, std::string> required = {
+      {"gpuwise_gpu_busy_ratio", "gauge"},
+      {"gpuwise_gpu_busy_seconds_total", "counter"},
+      {"gpuwise_gpu_idle_seconds_total", "counter"},
+      {"gpuwise_kernel_seconds_total", "counter"},
+      {"gpuwise_kernels_total", "counter"},
+      {"gpuwise_copy_bytes_total", "counter"},
+      {"gpuwise_copy_seconds_total", "counter"},
+      {"gpuwise_input_stall_seconds_total", "counter"},
+      {"gpuwise_host_sync_seconds_total", "counter"},
+      {"gpuwise_memory_peak_bytes", "gauge"},
+      {"gpuwise_device_memory_bytes", "gauge"},
+      {"gpuwise_step_duration_seconds", "histogram"},
+      {"gpuwise_events_total", "counter"},
+      {"gpuwise_events_dropped_total", "counter"},
+      {"gpuwise_recommendation_expected_saving_ratio", "gauge"},
+      {"gpuwise_info", "gauge"}};
+  for (const auto& [name, type] : required) {
+    INFO(name);
+    REQUIRE(contract.count(name) == 1);
+    CHECK(contract[name].type == type);
+  }
+  CHECK(contract["gpuwise_gpu_idle_seconds_total"].labels.count("cause") == 1);
+  CHECK(contract["gpuwise_kernel_seconds_total"].labels ==
+        std::set<std::string>{"namespace", "pod", "container", "rank", "gpu", "precision",
+                              "tensor_core"});
+  CHECK(contract["gpuwise_copy_bytes_total"].labels.count("direction") == 1);
+  CHECK(contract["gpuwise_copy_bytes_total"].labels.count("host_memory") == 1);
+  CHECK(contract["gpuwise_recommendation_expected_saving_ratio"].labels.count("id") == 1);
+  for (const auto& [name, spec] : contract) {
+    INFO(name);
+    CHECK(spec.labels.count("namespace") == 1);
+    CHECK(spec.labels.count("pod") == 1);
+    CHECK((spec.type == "counter") ==
+          (name.size() > 6 && name.substr(name.size() - 6) == "_total"));
+    CHECK(!spec.help.empty());
+  }
+}
+
+TEST_CASE("metrics contract: the sample exposition passes promtool and matches the contract") {
+  TempDir scratch;
+  const std::string sample = repoPath("tests/containers/sample_metrics.prom");
+  auto contract = metricsContract();
+  std::map<std::string, std::string> helps, types;
+  std::set<std::string> seen;
+  std::istringstream lines(readFile(sample));
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("# HELP ", 0) == 0) {
+      std::string rest = line.substr(7);
+      helps[rest.substr(0, rest.find(' '))] = rest.substr(rest.find(' ') + 1);
+    } else if (line.rfind("# TYPE ", 0) == 0) {
+      std::string rest = line.substr(7);
+      types[rest.substr(0, rest.find(' '))] = rest.substr(rest.find(' ') + 1);
+    } else if (!line.empty() && line[0] != '#') {
+      Series s = parseSeries(line);
+      std::string metric = contractMetric(s.name, contract);
+      INFO(line);
+      REQUIRE_FALSE(metric.empty());
+      seen.insert(metric);
+      std::set<std::string> allowed = contract[metric].labels;
+      if (s.name == metric + "_bucket") allowed.insert("le");
+      for (const auto& l : s.labels)
+        CHECK(allowed.count(l) == 1);
+      // Every documented label is present (an empty value is how a label is absent).
+      for (const auto& l : contract[metric].labels)
+        CHECK(s.labels.count(l) == 1);
+    }
+  }
+  for (const auto& [name, spec] : contract) {
+    INFO(name);
+    CHECK(seen.count(name) == 1);
+    CHECK(helps[name] == spec.help);
+    CHECK(types[name] == spec.type);
+  }
+  if (promtoolMissing()) return;
+  // promtool reads the exposition on stdin.
+  Run lint =
+      run({"bash", "-c", "promtool check metrics < \"$0\"", sample}, scratch.path, scratch, "lint");
+  INFO(lint.out << lint.err);
+  CHECK(lint.rc == 0);
+  CHECK(lint.out.empty()); // no lint findings either
+}
+
+TEST_CASE(
+    "alert rules: promtool checks them, their unit tests pass, every metric is in the contract") {
+  TempDir scratch;
+  if (!haveYaml(scratch)) {
+    WARN("python3-yaml is not installed: alert rules not checked");
+    return;
+  }
+  auto contract = metricsContract();
+  json rule =
+      yamlFileToJson(repoPath("containers/kubernetes/monitoring/prometheus-rule.yaml"), scratch)[0];
+  REQUIRE(rule["kind"] == "PrometheusRule");
+  size_t alerts = 0;
+  for (const auto& group : rule["spec"]["groups"]) {
+    for (const auto& r : group["rules"]) {
+      checkQuery(r.value("alert", "?"), r["expr"], contract);
+      CHECK(r["labels"].contains("severity"));
+      CHECK(r["annotations"].contains("summary"));
+      ++alerts;
+    }
+  }
+  CHECK(alerts == 7);
+  if (promtoolMissing()) return;
+  // The rule groups as a plain Prometheus rule file (JSON is YAML), next to the unit tests.
+  std::ofstream(scratch / "gpuwise-alerts.rules.json") << rule["spec"].dump(2);
+  fs::copy_file(repoPath("tests/containers/alerts_test.yaml"), scratch / "alerts_test.yaml");
+  Run check = run({"promtool", "check", "rules", "gpuwise-alerts.rules.json"}, scratch.path,
+                  scratch, "rules");
+  INFO(check.out << check.err);
+  CHECK(check.rc == 0);
+  CHECK(check.out.find("SUCCESS: 7 rules found") != std::string::npos);
+  Run test = run({"promtool", "test", "rules", "alerts_test.yaml"}, scratch.path, scratch, "test");
+  INFO(test.out << test.err);
+  CHECK(test.rc == 0);
+}
+
+TEST_CASE("Grafana dashboard: valid, and every query names metrics of the contract") {
+  auto contract = metricsContract();
+  json dash =
+      json::parse(readFile(repoPath("containers/kubernetes/monitoring/gpuwise-dashboard.json")));
+  CHECK(dash["uid"] == "gpuwise-efficiency");
+  std::set<int> ids;
+  std::set<std::pair<int, int>> cells; // grid cells taken: panels must not overlap
+  std::set<std::string> used;
+  size_t queries = 0;
+  for (const auto& panel : dash["panels"]) {
+    INFO(panel["title"]);
+    CHECK(ids.insert(panel["id"].get<int>()).second);
+    const json& g = panel["gridPos"];
+    for (int x = g["x"]; x < g["x"].get<int>() + g["w"].get<int>(); ++x)
+      for (int y = g["y"]; y < g["y"].get<int>() + g["h"].get<int>(); ++y)
+        CHECK(cells.insert({x, y}).second);
+    CHECK(g["x"].get<int>() + g["w"].get<int>() <= 24);
+    if (panel["type"] == "row") continue;
+    REQUIRE(panel.contains("targets"));
+    CHECK(!panel["targets"].empty());
+    for (const auto& t : panel["targets"]) {
+      checkQuery(panel["title"], t["expr"], contract);
+      for (const auto& n : gpuwiseNames(t["expr"]))
+        used.insert(contractMetric(n, contract));
+      ++queries;
+    }
+  }
+  bool datasource = false;
+  for (const auto& v : dash["templating"]["list"]) {
+    if (v["type"] == "datasource") datasource = v["query"] == "prometheus";
+    if (v["type"] == "query")
+      checkQuery("variable " + v["name"].get<std::string>(), v["query"]["query"], contract);
+  }
+  CHECK(datasource);
+  CHECK(queries >= 18);
+  // The dashboard shows every figure the contract has, except the bookkeeping gauges.
+  for (const auto& [name, spec] : contract) {
+    if (name == "gpuwise_info") continue;
+    INFO(name);
+    CHECK(used.count(name) == 1);
+  }
+}
+
+TEST_CASE("HPA and prometheus-adapter: the custom metric is a gpuwise metric") {
+  TempDir scratch;
+  if (!haveYaml(scratch)) {
+    WARN("python3-yaml is not installed: not checked");
+    return;
+  }
+  auto contract = metricsContract();
+  json adapter = yamlFileToJson(
+      repoPath("containers/kubernetes/examples/prometheus-adapter-rules.yaml"), scratch)[0];
+  const json& rule = adapter["rules"]["custom"][0];
+  checkQuery("seriesQuery", rule["seriesQuery"], contract);
+  json hpa =
+      yamlFileToJson(repoPath("containers/kubernetes/examples/inference-hpa.yaml"), scratch)[0];
+  std::string metric = hpa["spec"]["metrics"][0]["pods"]["metric"]["name"];
+  CHECK(contract.count(metric) == 1);
+  CHECK(rule["name"]["as"] == metric);
+  CHECK(rule["resources"]["overrides"]["pod"]["resource"] == "pod");
+  CHECK(contract[metric].labels.count("pod") == 1);
+}
