@@ -12,7 +12,7 @@
 //   mode % 4 == 2  the rest is a FlatBuffer; zstd-compressed, then wrapped (the zstd path)
 //   mode % 4 == 3  the rest is a zstd frame (or garbage) wrapped as zstd, claiming a decoded size
 //                  taken from the mode's upper bits (bombs, lies about the size)
-// Seeds (corpus/wire_decoder/) are real encoder output: scripts/fuzz-seeds regenerates them.
+// Seeds (corpus/wire_decoder/) are real encoder output: `fuzz_seeds DIR` (make_seeds.cpp) writes them.
 //
 // Oracles beyond "no crash, no sanitizer finding": peekRoute and decode agree on the kind, session
 // and pid of every message both accept; an accepted batch stays within kMaxBatchEvents; and an
