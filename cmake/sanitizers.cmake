@@ -88,7 +88,6 @@ endif()
 set(GPUWISE_SANITIZER_ENV "")
 if(GPUWISE_SANITIZE MATCHES "address")
   list(APPEND GPUWISE_SANITIZER_ENV
-    "LD_PRELOAD=${GPUWISE_SANITIZER_PRELOAD}" "GPUWISE_SANITIZER_PRELOAD=${GPUWISE_SANITIZER_PRELOAD}"
     "ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=1:abort_on_error=0:halt_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1"
     "LSAN_OPTIONS=suppressions=${PROJECT_SOURCE_DIR}/tests/fuzz/sanitizer/lsan.supp:print_suppressions=0")
 endif()
@@ -97,8 +96,13 @@ if(GPUWISE_SANITIZE MATCHES "undefined")
 endif()
 if(GPUWISE_SANITIZE MATCHES "thread")
   list(APPEND GPUWISE_SANITIZER_ENV
-    "LD_PRELOAD=${GPUWISE_SANITIZER_PRELOAD}" "GPUWISE_SANITIZER_PRELOAD=${GPUWISE_SANITIZER_PRELOAD}"
     "TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:die_after_fork=0:suppressions=${PROJECT_SOURCE_DIR}/tests/fuzz/sanitizer/tsan.supp")
+endif()
+
+# clang's fuzz build links its runtime statically: nothing to preload there.
+if(GPUWISE_SANITIZER_PRELOAD)
+  list(APPEND GPUWISE_SANITIZER_ENV "LD_PRELOAD=${GPUWISE_SANITIZER_PRELOAD}"
+                                    "GPUWISE_SANITIZER_PRELOAD=${GPUWISE_SANITIZER_PRELOAD}")
 endif()
 
 # gpuwise_sanitizer_env(TEST): adds GPUWISE_SANITIZER_ENV to a test's environment; gpuwise_add_test
