@@ -4,7 +4,7 @@ BUILD_TYPE ?= RelWithDebInfo
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps configure build test demo bench clean
+.PHONY: all deps configure build test demo bench clean test-asan test-tsan fuzz
 
 all: build
 
@@ -25,6 +25,18 @@ demo: build
 
 bench: build
 	@scripts/bench $(BUILD_DIR)
+
+# Sanitizer lanes and fuzzers (issue 7), each in its own build directory; see scripts/sanitize,
+# scripts/fuzz and tests/fuzz/README.md. FUZZ_SECONDS: how long each fuzzer runs.
+test-asan: deps
+	@JOBS=$(JOBS) scripts/sanitize asan build-asan
+
+test-tsan: deps
+	@JOBS=$(JOBS) scripts/sanitize tsan build-tsan
+
+FUZZ_SECONDS ?= 60
+fuzz: deps
+	@JOBS=$(JOBS) scripts/fuzz build-fuzz $(FUZZ_SECONDS)
 
 clean:
 	rm -rf $(BUILD_DIR)

@@ -2,10 +2,8 @@
 
 set(GPUWISE_WARNINGS -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers)
 
-if(GPUWISE_SANITIZE)
-  add_compile_options(-fsanitize=${GPUWISE_SANITIZE} -fno-omit-frame-pointer)
-  add_link_options(-fsanitize=${GPUWISE_SANITIZE})
-endif()
+# Sanitizer flags: cmake/sanitizers.cmake (C/C++ only, never nvcc).
+include(sanitizers)
 
 # gpuwise_library(NAME SOURCES ... [LIBS ...]): a static, position-independent library of ours, so
 # the same objects serve the gpuwise binary, the shim and the tests.
@@ -35,4 +33,5 @@ function(gpuwise_add_test name)
   endif()
   set_tests_properties(${name} PROPERTIES LABELS "${ARG_LABELS}" TIMEOUT ${ARG_TIMEOUT}
     ENVIRONMENT "GPUWISE_BUILD_DIR=${CMAKE_BINARY_DIR};GPUWISE_SOURCE_DIR=${PROJECT_SOURCE_DIR};GPUWISE_TRACES_DIR=${PROJECT_SOURCE_DIR}/../shared/traces;${ARG_ENV}")
+  gpuwise_sanitizer_env(${name})
 endfunction()

@@ -26,9 +26,12 @@ target_link_libraries(simdevice_probe PRIVATE gwsim_test_support)
 set_target_properties(simdevice_probe PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
 
 gpuwise_add_test(simdevice_library_test SOURCES library_test.cpp LIBS gwsim_test_support)
-gpuwise_add_test(simdevice_runtime_test SOURCES runtime_test.cpp LIBS gwsim_test_support)
-gpuwise_add_test(simdevice_cupti_test SOURCES cupti_test.cpp cupti_recorder.cpp LIBS gwsim_test_support gwsim_core)
-gpuwise_add_test(simdevice_process_test SOURCES process_test.cpp LIBS gwsim_test_support)
+gpuwise_add_test(simdevice_runtime_test SOURCES runtime_test.cpp LIBS gwsim_test_support
+                 LABELS unit concurrency)
+gpuwise_add_test(simdevice_cupti_test SOURCES cupti_test.cpp cupti_recorder.cpp LIBS gwsim_test_support gwsim_core
+                 LABELS unit concurrency)
+gpuwise_add_test(simdevice_process_test SOURCES process_test.cpp LIBS gwsim_test_support
+                 LABELS unit concurrency)
 add_dependencies(simdevice_process_test simdevice_probe gwsim_collector)
 
 if(GPUWISE_BUILD_SAMPLES)
