@@ -4,7 +4,7 @@
 // debootstraps two Debian bullseye roots and takes minutes), then checks the library with readelf
 // and objdump (NEEDED only glibc, no RUNPATH, glibc symbol versions <= 2.28, exports only what
 // interposer/gpuwise.map names), and preloads it into programs of a clean minbase bullseye root
-// (glibc 2.31, nothing else installed but python3) through chroot: /bin/true and python3 run with
+// (glibc 2.31, nothing installed but python3) through chroot: /bin/true and python3 run with
 // no output, the shim's constructor runs, and InitializeInjection without CUDA stays off.
 // As a control, the host-built shim (bookworm, glibc 2.36) must fail to load in the same root.
 //
@@ -133,7 +133,8 @@ TEST_CASE("the portable shim needs glibc 2.28 at most", "[portable]") {
   REQUIRE(r.rc == 0);
   std::array<int, 2> newest{0, 0};
   std::set<std::string> libs; // every versioned reference must be to glibc's own nodes
-  std::regex ver(R"(\s(\w+)_(\d+\.\d+(\.\d+)?)\s)");
+  // objdump writes a reference's version as "(GLIBC_2.2.5)".
+  std::regex ver(R"([\s(]([A-Z]+)_(\d+\.\d+(\.\d+)?)\)?\s)");
   for (const auto& l : lines(r.output)) {
     if (l.find("*UND*") == std::string::npos) continue;
     std::smatch m;
@@ -249,6 +250,9 @@ TEST_CASE("the portable shim loads in a clean bullseye root and stays quiet", "[
     install(p.hostShim, "libgpuwise-host.so");
     Run r = inRoot("LD_PRELOAD=/gpuwise/libgpuwise-host.so", "/bin/true");
     INFO(r.output);
-    CHECK(r.output.find("cannot be preloaded") != std::string::npos);
+    // Either ld.so refuses the preload (glibc too old) or the program cannot start (libzmq.so.5
+    // is not in the image); both are what the portable build exists to avoid.
+    CHECK((r.rc != 0 || r.output.find("cannot be preloaded") != std::string::npos));
+    CHECK(!r.output.empty());
   }
 }
