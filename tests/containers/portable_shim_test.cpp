@@ -5,14 +5,19 @@
 // and objdump (NEEDED only glibc, no RUNPATH, glibc symbol versions <= 2.28, exports only what
 // interposer/gpuwise.map names), and preloads it into programs of a clean minbase bullseye root
 // (glibc 2.31, nothing installed but python3) through chroot: /bin/true and python3 run with
-// no output, the shim's constructor runs, and InitializeInjection without CUDA stays off.
+// no output, the shim's constructor runs, and InitializeInjection without CUDA stays off; with an
+// endpoint it reaches a receiver of the ordinary build (its static ZeroMQ speaks to the system's).
 // As a control, the host-built shim (bookworm, glibc 2.36) must fail to load in the same root.
 //
 // Skipped (exit 77, CTest "Skipped") only when the script says this machine cannot build it:
 // not root, no debootstrap, no network for the first debootstrap, or chroot not permitted.
+#include "transport/codec.h"
+#include "transport/zmq/endpoints.h"
+
 #include <catch2/catch.hpp>
 
 #include <array>
+#include <future>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -255,4 +260,44 @@ TEST_CASE("the portable shim loads in a clean bullseye root and stays quiet", "[
     CHECK((r.rc != 0 || r.output.find("cannot be preloaded") != std::string::npos));
     CHECK(!r.output.empty());
   }
+}
+
+TEST_CASE("the portable shim in the old root talks to a receiver of the ordinary build", "[portable]") {
+  // InitializeInjection with no libcupti in the root starts the interposer tier: drain thread,
+  // ZeroMQ connection, a Hello, and at exit the final batch. The receiver binds a socket inside
+  // the root, so the chrooted process connects to it by its path there.
+  const Portable& p = portable();
+  install(p.shim, "libgpuwise.so");
+  const std::string inside = "/tmp/gpuwise-portable-test/advisor";
+  fs::remove_all(p.runtime + "/tmp/gpuwise-portable-test");
+  std::string error;
+  auto receiver = gpuwise::transport::PullReceiver::bind("ipc://" + p.runtime + inside, {}, &error);
+  REQUIRE(receiver);
+  auto program = std::async(std::launch::async, [&] {
+    return inRoot("LD_PRELOAD=/gpuwise/libgpuwise.so GPUWISE_ENDPOINT=ipc://" + inside +
+                      " GPUWISE_LOG=quiet",
+                  "python3 -c \"import ctypes, os; "
+                  "print('pid', os.getpid(), ctypes.CDLL('/gpuwise/libgpuwise.so').InitializeInjection())\"");
+  });
+  gpuwise::model::NameTable names;
+  gpuwise::transport::MessageDecoder decoder(names);
+  std::optional<gpuwise::transport::Hello> hello;
+  bool final = false;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!final && std::chrono::steady_clock::now() < deadline) {
+    auto message = receiver->receive(std::chrono::milliseconds(200));
+    if (!message) continue;
+    auto result = decoder.decode(*message);
+    if (auto* h = std::get_if<gpuwise::transport::Hello>(&result)) hello = *h;
+    if (auto* b = std::get_if<gpuwise::transport::Batch>(&result)) final = final || b->final;
+    if (auto* e = std::get_if<gpuwise::transport::DecodeError>(&result)) FAIL("decode: " << e->detail);
+  }
+  Run r = program.get();
+  INFO(r.output);
+  CHECK(r.rc == 0);
+  REQUIRE(hello);
+  // The Hello names the chrooted python process.
+  CHECK(r.output.find("pid " + std::to_string(hello->process.pid) + " 1") != std::string::npos);
+  CHECK(final); // the exit path delivered its final batch
+  receiver->close();
 }
