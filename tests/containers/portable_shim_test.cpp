@@ -17,11 +17,11 @@
 #include <catch2/catch.hpp>
 
 #include <array>
-#include <future>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <iostream>
 #include <regex>
 #include <set>
@@ -49,7 +49,8 @@ Run sh(const std::string& command) {
   FILE* pipe = ::popen(("exec 2>&1; " + command).c_str(), "r");
   if (!pipe) return r;
   std::array<char, 4096> buf{};
-  for (size_t n; (n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0;) r.output.append(buf.data(), n);
+  for (size_t n; (n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0;)
+    r.output.append(buf.data(), n);
   int status = ::pclose(pipe);
   r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   return r;
@@ -87,7 +88,8 @@ const Portable& portable() {
 std::vector<std::string> lines(const std::string& text) {
   std::vector<std::string> out;
   std::istringstream in(text);
-  for (std::string l; std::getline(in, l);) out.push_back(l);
+  for (std::string l; std::getline(in, l);)
+    out.push_back(l);
   return out;
 }
 
@@ -100,7 +102,8 @@ Run inRoot(const std::string& env, const std::string& command) {
 // Copies a shim into the clean root as /gpuwise/NAME, as the webhook's init container would.
 void install(const std::string& from, const std::string& name) {
   fs::create_directories(portable().runtime + "/gpuwise");
-  fs::copy_file(from, portable().runtime + "/gpuwise/" + name, fs::copy_options::overwrite_existing);
+  fs::copy_file(from, portable().runtime + "/gpuwise/" + name,
+                fs::copy_options::overwrite_existing);
 }
 
 std::array<int, 2> version(const std::string& v) {
@@ -121,8 +124,8 @@ TEST_CASE("the portable shim needs nothing but glibc", "[portable]") {
     if (std::regex_search(l, m, neededRe)) needed.insert(m[1]);
   }
   INFO("readelf -d:\n" << r.output);
-  const std::set<std::string> glibc{"libc.so.6", "libm.so.6", "libdl.so.2", "libpthread.so.0",
-                                    "librt.so.1", "ld-linux-x86-64.so.2"};
+  const std::set<std::string> glibc{"libc.so.6",       "libm.so.6",  "libdl.so.2",
+                                    "libpthread.so.0", "librt.so.1", "ld-linux-x86-64.so.2"};
   CHECK(needed.count("libc.so.6") == 1);
   for (const auto& lib : needed) {
     INFO(lib);
@@ -182,7 +185,8 @@ TEST_CASE("the portable shim exports only the hooks and InitializeInjection", "[
       continue;
     std::istringstream fields(l);
     std::string last;
-    for (std::string f; fields >> f;) last = f;
+    for (std::string f; fields >> f;)
+      last = f;
     exported.insert(last);
   }
   for (const auto& sym : exported) {
@@ -196,7 +200,8 @@ TEST_CASE("the portable shim exports only the hooks and InitializeInjection", "[
   }
   // The same interface as the shim of the ordinary build, where that was built too.
   if (fs::exists(portable().hostShim)) {
-    Run host = sh("objdump -T " + portable().hostShim + " | grep -v '\\*UND\\*' | awk 'NF>=6{print $NF}'");
+    Run host =
+        sh("objdump -T " + portable().hostShim + " | grep -v '\\*UND\\*' | awk 'NF>=6{print $NF}'");
     std::set<std::string> hostExported;
     for (const auto& l : lines(host.output))
       if (allowed.count(l)) hostExported.insert(l);
@@ -244,8 +249,9 @@ TEST_CASE("the portable shim loads in a clean bullseye root and stays quiet", "[
     CHECK(r.output.empty()); // no CUDA call, so nothing starts and nothing is said
     // The driver's entry point called by hand: there is no libcupti in the root, so the shim must
     // turn itself off, return success, and let the process exit normally.
-    Run inject = inRoot(env, "python3 -c \"import ctypes; "
-                             "print('rc', ctypes.CDLL('/gpuwise/libgpuwise.so').InitializeInjection())\"");
+    Run inject =
+        inRoot(env, "python3 -c \"import ctypes; "
+                    "print('rc', ctypes.CDLL('/gpuwise/libgpuwise.so').InitializeInjection())\"");
     INFO(inject.output);
     CHECK(inject.rc == 0);
     CHECK(inject.output.find("rc 1") != std::string::npos);
@@ -262,7 +268,8 @@ TEST_CASE("the portable shim loads in a clean bullseye root and stays quiet", "[
   }
 }
 
-TEST_CASE("the portable shim in the old root talks to a receiver of the ordinary build", "[portable]") {
+TEST_CASE("the portable shim in the old root talks to a receiver of the ordinary build",
+          "[portable]") {
   // InitializeInjection with no libcupti in the root starts the interposer tier: drain thread,
   // ZeroMQ connection, a Hello, and at exit the final batch. The receiver binds a socket inside
   // the root, so the chrooted process connects to it by its path there.
@@ -274,10 +281,10 @@ TEST_CASE("the portable shim in the old root talks to a receiver of the ordinary
   auto receiver = gpuwise::transport::PullReceiver::bind("ipc://" + p.runtime + inside, {}, &error);
   REQUIRE(receiver);
   auto program = std::async(std::launch::async, [&] {
-    return inRoot("LD_PRELOAD=/gpuwise/libgpuwise.so GPUWISE_ENDPOINT=ipc://" + inside +
-                      " GPUWISE_LOG=quiet",
-                  "python3 -c \"import ctypes, os; "
-                  "print('pid', os.getpid(), ctypes.CDLL('/gpuwise/libgpuwise.so').InitializeInjection())\"");
+    return inRoot(
+        "LD_PRELOAD=/gpuwise/libgpuwise.so GPUWISE_ENDPOINT=ipc://" + inside + " GPUWISE_LOG=quiet",
+        "python3 -c \"import ctypes, os; "
+        "print('pid', os.getpid(), ctypes.CDLL('/gpuwise/libgpuwise.so').InitializeInjection())\"");
   });
   gpuwise::model::NameTable names;
   gpuwise::transport::MessageDecoder decoder(names);
@@ -290,7 +297,8 @@ TEST_CASE("the portable shim in the old root talks to a receiver of the ordinary
     auto result = decoder.decode(*message);
     if (auto* h = std::get_if<gpuwise::transport::Hello>(&result)) hello = *h;
     if (auto* b = std::get_if<gpuwise::transport::Batch>(&result)) final = final || b->final;
-    if (auto* e = std::get_if<gpuwise::transport::DecodeError>(&result)) FAIL("decode: " << e->detail);
+    if (auto* e = std::get_if<gpuwise::transport::DecodeError>(&result))
+      FAIL("decode: " << e->detail);
   }
   Run r = program.get();
   INFO(r.output);
