@@ -9,6 +9,9 @@
 # runtime (libstdc++, libgcc_s) must be the process's own; a second copy breaks it. The training
 # image's glibc must therefore be at least the one in REQUIRED_GLIBC (written here).
 #
+# The image bundles the portable shim (scripts/build-portable-shim), which needs only glibc: then
+# deps/ stays empty and no RUNPATH is set; a shim of an ordinary build gets its closure as above.
+#
 # usage: bundle-shim.sh LIBGPUWISE_SO OUT        (needs ldd, patchelf, objdump)
 set -euo pipefail
 
@@ -31,11 +34,16 @@ ldd "$shim" | awk '$2 == "=>" && $3 ~ /^\// {print $1, $3}' | while read -r sona
   # shellcheck disable=SC2016 # $ORIGIN is for the dynamic loader, not the shell
   patchelf --set-rpath '$ORIGIN' "$out/deps/$soname"
 done
-# shellcheck disable=SC2016
-patchelf --set-rpath '$ORIGIN/deps' "$out/libgpuwise.so"
+# The portable shim (scripts/build-portable-shim) needs nothing but glibc: no deps, no RUNPATH.
+shopt -s nullglob
+bundled=("$out"/deps/*.so*)
+if ((${#bundled[@]})); then
+  # shellcheck disable=SC2016
+  patchelf --set-rpath '$ORIGIN/deps' "$out/libgpuwise.so"
+fi
 
 # The newest glibc symbol version anything here needs: the floor for training images.
-objdump -T "$out/libgpuwise.so" "$out"/deps/*.so* 2>/dev/null |
+objdump -T "$out/libgpuwise.so" "${bundled[@]}" |
   grep -o 'GLIBC_[0-9][0-9.]*' | sort -uV | tail -1 >"$out/REQUIRED_GLIBC"
 echo "bundle-shim.sh: $(find "$out/deps" -type f | wc -l) libraries bundled in $out/deps," \
   "needs $(cat "$out/REQUIRED_GLIBC") or newer" >&2

@@ -2,11 +2,22 @@
 
 namespace gpuwise::model {
 
+namespace {
+// Heterogeneous lookup (a string_view key without a std::string) is C++20 library support that
+// libstdc++ has from gcc 11; the portable shim (scripts/build-portable-shim) is compiled with
+// bullseye's gcc 10, which gets the key as a std::string instead.
+#if defined(__cpp_lib_generic_unordered_lookup)
+std::string_view key(std::string_view name) { return name; }
+#else
+std::string key(std::string_view name) { return std::string(name); }
+#endif
+} // namespace
+
 NameTable::NameTable() { names_.emplace_back(); }
 
 NameId NameTable::intern(std::string_view name) {
   if (name.empty()) return 0;
-  if (auto it = index_.find(name); it != index_.end()) return it->second;
+  if (auto it = index_.find(key(name)); it != index_.end()) return it->second;
   auto id = static_cast<NameId>(names_.size());
   names_.emplace_back(name);
   index_.emplace(names_.back(), id);
@@ -14,7 +25,7 @@ NameId NameTable::intern(std::string_view name) {
 }
 
 NameId NameTable::find(std::string_view name) const {
-  if (auto it = index_.find(name); it != index_.end()) return it->second;
+  if (auto it = index_.find(key(name)); it != index_.end()) return it->second;
   return 0;
 }
 
