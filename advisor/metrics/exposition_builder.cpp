@@ -25,9 +25,10 @@ struct Family {
 };
 
 // docs/metrics.md, verbatim (tests/advisor/metrics_contract_test.cpp compares the two).
-constexpr Family kBusyRatio{"gpuwise_gpu_busy_ratio", "gauge",
-                            "Share of the last 60 seconds in which the GPU ran work of this process "
-                            "(union of its kernel, memcpy and memset intervals)."};
+constexpr Family kBusyRatio{
+    "gpuwise_gpu_busy_ratio", "gauge",
+    "Share of the last 60 seconds in which the GPU ran work of this process "
+    "(union of its kernel, memcpy and memset intervals)."};
 constexpr Family kBusySeconds{"gpuwise_gpu_busy_seconds_total", "counter",
                               "Time the GPU ran work of this process: length of the union of its "
                               "kernel, memcpy and memset intervals."};
@@ -228,23 +229,23 @@ std::string ExpositionBuilder::build(const JobFigures& job) {
       emit(w, p, processLabels(p));
   };
 
-  perGpu(kBusyRatio, [&](FamilyWriter& w, const ProcessFigures&, const DeviceFigures& g,
-                         const Labels& l) {
-    if (g.busy_ratio_60s) w.sample("", l, *g.busy_ratio_60s);
-  });
-  perGpu(kBusySeconds, [&](FamilyWriter& w, const ProcessFigures&, const DeviceFigures& g,
-                           const Labels& l) {
-    if (g.timeline) counter(w, kBusySeconds, l, seconds(g.timeline->busy_ns));
-  });
-  perGpu(kIdleSeconds, [&](FamilyWriter& w, const ProcessFigures&, const DeviceFigures& g,
-                           const Labels& l) {
-    if (!g.timeline) return;
-    for (size_t c = 0; c < kIdleCauses; ++c) {
-      auto cause = static_cast<IdleCause>(c);
-      counter(w, kIdleSeconds, with(l, {{"cause", toString(cause)}}),
-              seconds(g.timeline->idle.at(cause)));
-    }
-  });
+  perGpu(kBusyRatio,
+         [&](FamilyWriter& w, const ProcessFigures&, const DeviceFigures& g, const Labels& l) {
+           if (g.busy_ratio_60s) w.sample("", l, *g.busy_ratio_60s);
+         });
+  perGpu(kBusySeconds,
+         [&](FamilyWriter& w, const ProcessFigures&, const DeviceFigures& g, const Labels& l) {
+           if (g.timeline) counter(w, kBusySeconds, l, seconds(g.timeline->busy_ns));
+         });
+  perGpu(kIdleSeconds,
+         [&](FamilyWriter& w, const ProcessFigures&, const DeviceFigures& g, const Labels& l) {
+           if (!g.timeline) return;
+           for (size_t c = 0; c < kIdleCauses; ++c) {
+             auto cause = static_cast<IdleCause>(c);
+             counter(w, kIdleSeconds, with(l, {{"cause", toString(cause)}}),
+                     seconds(g.timeline->idle.at(cause)));
+           }
+         });
   perGpu(kKernelSeconds, [&](FamilyWriter& w, const ProcessFigures&, const DeviceFigures& g,
                              const Labels& l) {
     if (g.kernels.timed_count == 0) return; // no GPU timing: unknown, not zero
@@ -252,8 +253,7 @@ std::string ExpositionBuilder::build(const JobFigures& job) {
     std::map<std::pair<size_t, bool>, model::TimeNs> ns;
     for (const auto& k : g.kernels.by_name) {
       if (k.timed_count == 0) continue;
-      ns[{static_cast<size_t>(k.kernel_class.precision), k.kernel_class.tensor_core}] +=
-          k.total_ns;
+      ns[{static_cast<size_t>(k.kernel_class.precision), k.kernel_class.tensor_core}] += k.total_ns;
     }
     for (auto p : profiler::kAllPrecisions)
       for (bool tc : {false, true}) {
@@ -271,8 +271,7 @@ std::string ExpositionBuilder::build(const JobFigures& job) {
   // Copies: one series per (direction, host memory) the process used; unknown host kinds are left
   // out rather than guessed.
   auto copies = [&](const Family& f, bool bytes) {
-    perGpu(f, [&](FamilyWriter& w, const ProcessFigures&, const DeviceFigures& g,
-                  const Labels& l) {
+    perGpu(f, [&](FamilyWriter& w, const ProcessFigures&, const DeviceFigures& g, const Labels& l) {
       std::map<std::pair<std::string, std::string>, std::pair<double, bool>> sums;
       for (size_t d = 0; d < kCopyDirections; ++d)
         for (size_t h = 0; h < kMemoryKinds; ++h) {
@@ -307,19 +306,19 @@ std::string ExpositionBuilder::build(const JobFigures& job) {
     if (p.syncs.calls > 0 && p.syncs.untimed_calls == p.syncs.calls) return;
     counter(w, kHostSync, l, seconds(p.syncs.blocked_ns));
   });
-  perGpu(kMemoryUsed, [&](FamilyWriter& w, const ProcessFigures&, const DeviceFigures& g,
-                          const Labels& l) {
-    if (g.memory_used_bytes) w.sample("", l, double(*g.memory_used_bytes));
-  });
-  perGpu(kMemoryPeak, [&](FamilyWriter& w, const ProcessFigures&, const DeviceFigures& g,
-                          const Labels& l) {
-    if (g.memory_peak_bytes) w.sample("", l, double(*g.memory_peak_bytes));
-  });
-  perGpu(kDeviceMemory, [&](FamilyWriter& w, const ProcessFigures&, const DeviceFigures& g,
-                            const Labels& l) {
-    if (g.info && g.info->memory_total_bytes > 0)
-      w.sample("", l, double(g.info->memory_total_bytes));
-  });
+  perGpu(kMemoryUsed,
+         [&](FamilyWriter& w, const ProcessFigures&, const DeviceFigures& g, const Labels& l) {
+           if (g.memory_used_bytes) w.sample("", l, double(*g.memory_used_bytes));
+         });
+  perGpu(kMemoryPeak,
+         [&](FamilyWriter& w, const ProcessFigures&, const DeviceFigures& g, const Labels& l) {
+           if (g.memory_peak_bytes) w.sample("", l, double(*g.memory_peak_bytes));
+         });
+  perGpu(kDeviceMemory,
+         [&](FamilyWriter& w, const ProcessFigures&, const DeviceFigures& g, const Labels& l) {
+           if (g.info && g.info->memory_total_bytes > 0)
+             w.sample("", l, double(g.info->memory_total_bytes));
+         });
   perProcess(kStepDuration, [&](FamilyWriter& w, const ProcessFigures& p, const Labels& l) {
     if (!p.steps) return;
     std::vector<uint64_t> counts(std::size(kStepBuckets), 0);
@@ -369,10 +368,10 @@ std::string ExpositionBuilder::build(const JobFigures& job) {
     FamilyWriter w(kSaving, out);
     for (const auto& [ns, pod] : pods)
       for (const auto& r : job.recommendations)
-        w.sample("",
-                 {{"namespace", ns}, {"pod", pod}, {"id", r.id},
-                  {"confidence", toString(r.confidence)}},
-                 r.expected_saving_ratio);
+        w.sample(
+            "",
+            {{"namespace", ns}, {"pod", pod}, {"id", r.id}, {"confidence", toString(r.confidence)}},
+            r.expected_saving_ratio);
   }
   {
     FamilyWriter w(kInfo, out);
@@ -403,9 +402,11 @@ std::string ExpositionBuilder::build(const JobFigures& job) {
     if (g.info && g.info->compute_major > 0)
       cc = std::to_string(g.info->compute_major) + "." + std::to_string(g.info->compute_minor);
     // The event model carries no GPU UUID yet (the shim's Hello does not send it): empty.
-    w.sample("", with(l, {{"name", g.info ? g.info->name : ""}, {"uuid", ""},
-                          {"mig_profile", g.info ? g.info->mig_profile : ""},
-                          {"compute_capability", cc}}),
+    w.sample("",
+             with(l, {{"name", g.info ? g.info->name : ""},
+                      {"uuid", ""},
+                      {"mig_profile", g.info ? g.info->mig_profile : ""},
+                      {"compute_capability", cc}}),
              1);
   });
   return out;

@@ -25,7 +25,7 @@ namespace gpuwise::advisor::metrics {
 inline constexpr const char* kContentType = "text/plain; version=0.0.4; charset=utf-8";
 // gpuwise_step_duration_seconds buckets (seconds), +Inf implied.
 inline constexpr double kStepBuckets[] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
-                                          1,     2.5,  5,     10,    30,  60};
+                                          1,     2.5,  5,     10,   30,  60};
 
 class ExpositionBuilder {
 public:

@@ -12,8 +12,7 @@ namespace {
 
 constexpr model::TimeNs kBusyWindowNs = 60'000'000'000;
 
-template <typename T>
-void keepDevice(std::vector<T>& v, uint32_t device) {
+template <typename T> void keepDevice(std::vector<T>& v, uint32_t device) {
   std::erase_if(v, [device](const T& r) { return r.device != device; });
 }
 

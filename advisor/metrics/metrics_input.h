@@ -19,12 +19,12 @@ namespace gpuwise::advisor::metrics {
 // One GPU as one process used it.
 struct DeviceFigures {
   uint32_t device = 0;
-  std::optional<model::DeviceInfo> info; // what the process reported about the device
-  std::optional<DeviceTimeline> timeline;  // absent without GPU timestamps (interposer tier)
+  std::optional<model::DeviceInfo> info;  // what the process reported about the device
+  std::optional<DeviceTimeline> timeline; // absent without GPU timestamps (interposer tier)
   // Busy share of the window [max(span start, span end - 60 s), span end]; absent with timeline.
   std::optional<double> busy_ratio_60s;
-  KernelResult kernels; // this device's kernels only
-  CopyResult copies;    // this device's copies only
+  KernelResult kernels;                      // this device's kernels only
+  CopyResult copies;                         // this device's copies only
   std::optional<uint64_t> memory_used_bytes; // latest reserved sample, else net allocations
   std::optional<uint64_t> memory_peak_bytes;
 };

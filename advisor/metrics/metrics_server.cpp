@@ -94,9 +94,14 @@ struct MetricsServer::Impl {
     if (Clock::now() - built_at > options.max_age && !stopping) {
       want = true;
       wanted.notify_all();
-      uint64_t seen = generation;
-      refreshed.wait_for(lock, options.scrape_wait,
-                         [&] { return stopping || generation != seen; });
+      // A quick analysis (most runs): wait for it and answer fresh. A slow one (a long run whose
+      // refresh takes seconds): answer now with the previous text, the refresh it started
+      // serves the next scrape, so a scrape never waits on the analysis of a whole long job.
+      if (stats.last_refresh * 4 <= options.scrape_wait) {
+        uint64_t seen = generation;
+        refreshed.wait_for(lock, options.scrape_wait,
+                           [&] { return stopping || generation != seen; });
+      }
     }
     return text;
   }
@@ -137,12 +142,12 @@ std::unique_ptr<MetricsServer> MetricsServer::start(Options o, std::string* erro
   s.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
     res.set_content("ok\n", "text/plain");
   });
-  s.set_exception_handler([self](const httplib::Request&, httplib::Response& res,
-                                 std::exception_ptr) {
-    res.status = 500;
-    res.set_content("gpuwise advisor: internal error\n", "text/plain");
-    self->log("metrics: internal error while answering a request");
-  });
+  s.set_exception_handler(
+      [self](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
+        res.status = 500;
+        res.set_content("gpuwise advisor: internal error\n", "text/plain");
+        self->log("metrics: internal error while answering a request");
+      });
 
   int wanted_port = impl->port;
   if (wanted_port == 0) {

@@ -5,10 +5,11 @@
 // requests and never computes: it hands out the latest exposition text. The refresh thread alone
 // calls `produce` (snapshot the ingest, analyse, build the text), so the analysis never runs on
 // the ingest thread and never twice at once. A scrape that finds the text older than `max_age`
-// wakes the refresh thread and waits up to `scrape_wait` for a fresher text, then answers with the
-// newest it has: a scrape sees figures at most ~max_age old on a short run, and on a long run
-// (where one produce() takes longer than max_age) the analysis runs back to back at most, with a
-// pause of `min_pause` between runs so it never takes a whole core while scrapes keep coming.
+// wakes the refresh thread; when the last produce() took at most scrape_wait / 4 it waits for the
+// fresher text (a scrape sees figures at most ~max_age old), otherwise (a long run whose analysis
+// takes seconds) it answers at once with the previous text and the refresh serves the next scrape
+// (figures one scrape interval old). The analysis runs only when scrapes ask for it, never twice
+// at once, with `min_pause` between runs.
 // Nothing here takes an ingest lock; `produce` does, for as long as its snapshot copies.
 // stop() is idempotent and joins both threads; the destructor calls it.
 #pragma once

@@ -38,7 +38,8 @@ struct PromText {
     return out;
   }
   // The one series of `name` matching `match`; throws unless exactly one.
-  double value(const std::string& name, const std::map<std::string, std::string>& match = {}) const {
+  double value(const std::string& name,
+               const std::map<std::string, std::string>& match = {}) const {
     auto f = find(name, match);
     if (f.size() != 1)
       throw std::runtime_error(name + ": " + std::to_string(f.size()) + " series, expected 1");

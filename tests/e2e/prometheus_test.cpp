@@ -106,22 +106,26 @@ TEST_CASE("prometheus scrapes a live advisor; its answers equal the report", "[e
   prom.set_connection_timeout(1, 0);
   {
     INFO(readFile(dir / "prometheus.err"));
-    REQUIRE(eventually([&] {
-      auto r = prom.Get("/-/ready");
-      return r && r->status == 200;
-    }, std::chrono::seconds(30)));
-    REQUIRE(eventually([&] {
-      auto up = query(prom, "up{job=\"gpuwise\"}");
-      return up.size() == 1 && valueOf(up[0]) == 1;
-    }, std::chrono::seconds(20)));
+    REQUIRE(eventually(
+        [&] {
+          auto r = prom.Get("/-/ready");
+          return r && r->status == 200;
+        },
+        std::chrono::seconds(30)));
+    REQUIRE(eventually(
+        [&] {
+          auto up = query(prom, "up{job=\"gpuwise\"}");
+          return up.size() == 1 && valueOf(up[0]) == 1;
+        },
+        std::chrono::seconds(20)));
   }
 
   // One rank of a pod, as the injected pod would run it.
-  Process sample({buildDir() + "/bin/gpuwise", "run", "--simulate", "--endpoint", endpoint, "--",
-                  buildDir() + "/samples/pageable_copies", "--steps", "60"},
-                 {"RANK=3", "GPUWISE_NAMESPACE=ml-team", "GPUWISE_POD=trainer-0",
-                  "GPUWISE_CONTAINER=pytorch"},
-                 dir.path, dir.path, "sample");
+  Process sample(
+      {buildDir() + "/bin/gpuwise", "run", "--simulate", "--endpoint", endpoint, "--",
+       buildDir() + "/samples/pageable_copies", "--steps", "60"},
+      {"RANK=3", "GPUWISE_NAMESPACE=ml-team", "GPUWISE_POD=trainer-0", "GPUWISE_CONTAINER=pytorch"},
+      dir.path, dir.path, "sample");
   auto sample_status = sample.wait(std::chrono::seconds(60));
   INFO("sample: " << sample.err());
   REQUIRE(sample_status == 0);
@@ -133,10 +137,12 @@ TEST_CASE("prometheus scrapes a live advisor; its answers equal the report", "[e
   const std::string sel = "{namespace=\"ml-team\",pod=\"trainer-0\",container=\"pytorch\","
                           "rank=\"3\",gpu=\"0\"}";
   json k;
-  bool reached = eventually([&] {
-    k = query(prom, "gpuwise_kernels_total" + sel);
-    return k.size() == 1 && valueOf(k[0]) == kernels;
-  }, std::chrono::seconds(20));
+  bool reached = eventually(
+      [&] {
+        k = query(prom, "gpuwise_kernels_total" + sel);
+        return k.size() == 1 && valueOf(k[0]) == kernels;
+      },
+      std::chrono::seconds(20));
   INFO("advisor: " << advisor.err() << "\nlast answer: " << k.dump());
   REQUIRE(reached);
   json processes;
@@ -168,15 +174,15 @@ TEST_CASE("prometheus scrapes a live advisor; its answers equal the report", "[e
 
   const double busy = valueOf(query(prom, "gpuwise_gpu_busy_seconds_total" + sel).at(0));
   const double ratio = valueOf(query(prom, "gpuwise_gpu_busy_ratio" + sel).at(0));
-  const double idle =
-      valueOf(query(prom, "sum(gpuwise_gpu_idle_seconds_total" + sel + ")").at(0));
+  const double idle = valueOf(query(prom, "sum(gpuwise_gpu_idle_seconds_total" + sel + ")").at(0));
   const double pageable = valueOf(
       query(prom, "sum(gpuwise_copy_bytes_total{host_memory=\"pageable\",rank=\"3\"})").at(0));
   auto info = query(prom, "gpuwise_info");
   REQUIRE(info.size() == 1);
   CHECK(info[0]["metric"]["simulated"] == "true");
   CHECK(info[0]["metric"]["collection"] == "cupti");
-  auto saving = query(prom, "gpuwise_recommendation_expected_saving_ratio{id=\"use_pinned_memory\"}");
+  auto saving =
+      query(prom, "gpuwise_recommendation_expected_saving_ratio{id=\"use_pinned_memory\"}");
 
   // The report the advisor writes at SIGTERM is the reference.
   ::kill(advisor.pid(), SIGTERM);
