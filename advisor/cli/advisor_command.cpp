@@ -6,6 +6,8 @@
 #include "advisor/cli/locations.h"
 #include "advisor/cli/report_output.h"
 #include "advisor/ingest/ingest_server.h"
+#include "advisor/metrics/exposition_builder.h"
+#include "advisor/metrics/metrics_server.h"
 
 #include <csignal>
 #include <filesystem>
@@ -20,10 +22,13 @@ int advisorCommand(const AdvisorOptions& o, CliIo io) {
     io.err << "gpuwise advisor: " << line << '\n';
     return kExitUsage;
   };
-  if (!o.metrics_addr.empty())
-    return fail("--metrics-addr is not supported yet (the Prometheus endpoint comes in a later "
-                "version)");
   if (o.listen.empty()) return fail("--listen ENDPOINT is required");
+  {
+    std::string host;
+    int port = 0;
+    if (!o.metrics_addr.empty() && !metrics::splitMetricsAddress(o.metrics_addr, &host, &port))
+      return fail("--metrics-addr '" + o.metrics_addr + "' is not HOST:PORT, [IPV6]:PORT or :PORT");
+  }
   // A sidecar's report directory is often a fresh volume path: create it, and fail now (not at
   // the end of the job) when it cannot be created or written.
   {
@@ -53,6 +58,32 @@ int advisorCommand(const AdvisorOptions& o, CliIo io) {
   }
   io.err << "gpuwise advisor: listening on " << server->endpoint() << std::endl;
 
+  // The Prometheus endpoint: its refresh thread snapshots the ingest (the ingest lock is held only
+  // while the snapshot copies) and analyses the copy; scrapes only read the latest text.
+  std::unique_ptr<metrics::MetricsServer> metrics_server;
+  if (!o.metrics_addr.empty()) {
+    metrics::MetricsServer::Options mo;
+    mo.address = o.metrics_addr;
+    auto builder = std::make_shared<metrics::ExpositionBuilder>();
+    IngestServer* ingest = server.get();
+    mo.produce = [ingest, builder] {
+      IngestHealth h;
+      model::Trace t = ingest->snapshot(&h);
+      t.source.kind = model::SourceKind::Live;
+      return builder->build(metrics::buildMetricsInput(std::move(t), &h));
+    };
+    std::ostream* log = &io.err;
+    mo.log = [log](const std::string& line) { *log << "gpuwise advisor: " << line << std::endl; };
+    metrics_server = metrics::MetricsServer::start(std::move(mo), &error);
+    if (!metrics_server) {
+      server.reset();
+      pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+      return fail(error);
+    }
+    io.err << "gpuwise advisor: metrics on http://" << o.metrics_addr << "/metrics (port "
+           << metrics_server->port() << ")" << std::endl;
+  }
+
   // Wait for a stop signal, saying meanwhile when a process finishes (its final batch arrived):
   // operators see progress, and scripts know when the report will include a process.
   size_t finished = 0, connected = 0;
@@ -71,6 +102,8 @@ int advisorCommand(const AdvisorOptions& o, CliIo io) {
            << std::endl;
   }
 
+  // Scrapes keep working until the ingest stops, so Prometheus's last scrape sees the totals.
+  if (metrics_server) metrics_server->stop();
   IngestHealth health;
   model::Trace trace = server->take(&health);
   server.reset();

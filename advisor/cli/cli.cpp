@@ -66,7 +66,8 @@ int runCli(int argc, const char* const* argv, CliIo io) {
       ->add_option("--listen", advisor.listen, "Endpoint to bind (ipc://PATH, tcp://HOST:PORT)")
       ->required();
   advisor_cmd->add_option("--metrics-addr", advisor.metrics_addr,
-                          "Prometheus endpoint (not supported yet)");
+                          "Serve Prometheus metrics at http://ADDR/metrics (:9464 all interfaces, "
+                          "127.0.0.1:9464 loopback)");
   advisor_cmd->add_option("--report-dir", advisor.report_dir, "Directory for the reports")
       ->capture_default_str();
   double advisor_price = 0;

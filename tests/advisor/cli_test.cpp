@@ -176,7 +176,7 @@ TEST_CASE("every command exits 2 with one line on bad usage or bad input") {
       {{"report", dir / "truncated.gwt"}, "truncated.gwt"},
       {{"report", "--nope", dir / "garbage.bin"}, "--nope"},
       {{"advisor"}, "--listen"},
-      {{"advisor", "--listen", "tcp://127.0.0.1:*", "--metrics-addr", "0.0.0.0:9400"},
+      {{"advisor", "--listen", "tcp://127.0.0.1:*", "--metrics-addr", "9400"},
        "--metrics-addr"},
       {{"advisor", "--listen", "bogus://x"}, "bogus://x"},
       // A report directory that cannot be created (its parent is a file).

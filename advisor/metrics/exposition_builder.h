@@ -1,0 +1,47 @@
+// The Prometheus text exposition (format 0.0.4) of a live job: exactly the names, types, labels
+// and HELP texts of docs/metrics.md, from JobFigures (metrics_input.h).
+//
+// Rules the builder keeps:
+//  - every documented label is on every series of its metric; a value nobody knows is empty;
+//  - a figure the collection tier cannot know is absent, never 0 (GPU time without CUPTI, memory
+//    nobody reported, steps before any step was recognised);
+//  - counters never go back: the analysis is recomputed from the snapshot on each refresh and a
+//    figure may come out lower (a window re-attributed, a process restarted under the same
+//    labels), so each counter series exports the maximum of what it exported before and now;
+//  - label values escape backslash, double quote and newline; HELP texts backslash and newline.
+//
+// Not thread-safe: one owner (MetricsServer's refresh thread). build() is pure apart from the
+// counter floors it keeps between calls.
+#pragma once
+
+#include "advisor/metrics/metrics_input.h"
+
+#include <map>
+#include <string>
+#include <string_view>
+
+namespace gpuwise::advisor::metrics {
+
+inline constexpr const char* kContentType = "text/plain; version=0.0.4; charset=utf-8";
+// gpuwise_step_duration_seconds buckets (seconds), +Inf implied.
+inline constexpr double kStepBuckets[] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
+                                          1,     2.5,  5,     10,   30,  60};
+
+class ExpositionBuilder {
+public:
+  std::string build(const JobFigures& job);
+
+private:
+  // The value a counter series may export: never below what it exported before.
+  double floorCounter(const std::string& series, double value);
+  std::map<std::string, double> counters_;
+};
+
+// "a\"b" -> a\"b with backslash, quote and newline escaped, as label values must be.
+std::string escapeLabelValue(std::string_view value);
+// The shortest text that reads back as `value` ("0.25", "1e+21", "NaN", "+Inf").
+std::string formatValue(double value);
+// RANK when known, else "pid-<pid>".
+std::string rankLabel(const model::ProcessInfo& info);
+
+} // namespace gpuwise::advisor::metrics

@@ -1,0 +1,196 @@
+#include "advisor/metrics/metrics_server.h"
+
+#include "advisor/metrics/exposition_builder.h"
+
+#include <httplib.h>
+
+#include <charconv>
+#include <condition_variable>
+#include <iostream>
+#include <mutex>
+#include <sys/socket.h>
+#include <thread>
+
+namespace gpuwise::advisor::metrics {
+
+using Clock = std::chrono::steady_clock;
+
+bool splitMetricsAddress(const std::string& address, std::string* host, int* port) {
+  size_t colon = address.rfind(':');
+  if (colon == std::string::npos) return false;
+  std::string h = address.substr(0, colon), p = address.substr(colon + 1);
+  if (h.size() >= 2 && h.front() == '[' && h.back() == ']')
+    h = h.substr(1, h.size() - 2);
+  else if (h.find(':') != std::string::npos)
+    return false; // IPv6 needs brackets
+  int value = -1;
+  auto [end, ec] = std::from_chars(p.data(), p.data() + p.size(), value);
+  if (p.empty() || ec != std::errc() || end != p.data() + p.size() || value < 0 || value > 65535)
+    return false;
+  *host = h.empty() ? "0.0.0.0" : h;
+  *port = value;
+  return true;
+}
+
+struct MetricsServer::Impl {
+  Options options;
+  httplib::Server server;
+  std::string host;
+  int port = 0;
+  std::thread listener, refresher;
+
+  mutable std::mutex mutex;
+  std::condition_variable wanted, refreshed;
+  std::shared_ptr<const std::string> text = std::make_shared<const std::string>();
+  Clock::time_point built_at{}; // when the snapshot behind `text` was taken
+  uint64_t generation = 0;
+  bool want = false, stopping = false;
+  Stats stats;
+
+  void log(const std::string& line) {
+    if (options.log)
+      options.log(line);
+    else
+      std::cerr << "gpuwise advisor: " << line << std::endl;
+  }
+
+  // Runs produce() once outside the lock and publishes its text.
+  void refreshOnce() {
+    auto started = Clock::now();
+    std::shared_ptr<const std::string> fresh;
+    try {
+      fresh = std::make_shared<const std::string>(options.produce());
+    } catch (const std::exception& e) {
+      log(std::string("metrics: cannot build the exposition: ") + e.what());
+    } catch (...) {
+      log("metrics: cannot build the exposition: unknown exception");
+    }
+    auto took = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - started);
+    std::lock_guard lock(mutex);
+    if (fresh) text = std::move(fresh);
+    built_at = started;
+    ++generation;
+    ++stats.refreshes;
+    stats.last_refresh = took;
+    refreshed.notify_all();
+  }
+
+  void refreshLoop() {
+    std::unique_lock lock(mutex);
+    while (!stopping) {
+      wanted.wait(lock, [&] { return stopping || want; });
+      if (stopping) break;
+      want = false;
+      lock.unlock();
+      refreshOnce();
+      lock.lock();
+      wanted.wait_for(lock, options.min_pause, [&] { return stopping; });
+    }
+  }
+
+  std::shared_ptr<const std::string> current() {
+    std::unique_lock lock(mutex);
+    ++stats.scrapes;
+    if (Clock::now() - built_at > options.max_age && !stopping) {
+      want = true;
+      wanted.notify_all();
+      // A quick analysis (most runs): wait for it and answer fresh. A slow one (a long run whose
+      // refresh takes seconds): answer now with the previous text, the refresh it started
+      // serves the next scrape, so a scrape never waits on the analysis of a whole long job.
+      if (stats.last_refresh * 4 <= options.scrape_wait) {
+        uint64_t seen = generation;
+        refreshed.wait_for(lock, options.scrape_wait,
+                           [&] { return stopping || generation != seen; });
+      }
+    }
+    return text;
+  }
+};
+
+MetricsServer::MetricsServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+MetricsServer::~MetricsServer() {
+  stop();
+}
+
+std::unique_ptr<MetricsServer> MetricsServer::start(Options o, std::string* error) {
+  auto impl = std::make_unique<Impl>();
+  if (!splitMetricsAddress(o.address, &impl->host, &impl->port)) {
+    *error = "--metrics-addr '" + o.address + "' is not HOST:PORT, [IPV6]:PORT or :PORT";
+    return nullptr;
+  }
+  if (!o.produce) {
+    *error = "metrics: no exposition producer";
+    return nullptr;
+  }
+  impl->options = std::move(o);
+  Impl* self = impl.get();
+  httplib::Server& s = impl->server;
+  // SO_REUSEADDR only: httplib's default SO_REUSEPORT would let a second advisor bind the same
+  // port silently and take half the scrapes.
+  s.set_socket_options([](socket_t sock) {
+    int yes = 1;
+    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+  });
+  s.set_tcp_nodelay(true);
+  s.set_read_timeout(10, 0);
+  s.set_write_timeout(10, 0);
+  s.Get("/metrics", [self](const httplib::Request&, httplib::Response& res) {
+    auto text = self->current();
+    res.set_content(*text, kContentType);
+  });
+  s.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content("ok\n", "text/plain");
+  });
+  s.set_exception_handler(
+      [self](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
+        res.status = 500;
+        res.set_content("gpuwise advisor: internal error\n", "text/plain");
+        self->log("metrics: internal error while answering a request");
+      });
+
+  int wanted_port = impl->port;
+  if (wanted_port == 0) {
+    impl->port = s.bind_to_any_port(impl->host);
+    if (impl->port < 0) impl->port = 0;
+  } else if (!s.bind_to_port(impl->host, wanted_port)) {
+    impl->port = 0;
+  }
+  if (impl->port == 0) {
+    *error = "cannot listen on " + impl->options.address +
+             " for --metrics-addr (address in use, or not an address of this host)";
+    return nullptr;
+  }
+  impl->refreshOnce();
+  impl->refresher = std::thread([self] { self->refreshLoop(); });
+  impl->listener = std::thread([self] { self->server.listen_after_bind(); });
+  return std::unique_ptr<MetricsServer>(new MetricsServer(std::move(impl)));
+}
+
+void MetricsServer::stop() {
+  if (!impl_) return;
+  {
+    std::lock_guard lock(impl_->mutex);
+    impl_->stopping = true;
+    impl_->wanted.notify_all();
+    impl_->refreshed.notify_all();
+  }
+  impl_->server.stop();
+  if (impl_->listener.joinable()) impl_->listener.join();
+  if (impl_->refresher.joinable()) impl_->refresher.join();
+}
+
+int MetricsServer::port() const {
+  return impl_->port;
+}
+
+std::string MetricsServer::host() const {
+  return impl_->host;
+}
+
+MetricsServer::Stats MetricsServer::stats() const {
+  std::lock_guard lock(impl_->mutex);
+  return impl_->stats;
+}
+
+} // namespace gpuwise::advisor::metrics

@@ -1,0 +1,209 @@
+// A real Prometheus (Debian's `prometheus`) scrapes a live `gpuwise advisor --metrics-addr` while
+// a CUDA sample runs into it on the simulated device; PromQL answers are checked against the
+// report the advisor writes at SIGTERM, and `promtool check metrics` against the live /metrics.
+//
+// Every wait is on a condition with a deadline: the advisor's /healthz, Prometheus's /-/ready,
+// the target up, a query result that reflects the finished process.
+#include "tests/advisor/metrics_parse.h"
+#include "tests/advisor/subprocess.h"
+
+#include <catch2/catch.hpp>
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+
+#include <arpa/inet.h>
+#include <csignal>
+#include <fstream>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+using namespace gpuwise::advisor::test;
+using json = nlohmann::json;
+
+namespace {
+
+std::string which(const std::string& tool) {
+  std::string path = getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin";
+  std::istringstream dirs(path);
+  for (std::string d; std::getline(dirs, d, ':');)
+    if (!d.empty() && ::access((d + "/" + tool).c_str(), X_OK) == 0) return d + "/" + tool;
+  return "";
+}
+
+// A loopback port free now (the OS picked it); the small race with other tests is acceptable.
+int freePort() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  socklen_t len = sizeof a;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  int port = ntohs(a.sin_port);
+  ::close(fd);
+  return port;
+}
+
+// The result vector of an instant query; empty on any error.
+json query(httplib::Client& prom, const std::string& promql) {
+  auto r = prom.Get(("/api/v1/query?query=" + httplib::detail::encode_query_param(promql)).c_str());
+  if (!r || r->status != 200) return json::array();
+  auto j = json::parse(r->body, nullptr, false);
+  if (j.is_discarded() || j.value("status", "") != "success") return json::array();
+  return j["data"]["result"];
+}
+
+double valueOf(const json& sample) {
+  return std::stod(sample["value"][1].get<std::string>());
+}
+
+std::map<std::string, std::string> sampleLine(const std::string& out) {
+  std::map<std::string, std::string> kv;
+  auto at = out.find("gwsample ");
+  if (at == std::string::npos) return kv;
+  std::istringstream in(out.substr(at, out.find('\n', at) - at));
+  for (std::string word; in >> word;) {
+    auto eq = word.find('=');
+    if (eq != std::string::npos) kv[word.substr(0, eq)] = word.substr(eq + 1);
+  }
+  return kv;
+}
+
+} // namespace
+
+TEST_CASE("prometheus scrapes a live advisor; its answers equal the report", "[e2e][prometheus]") {
+  if (which("prometheus").empty()) {
+    WARN("prometheus is not installed (Debian: scripts/install-deps installs it): skipped");
+    return;
+  }
+  TempDir dir;
+  const int metrics_port = freePort(), prom_port = freePort();
+  const std::string endpoint = "ipc://" + (dir / "advisor.sock");
+  const std::string reports = dir / "reports";
+
+  Process advisor({buildDir() + "/bin/gpuwise", "advisor", "--listen", endpoint, "--report-dir",
+                   reports, "--metrics-addr", "127.0.0.1:" + std::to_string(metrics_port)},
+                  {}, dir.path, dir.path, "advisor");
+  httplib::Client adv("127.0.0.1", metrics_port);
+  adv.set_connection_timeout(1, 0);
+  REQUIRE(eventually([&] {
+    auto r = adv.Get("/healthz");
+    return r && r->status == 200;
+  }));
+
+  {
+    std::ofstream cfg(dir / "prometheus.yml");
+    cfg << "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
+        << "scrape_configs:\n  - job_name: gpuwise\n    honor_labels: true\n"
+        << "    static_configs:\n      - targets: ['127.0.0.1:" << metrics_port << "']\n";
+  }
+  Process prometheus({which("prometheus"), "--config.file=" + (dir / "prometheus.yml"),
+                      "--storage.tsdb.path=" + (dir / "tsdb"),
+                      "--web.listen-address=127.0.0.1:" + std::to_string(prom_port)},
+                     {}, dir.path, dir.path, "prometheus");
+  httplib::Client prom("127.0.0.1", prom_port);
+  prom.set_connection_timeout(1, 0);
+  {
+    INFO(readFile(dir / "prometheus.err"));
+    REQUIRE(eventually(
+        [&] {
+          auto r = prom.Get("/-/ready");
+          return r && r->status == 200;
+        },
+        std::chrono::seconds(30)));
+    REQUIRE(eventually(
+        [&] {
+          auto up = query(prom, "up{job=\"gpuwise\"}");
+          return up.size() == 1 && valueOf(up[0]) == 1;
+        },
+        std::chrono::seconds(20)));
+  }
+
+  // One rank of a pod, as the injected pod would run it.
+  Process sample(
+      {buildDir() + "/bin/gpuwise", "run", "--simulate", "--endpoint", endpoint, "--",
+       buildDir() + "/samples/pageable_copies", "--steps", "60"},
+      {"RANK=3", "GPUWISE_NAMESPACE=ml-team", "GPUWISE_POD=trainer-0", "GPUWISE_CONTAINER=pytorch"},
+      dir.path, dir.path, "sample");
+  auto sample_status = sample.wait(std::chrono::seconds(60));
+  INFO("sample: " << sample.err());
+  REQUIRE(sample_status == 0);
+  auto kv = sampleLine(sample.out());
+  REQUIRE(kv.count("kernels"));
+  const double kernels = std::stod(kv["kernels"]);
+
+  // Wait for a scrape after the process's final batch: the counter reaches the sample's total.
+  const std::string sel = "{namespace=\"ml-team\",pod=\"trainer-0\",container=\"pytorch\","
+                          "rank=\"3\",gpu=\"0\"}";
+  json k;
+  bool reached = eventually(
+      [&] {
+        k = query(prom, "gpuwise_kernels_total" + sel);
+        return k.size() == 1 && valueOf(k[0]) == kernels;
+      },
+      std::chrono::seconds(20));
+  INFO("advisor: " << advisor.err() << "\nlast answer: " << k.dump());
+  REQUIRE(reached);
+  json processes;
+  REQUIRE(eventually([&] {
+    processes = query(prom, "gpuwise_processes{namespace=\"ml-team\",pod=\"trainer-0\"}");
+    return processes.size() == 1 && valueOf(processes[0]) == 0;
+  }));
+
+  // promtool on the live exposition of a real simulated run.
+  auto live = adv.Get("/metrics");
+  REQUIRE(live);
+  CHECK(live->get_header_value("Content-Type") == "text/plain; version=0.0.4; charset=utf-8");
+  if (!which("promtool").empty()) {
+    {
+      std::ofstream f(dir / "live.prom");
+      f << live->body;
+    }
+    Process lint({"/bin/bash", "-c", "promtool check metrics < \"$0\"", dir / "live.prom"}, {},
+                 dir.path, dir.path, "promtool");
+    auto rc = lint.wait(std::chrono::seconds(30));
+    INFO(lint.out() << lint.err());
+    CHECK(rc == 0);
+    CHECK(lint.out().empty());
+    CHECK(lint.err().find("SUCCESS") == std::string::npos); // only findings would be printed
+  } else {
+    WARN("promtool is not installed: the live exposition was not linted");
+  }
+  auto exposition = parseProm(live->body);
+
+  const double busy = valueOf(query(prom, "gpuwise_gpu_busy_seconds_total" + sel).at(0));
+  const double ratio = valueOf(query(prom, "gpuwise_gpu_busy_ratio" + sel).at(0));
+  const double idle = valueOf(query(prom, "sum(gpuwise_gpu_idle_seconds_total" + sel + ")").at(0));
+  const double pageable = valueOf(
+      query(prom, "sum(gpuwise_copy_bytes_total{host_memory=\"pageable\",rank=\"3\"})").at(0));
+  auto info = query(prom, "gpuwise_info");
+  REQUIRE(info.size() == 1);
+  CHECK(info[0]["metric"]["simulated"] == "true");
+  CHECK(info[0]["metric"]["collection"] == "cupti");
+  auto saving =
+      query(prom, "gpuwise_recommendation_expected_saving_ratio{id=\"use_pinned_memory\"}");
+
+  // The report the advisor writes at SIGTERM is the reference.
+  ::kill(advisor.pid(), SIGTERM);
+  REQUIRE(advisor.wait(std::chrono::seconds(30)) == 0);
+  json report = json::parse(readFile(reports + "/gpuwise-report.json"));
+  const json& s = report["summary"];
+  INFO(s.dump(2));
+  CHECK(s["kernel_count"].get<double>() == kernels);
+  CHECK(busy == Approx(s["gpu_busy_seconds"].get<double>()).epsilon(1e-9));
+  CHECK(idle == Approx(s["gpu_span_seconds"].get<double>() - s["gpu_busy_seconds"].get<double>())
+                    .epsilon(1e-6));
+  // The run is shorter than the 60 s window: the busy ratio is over the whole span.
+  CHECK(ratio == Approx(1.0 - s["gpu_idle_ratio"].get<double>()).epsilon(1e-6));
+  CHECK(pageable == s["memcpy"]["pageable_bytes"].get<double>());
+  CHECK(pageable == std::stod(kv["pageable_bytes"]));
+  CHECK(exposition.value("gpuwise_kernels_total", {{"rank", "3"}}) == kernels);
+  // The sample plants pageable copies: the report recommends pinned memory, and so does
+  // Prometheus, with the same expected saving.
+  for (const auto& r : report["recommendations"])
+    if (r["id"] == "use_pinned_memory") {
+      REQUIRE(saving.size() == 1);
+      CHECK(valueOf(saving[0]) == Approx(r["expected_saving_ratio"].get<double>()));
+    }
+}
