@@ -63,6 +63,7 @@ std::optional<Recommendation> RightSizeMigRule::evaluate(const RuleContext& ctx)
              "to " + formatPercent(slowdown) + " longer in total." + note;
   auto& ev = r.evidence;
   ev["gpu_model"] = gpu.model;
+  ev["gpu_memory_gb"] = gpu.profiles.back().memory_gb; // the number in the model's name
   ev["mig_profile"] = chosen->name;
   ev["profile_memory_gb"] = chosen->memory_gb;
   ev["profile_compute_slices"] = chosen->compute_slices;
