@@ -4,12 +4,15 @@
 #include "advisor/rules/gpu_tables.h"
 
 #include <algorithm>
+#include <utility>
 #include <string>
 
 namespace gpuwise::advisor {
 namespace {
 
 using profiler::Precision;
+
+MathThroughput throughputFromKernelNames(const KernelResult& kernels);
 
 struct Candidates {
   MathThroughput gpu;
@@ -24,12 +27,34 @@ std::optional<Candidates> candidates(const JobAnalysis& a) {
   if (!dev || !a.timeline.known() || a.timeline.span_ns <= 0) return std::nullopt;
   Candidates c;
   c.gpu = mathThroughputFor(dev->name, dev->compute_major, dev->compute_minor);
-  if (c.gpu.fp32_tflops <= 0) return std::nullopt; // no tensor-core table for this GPU
   c.gpu_name = dev->name;
+  if (c.gpu.fp32_tflops <= 0) {
+    c.gpu = throughputFromKernelNames(a.kernels);
+    c.gpu_name = dev->name.empty() ? "unknown" : dev->name;
+  }
+  if (c.gpu.fp32_tflops <= 0) return std::nullopt; // no tensor-core table for this GPU
   c.span_s = toSeconds(a.timeline.span_ns);
   c.fp32_matmul_s = toSeconds(a.precision.fp32_matmul_ns);
   c.tf32_s = toSeconds(a.precision.at(Precision::Tf32));
   return c;
+}
+
+// cuBLAS/cuDNN name their kernels after the architecture they were built for ("volta_sgemm_...",
+// "ampere_fp16_s1688gemm...", "sm90_xmma_..."): a trace without device properties still says
+// which GPU generation ran it. The first match in kernel-time order wins.
+MathThroughput throughputFromKernelNames(const KernelResult& kernels) {
+  static constexpr std::pair<const char*, const char*> kPrefixes[] = {
+      {"volta_", "V100"}, {"turing_", "T4"},   {"ampere_", "A100"}, {"sm80_", "A100"},
+      {"sm86_", "A10"},   {"sm89_", "L40S"},   {"sm90_", "H100"},   {"sm100_", "B200"}};
+  for (const auto& k : kernels.by_name) {
+    for (const auto& [prefix, model] : kPrefixes) {
+      if (k.display_name.find(prefix) == std::string::npos) continue;
+      auto t = mathThroughputFor(model, 0, 0);
+      t.known = false;
+      return t;
+    }
+  }
+  return {};
 }
 
 Confidence confidenceFor(const MathThroughput& gpu) {
@@ -87,7 +112,7 @@ std::optional<Recommendation> EnableMixedPrecisionRule::evaluate(const RuleConte
   ev["kernel_seconds"] = toSeconds(ctx.analysis.precision.kernel_ns);
   ev["tensor_core_share"] = ctx.analysis.precision.tensorCoreShare().value_or(0.0);
   ev["gpu"] = c->gpu_name;
-  ev["throughput_table"] = std::string(c->gpu.model) + (c->gpu.known ? "" : " (architecture representative)");
+  ev["throughput_table"] = std::string(c->gpu.model) + (c->gpu.known ? "" : " (architecture representative, from the compute capability or kernel names)");
   ev["fp32_tflops"] = c->gpu.fp32_tflops;
   ev["tensor_dtype"] = bf16 ? "bf16" : "fp16";
   ev["tensor_tflops"] = half;
@@ -130,7 +155,7 @@ std::optional<Recommendation> EnableTf32Rule::evaluate(const RuleContext& ctx) c
   ev["fp32_matmul_seconds"] = c->fp32_matmul_s;
   ev["gpu_span_seconds"] = c->span_s;
   ev["gpu"] = c->gpu_name;
-  ev["throughput_table"] = std::string(c->gpu.model) + (c->gpu.known ? "" : " (architecture representative)");
+  ev["throughput_table"] = std::string(c->gpu.model) + (c->gpu.known ? "" : " (architecture representative, from the compute capability or kernel names)");
   ev["fp32_tflops"] = c->gpu.fp32_tflops;
   ev["tf32_tflops"] = c->gpu.tf32_tensor_tflops;
   ev["fp32_to_tf32_speedup"] = speedup;

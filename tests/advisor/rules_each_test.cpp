@@ -209,7 +209,7 @@ TEST_CASE("use_cuda_graphs: short kernels with the GPU idle between launches") {
   CHECK(r->parameters["torch_compile_mode"] == "reduce-overhead");
 
   SECTION("long kernels: not launch-bound") {
-    a.timeline.short_kernels = 4'000;
+    a.timeline.short_kernels = 6'000;
     CHECK_FALSE(eval(UseCudaGraphsRule(), a));
   }
   SECTION("edge: launch idle just under the threshold") {
@@ -430,4 +430,19 @@ TEST_CASE("ranking: by expected saving, ties by confidence then id") {
   CHECK(recs[1].id == "enable_tf32");
   CHECK(recs[2].id == "prefetch_input");
   for (const auto& r : recs) checkContract(r);
+}
+
+TEST_CASE("precision rules: a trace without device properties is placed by its kernel names") {
+  auto a = healthyJob("", 0);
+  a.collection.gpus[0].info.compute_major = 0;
+  a.precision.fp32_matmul_ns = 5 * kSec;
+  CHECK_FALSE(eval(EnableMixedPrecisionRule(), a)); // nothing says which GPU
+  KernelStats k;
+  k.name = k.display_name = "volta_sgemm_128x64_nn";
+  a.kernels.by_name.push_back(k);
+  auto r = eval(EnableMixedPrecisionRule(), a);
+  REQUIRE(r);
+  checkContract(*r);
+  CHECK(r->parameters["autocast_dtype"] == "float16");
+  CHECK(r->confidence == Confidence::Low);
 }
