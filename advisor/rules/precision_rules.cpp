@@ -18,6 +18,7 @@ struct Candidates {
   MathThroughput gpu;
   std::string gpu_name;
   double span_s = 0;
+  double busy_s = 0;
   double fp32_matmul_s = 0;
   double tf32_s = 0;
 };
@@ -34,6 +35,8 @@ std::optional<Candidates> candidates(const JobAnalysis& a) {
   }
   if (c.gpu.fp32_tflops <= 0) return std::nullopt; // no tensor-core table for this GPU
   c.span_s = toSeconds(a.timeline.span_ns);
+  c.busy_s = toSeconds(a.timeline.busy_ns);
+  if (c.busy_s <= 0) return std::nullopt;
   c.fp32_matmul_s = toSeconds(a.precision.fp32_matmul_ns);
   c.tf32_s = toSeconds(a.precision.at(Precision::Tf32));
   return c;
@@ -70,7 +73,7 @@ std::optional<Recommendation> EnableMixedPrecisionRule::evaluate(const RuleConte
   if (half <= 0) return std::nullopt;
   double tf32_s = c->gpu.hasTf32() ? c->tf32_s : 0.0;
   double candidate_s = c->fp32_matmul_s + tf32_s;
-  double share = candidate_s / c->span_s;
+  double share = candidate_s / c->busy_s;
   if (share < ctx.thresholds.precision.min_share) return std::nullopt;
 
   double fp32_speedup = half / c->gpu.fp32_tflops;
@@ -85,8 +88,8 @@ std::optional<Recommendation> EnableMixedPrecisionRule::evaluate(const RuleConte
   r.expected_saving_ratio = ratio;
   r.confidence = confidenceFor(c->gpu);
   r.title = std::string("Enable mixed precision: FP32 GEMMs/convolutions") +
-            (tf32_s > 0 ? " and TF32 kernels" : "") + " took " + formatPercent(share) +
-            " of the GPU span (" + formatSignificant(candidate_s) + " s) that " +
+            (tf32_s > 0 ? " and TF32 kernels" : "") + " were " + formatPercent(share) +
+            " of GPU busy time (" + formatSignificant(candidate_s) + " s) that " +
             (bf16 ? "BF16" : "FP16") + " tensor cores run up to " +
             formatSignificant(fp32_speedup) + "x faster";
   if (bf16) {
@@ -104,7 +107,9 @@ std::optional<Recommendation> EnableMixedPrecisionRule::evaluate(const RuleConte
                "scaler.scale(loss).backward(); scaler.step(optimizer); scaler.update()";
   }
   auto& ev = r.evidence;
-  ev["candidate_share_of_span"] = share;
+  ev["candidate_share_of_busy"] = share;
+  ev["candidate_share_of_span"] = candidate_s / c->span_s;
+  ev["gpu_busy_seconds"] = c->busy_s;
   ev["candidate_seconds"] = candidate_s;
   ev["fp32_matmul_seconds"] = c->fp32_matmul_s;
   ev["tf32_seconds"] = tf32_s;
@@ -130,7 +135,7 @@ std::optional<Recommendation> EnableMixedPrecisionRule::evaluate(const RuleConte
 std::optional<Recommendation> EnableTf32Rule::evaluate(const RuleContext& ctx) const {
   auto c = candidates(ctx.analysis);
   if (!c || !c->gpu.hasTf32()) return std::nullopt;
-  double share = c->fp32_matmul_s / c->span_s;
+  double share = c->fp32_matmul_s / c->busy_s;
   if (share < ctx.thresholds.precision.min_share) return std::nullopt;
   double speedup = c->gpu.tf32_tensor_tflops / c->gpu.fp32_tflops;
   double saving_s = c->fp32_matmul_s * (1.0 - 1.0 / speedup);
@@ -140,8 +145,8 @@ std::optional<Recommendation> EnableTf32Rule::evaluate(const RuleContext& ctx) c
   r.id = std::string(id());
   r.expected_saving_ratio = ratio;
   r.confidence = confidenceFor(c->gpu);
-  r.title = "Allow TF32: FP32 GEMMs/convolutions took " + formatPercent(share) +
-            " of the GPU span (" + formatSignificant(c->fp32_matmul_s) +
+  r.title = "Allow TF32: FP32 GEMMs/convolutions were " + formatPercent(share) +
+            " of GPU busy time (" + formatSignificant(c->fp32_matmul_s) +
             " s) on CUDA cores; TF32 tensor cores run them up to " + formatSignificant(speedup) +
             "x faster";
   r.action = "A two-line change that keeps FP32 storage (TF32 rounds the multiply inputs to a "
@@ -151,7 +156,8 @@ std::optional<Recommendation> EnableTf32Rule::evaluate(const RuleContext& ctx) c
              "(or torch.set_float32_matmul_precision(\"high\")). Mixed precision (BF16 autocast) "
              "gains more where the model tolerates it.";
   auto& ev = r.evidence;
-  ev["fp32_matmul_share_of_span"] = share;
+  ev["fp32_matmul_share_of_busy"] = share;
+  ev["gpu_busy_seconds"] = c->busy_s;
   ev["fp32_matmul_seconds"] = c->fp32_matmul_s;
   ev["gpu_span_seconds"] = c->span_s;
   ev["gpu"] = c->gpu_name;

@@ -9,7 +9,8 @@
 //   enable_tf32             TF32 tensor rate over the FP32 rate, for FP32 time only; only on
 //                           GPUs with TF32 (Ampere and later)
 // Expected saving = sum over candidates of time x (1 - 1/speedup), over the GPU span; fires when
-// the candidate time is >= Thresholds::Precision::min_share of the span. The peak ratio is an
+// the candidate time is >= Thresholds::Precision::min_share of GPU busy time (the GPU's own work:
+// a host-bound job, or one slowed by a profiler's host overhead, still does that work). The peak ratio is an
 // upper bound (memory-bound layers gain less): confidence medium for a GPU in the table, low for
 // an architecture's representative (from the compute capability, or, for a trace without device
 // properties, from the architecture cuBLAS/cuDNN kernel names carry: volta_, ampere_, sm90_...).

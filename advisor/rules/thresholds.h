@@ -43,9 +43,10 @@ struct Thresholds {
   PrefetchInput prefetch_input;
 
   struct Precision {
-    // FP32 GEMM/convolution time (or TF32 time, for mixed precision) as a share of the GPU span
+    // FP32 GEMM/convolution time (or TF32 time, for mixed precision) as a share of GPU busy time
     // before a precision change is worth recommending: a code change (autocast, a scaler) for
-    // under 10% of the time rarely pays. ResNet-50 FP32 on V100 measures ~0.3; BF16 jobs 0.
+    // under 10% of the GPU's work rarely pays. ResNet-50 FP32 on V100 measures 0.5-0.57 (all eight
+    // files); BF16 jobs 0; the input_stall sample ~0.99 (its kernels are FP32 GEMMs).
     double min_share = 0.10;
   };
   Precision precision;
