@@ -77,6 +77,7 @@ std::optional<Recommendation> RightSizeMigRule::evaluate(const RuleContext& ctx)
   ev["predicted_slowdown"] = slowdown;
   ev["memory_headroom"] = t.memory_headroom;
   ev["max_slowdown"] = t.max_slowdown;
+  ev["max_demand_threshold"] = t.max_demand;
   ev["slices_requested"] = 1;
   if (memory_fit && memory_fit != chosen) ev["memory_only_profile"] = memory_fit->name;
   ev["expected_saving_ratio"] = saving;
