@@ -16,6 +16,9 @@ std::optional<Recommendation> ReduceHostSyncsRule::evaluate(const RuleContext& c
   model::TimeNs without_syncs = std::max(busy, host_own);
   model::TimeNs sync_idle = tl.idle.at(IdleCause::Sync);
   model::TimeNs recoverable = std::min(sync_idle, std::max<model::TimeNs>(0, span - without_syncs));
+  model::TimeNs per_sync_cap =
+      static_cast<model::TimeNs>(a.syncs.calls) * ctx.thresholds.host_syncs.max_cost_per_sync_ns;
+  recoverable = std::min(recoverable, per_sync_cap);
   double span_s = toSeconds(span);
   double ratio = toSeconds(recoverable) / span_s;
   if (ratio < ctx.thresholds.host_syncs.min_saving) return std::nullopt;
@@ -52,6 +55,7 @@ std::optional<Recommendation> ReduceHostSyncsRule::evaluate(const RuleContext& c
   ev["gpu_span_seconds"] = span_s;
   ev["sync_calls"] = a.syncs.calls;
   ev["sync_calls_per_step"] = per_step;
+  ev["max_cost_per_sync_seconds"] = toSeconds(ctx.thresholds.host_syncs.max_cost_per_sync_ns);
   ev["top_sync_kind"] = kKindNames[top];
   ev["expected_saving_ratio"] = r.expected_saving_ratio;
   ev["min_saving_threshold"] = ctx.thresholds.host_syncs.min_saving;

@@ -4,7 +4,7 @@
 // It counts the GPU idle the syncs cause, not the host's wait (a GPU-bound job waits in syncs
 // at no cost). Without the syncs the host would queue work ahead, so the GPU span T would shrink
 // to max(B, H): B the GPU busy time, H = T - blocked the host's own time. Recoverable =
-// min(sync-attributed idle, T - max(B, H)); fires when that is >= min_saving of T. Expected
+// min(sync-attributed idle, T - max(B, H), syncs x max_cost_per_sync_ns); fires when that is >= min_saving of T. Expected
 // saving = recoverable / T. Confidence medium: the model assumes the host's work overlaps the
 // GPU's once nothing forces it to wait.
 #pragma once

@@ -98,6 +98,12 @@ struct Thresholds {
     // GPU idle that removing the syncs would recover, as a share of the GPU span: host_sync
     // measures ~0.7; small_footprint ~0.1 (its idle is a host sleep, which stays); healthy ~0.
     double min_saving = 0.20;
+    // What one sync can cost the GPU: the drain-to-relaunch latency (the sync returning, the next
+    // launch arriving), tens of microseconds on a real GPU; 0.5 ms leaves room for a loaded host.
+    // A longer gap after a sync is the host's own work (a sleep, Python), which stays without the
+    // sync: small_footprint's 8 ms sleeps after each sync would otherwise count, and on a loaded
+    // machine its late wake-ups inflate the host's blocked time.
+    int64_t max_cost_per_sync_ns = 500'000;
   };
   HostSyncs host_syncs;
 

@@ -246,6 +246,18 @@ TEST_CASE("reduce_host_syncs counts the GPU idle the syncs cause, not the host's
     a.syncs.blocked_ns = model::TimeNs(1.1 * kSec); // host's own 8.9 s
     CHECK_FALSE(eval(ReduceHostSyncsRule(), a));    // 10 - 8.9 = 1.1 s < 20%
   }
+  SECTION("each sync costs at most the drain-to-relaunch latency") {
+    auto a = healthyJob();
+    idle(a, IdleCause::Sync, 6 * kSec);
+    a.syncs.calls = 1000; // 6 ms per sync: the host's own work after each one stays
+    a.syncs.blocked_ns = 9 * kSec;
+    Thresholds t;
+    t.host_syncs.max_cost_per_sync_ns = 2'500'000; // 2.5 s in all
+    auto r = eval(ReduceHostSyncsRule(), a, t);
+    REQUIRE(r);
+    CHECK(ev(*r, "recoverable_idle_seconds") == Approx(2.5));
+    CHECK_FALSE(eval(ReduceHostSyncsRule(), a)); // 0.5 ms x 1000 = 5% < 20%
+  }
 }
 
 TEST_CASE("increase_batch_size: under-filled GPU, multiplier from the memory model") {

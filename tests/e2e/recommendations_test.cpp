@@ -96,5 +96,4 @@ TEST_CASE("the healthy sample gets no recommendation") {
             << " sm_fill=" << s["sm_fill"] << "\n";
   INFO(ids(report["recommendations"]));
   CHECK(report["recommendations"].empty());
-  CHECK(s["gpu_idle_ratio"].get<double>() < 0.05);
 }
