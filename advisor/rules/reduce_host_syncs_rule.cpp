@@ -15,10 +15,12 @@ std::optional<Recommendation> ReduceHostSyncsRule::evaluate(const RuleContext& c
   model::TimeNs host_own = std::max<model::TimeNs>(0, span - a.syncs.blocked_ns);
   model::TimeNs without_syncs = std::max(busy, host_own);
   model::TimeNs sync_idle = tl.idle.at(IdleCause::Sync);
-  model::TimeNs recoverable = std::min(sync_idle, std::max<model::TimeNs>(0, span - without_syncs));
+  // The overlap bound (span - max(B, H)) stays in evidence only: a loaded host's descheduling
+  // inflates H, which would hide syncs that drain the GPU at every call.
+  model::TimeNs overlap_bound = std::max<model::TimeNs>(0, span - without_syncs);
   model::TimeNs per_sync_cap =
       static_cast<model::TimeNs>(a.syncs.calls) * ctx.thresholds.host_syncs.max_cost_per_sync_ns;
-  recoverable = std::min(recoverable, per_sync_cap);
+  model::TimeNs recoverable = std::min(sync_idle, per_sync_cap);
   double span_s = toSeconds(span);
   double ratio = toSeconds(recoverable) / span_s;
   if (ratio < ctx.thresholds.host_syncs.min_saving) return std::nullopt;
@@ -51,6 +53,7 @@ std::optional<Recommendation> ReduceHostSyncsRule::evaluate(const RuleContext& c
   ev["sync_idle_seconds"] = toSeconds(sync_idle);
   ev["host_blocked_seconds"] = toSeconds(a.syncs.blocked_ns);
   ev["host_own_seconds"] = toSeconds(host_own);
+  ev["overlap_bound_seconds"] = toSeconds(overlap_bound);
   ev["gpu_busy_seconds"] = toSeconds(busy);
   ev["gpu_span_seconds"] = span_s;
   ev["sync_calls"] = a.syncs.calls;
