@@ -51,8 +51,8 @@ std::optional<Recommendation> IncreaseBatchSizeRule::evaluate(const RuleContext&
 
   double span_s = toSeconds(a.timeline.span_ns);
   double busy_s = toSeconds(a.timeline.busy_ns);
-  double new_step = span_s - busy_s + busy_s * std::max(1.0, m * *fill);
-  double saving = std::clamp(1.0 - new_step / (m * span_s), 0.0, 1.0);
+  // Kernel time per sample: B x max(1, m f) / m instead of B (see the header).
+  double saving = std::clamp(busy_s / span_s * (1.0 - std::max(1.0, m * *fill) / m), 0.0, 1.0);
   double predicted_peak = double(persistent) + m * growing;
 
   Recommendation r;
