@@ -36,5 +36,13 @@ struct ReferenceTime {
   bool known() const { return ns > 0; }
 };
 ReferenceTime referenceTime(const JobAnalysis& analysis);
+// "the GPU span", "step time", "the wall time": how rule texts name a reference.
+const char* referenceWords(const ReferenceTime& reference);
+
+// The job's GPU as the tables see it: the first GPU the collection lists (jobs run on one model);
+// nullptr when the trace names none.
+const model::DeviceInfo* primaryGpu(const JobAnalysis& analysis);
+// GPU busy time over the GPU span, summed over devices; nullopt when the timeline is unknown.
+std::optional<double> busyShare(const JobAnalysis& analysis);
 
 } // namespace gpuwise::advisor

@@ -1,5 +1,13 @@
 #include "advisor/rules/rule_set.h"
 
+#include "advisor/rules/increase_batch_size_rule.h"
+#include "advisor/rules/precision_rules.h"
+#include "advisor/rules/prefetch_input_rule.h"
+#include "advisor/rules/reduce_host_syncs_rule.h"
+#include "advisor/rules/reduce_memory_pressure_rule.h"
+#include "advisor/rules/right_size_mig_rule.h"
+#include "advisor/rules/share_gpu_rule.h"
+#include "advisor/rules/use_cuda_graphs_rule.h"
 #include "advisor/rules/use_pinned_memory_rule.h"
 
 #include <algorithm>
@@ -28,10 +36,59 @@ ReferenceTime referenceTime(const JobAnalysis& a) {
   return {};
 }
 
+const char* referenceWords(const ReferenceTime& ref) {
+  std::string_view kind = ref.kind;
+  return kind == "gpu_span" ? "the GPU span" : kind == "step_time" ? "step time" : "the wall time";
+}
+
+const model::DeviceInfo* primaryGpu(const JobAnalysis& a) {
+  return a.collection.gpus.empty() ? nullptr : &a.collection.gpus.front().info;
+}
+
+std::optional<double> busyShare(const JobAnalysis& a) {
+  if (!a.timeline.known() || a.timeline.span_ns <= 0) return std::nullopt;
+  return double(a.timeline.busy_ns) / double(a.timeline.span_ns);
+}
+
 std::vector<std::unique_ptr<Rule>> defaultRules() {
   std::vector<std::unique_ptr<Rule>> rules;
   rules.push_back(std::make_unique<UsePinnedMemoryRule>());
+  rules.push_back(std::make_unique<PrefetchInputRule>());
+  rules.push_back(std::make_unique<EnableMixedPrecisionRule>());
+  rules.push_back(std::make_unique<EnableTf32Rule>());
+  rules.push_back(std::make_unique<UseCudaGraphsRule>());
+  rules.push_back(std::make_unique<IncreaseBatchSizeRule>());
+  rules.push_back(std::make_unique<ReduceMemoryPressureRule>());
+  rules.push_back(std::make_unique<ReduceHostSyncsRule>());
+  rules.push_back(std::make_unique<RightSizeMigRule>());
+  rules.push_back(std::make_unique<ShareGpuRule>());
   return rules;
+}
+
+void resolveConflicts(std::vector<Recommendation>& recs) {
+  auto has = [&](std::string_view id) {
+    return std::any_of(recs.begin(), recs.end(), [&](const auto& r) { return r.id == id; });
+  };
+  auto drop = [&](std::string_view id) {
+    recs.erase(std::remove_if(recs.begin(), recs.end(), [&](const auto& r) { return r.id == id; }),
+               recs.end());
+  };
+  // A larger batch needs the memory that is already short.
+  if (has("reduce_memory_pressure")) drop("increase_batch_size");
+  // A pageable H2D copy is itself a stream synchronisation (the runtime syncs the stream before
+  // staging it), so explicit syncs cost nothing extra until the copies are pinned; re-profile
+  // after pinning.
+  if (has("use_pinned_memory")) drop("reduce_host_syncs");
+  // Giving the GPU away (a smaller slice, replicas) is advice for a job whose low use is
+  // inherent; while a fix would fill the idle GPU, that fix comes first.
+  bool fixable_idle = has("prefetch_input") || has("reduce_host_syncs") ||
+                      has("use_cuda_graphs") || has("use_pinned_memory");
+  if (fixable_idle) {
+    drop("right_size_mig");
+    drop("share_gpu");
+  }
+  // A MIG slice isolates memory and faults; time-slicing is the fallback where MIG does not fit.
+  if (has("right_size_mig")) drop("share_gpu");
 }
 
 std::vector<Recommendation> evaluateRules(const std::vector<std::unique_ptr<Rule>>& rules,
@@ -40,6 +97,7 @@ std::vector<Recommendation> evaluateRules(const std::vector<std::unique_ptr<Rule
   for (const auto& rule : rules) {
     if (auto r = rule->evaluate(context)) out.push_back(std::move(*r));
   }
+  resolveConflicts(out);
   std::sort(out.begin(), out.end(), [](const Recommendation& a, const Recommendation& b) {
     if (a.expected_saving_ratio != b.expected_saving_ratio)
       return a.expected_saving_ratio > b.expected_saving_ratio;

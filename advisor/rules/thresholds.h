@@ -1,5 +1,11 @@
 // Every threshold the rules use, in one place, with why it has the value it has. A rule reads its
 // own block; tests and (later) configuration override them by value.
+//
+// Margins: the simulated device's timings follow the host's CPU, so on a loaded machine a healthy
+// job launches late and idles a little more, and a planted inefficiency may look smaller or
+// larger. Each threshold sits well between what the healthy sample (and the real traces that must
+// stay quiet) measure and what the sample planted for that rule measures; tests/e2e/
+// recommendations_test.cpp prints both for every run.
 #pragma once
 
 #include <cstdint>
@@ -22,6 +28,110 @@ struct Thresholds {
     uint64_t min_measured_pinned_copies = 2;
   };
   PinnedMemory pinned_memory;
+
+  struct PrefetchInput {
+    // Input stall ratio (summary.input_stall_ratio) at which prefetching is recommended. The
+    // ResNet-50 traces measure 0.34 with num_workers=0 and 0.06-0.07 with num_workers=4 (a
+    // healthy loader still waits a little at the first batch of each step); the input_stall
+    // sample ~0.7, the healthy one ~0: 0.15 is a factor two from both sides.
+    double min_ratio = 0.15;
+    // Bounds on the suggested num_workers: two keeps one batch in flight while another is
+    // prepared; beyond 16 workers a host rarely has the cores, and the loader is not the fix.
+    uint32_t min_workers = 2;
+    uint32_t max_workers = 16;
+  };
+  PrefetchInput prefetch_input;
+
+  struct Precision {
+    // FP32 GEMM/convolution time (or TF32 time, for mixed precision) as a share of GPU busy time
+    // before a precision change is worth recommending: a code change (autocast, a scaler) for
+    // under 10% of the GPU's work rarely pays. ResNet-50 FP32 on V100 measures 0.5-0.57 (all eight
+    // files); BF16 jobs 0; the input_stall sample ~0.99 (its kernels are FP32 GEMMs).
+    double min_share = 0.10;
+  };
+  Precision precision;
+
+  struct CudaGraphs {
+    // Share of timed kernels shorter than kShortKernelNs (10 us): a launch-bound job is mostly
+    // kernels that finish before the next launch arrives. launch_bound: 1.0, BERT-small and
+    // Falconsai inference (tracelens/h100) 0.97 and 0.75; ResNet-50 0.53-0.63, whose idle under
+    // the autograd profiler is the profiler's own host overhead.
+    double min_short_kernel_share = 0.7;
+    // GPU idle the host's launching causes (launch-overhead plus host-bound idle) as a share of
+    // the GPU span. launch_bound measures ~0.9; ResNet-50 (num_workers=4) ~0.2, where the host
+    // time is mostly Python the graphs would not remove: 0.3.
+    double min_launch_idle_share = 0.30;
+    // What a kernel node of a replayed graph still costs between kernels (graph launches run
+    // back to back with about 1 us between nodes): subtracted per kernel from the saving.
+    int64_t graph_gap_per_kernel_ns = 1'000;
+  };
+  CudaGraphs cuda_graphs;
+
+  struct BatchSize {
+    // Kernel-time weighted SM fill (share of the SMs a kernel's grid covers) below which the GPU
+    // is under-filled: half the SMs idle while kernels run. Every sample but launch_bound
+    // measures > 0.9, ResNet-50 0.9.
+    double max_sm_fill = 0.5;
+    // Memory kept free after scaling: the batch multiplier is capped so the predicted peak stays
+    // within (1 - headroom) of the device's memory (fragmentation, allocator rounding).
+    double memory_headroom = 0.10;
+    // The smallest multiplier worth suggesting, and the largest (beyond 4x the learning-rate
+    // schedule usually needs retuning, not just linear scaling).
+    double min_multiplier = 2.0;
+    double max_multiplier = 4.0;
+  };
+  BatchSize batch_size;
+
+  struct MemoryPressure {
+    // Peak reserved (or allocated) memory as a share of the device at which the job is "near
+    // full": the caching allocator starts freeing and retrying (cudaFree + synchronize) and one
+    // larger batch or sequence fails with OOM.
+    double min_peak_ratio = 0.90;
+    // Fragmentation: reserved memory the allocator holds but has not handed out, as a share of
+    // reserved, while reserved is above min_fragmented_reserved_ratio of the device.
+    double min_fragmentation = 0.20;
+    double min_fragmented_reserved_ratio = 0.80;
+  };
+  MemoryPressure memory_pressure;
+
+  struct HostSyncs {
+    // GPU idle that removing the syncs would recover, as a share of the GPU span: host_sync
+    // measures 0.6-0.98 (idle or loaded host); small_footprint ~0.05 (120 syncs x 0.5 ms: its
+    // idle is a host sleep, which stays); healthy < 0.01 (20 lagged event syncs).
+    double min_saving = 0.20;
+    // What one sync can cost the GPU: the drain-to-relaunch latency (the sync returning, the next
+    // launch arriving), tens of microseconds on a real GPU; 0.5 ms leaves room for a loaded host.
+    // A longer gap after a sync is the host's own work (a sleep, Python), which stays without the
+    // sync: small_footprint's 8 ms sleeps after each sync would otherwise count, and on a loaded
+    // machine its late wake-ups inflate the host's blocked time.
+    int64_t max_cost_per_sync_ns = 500'000;
+  };
+  HostSyncs host_syncs;
+
+  struct Mig {
+    // Memory kept free inside the slice: the peak must fit in (1 - headroom) of the profile.
+    double memory_headroom = 0.20;
+    // SM demand (GPU busy share x SM fill) above which the job is not a small-slice candidate:
+    // a job using more than 30% of the SMs over time needs most of a GPU in its bursts.
+    double max_demand = 0.30;
+    // Predicted slowdown (kernels that filled more SMs than the slice has run longer) above
+    // which the next larger profile is taken.
+    double max_slowdown = 0.50;
+  };
+  Mig mig;
+
+  struct ShareGpu {
+    // GPU busy share below which one job leaves most of the GPU unused.
+    double max_busy = 0.30;
+    // Mean idle gap (idle time / gaps) above which the use is "in bursts": the GPU sits idle for
+    // whole milliseconds, long enough for another process's work; launch-bound jobs idle in
+    // microsecond gaps that time-slicing cannot fill.
+    int64_t min_mean_idle_gap_ns = 1'000'000;
+    // Combined busy share the replicas may reach, and the most replicas suggested.
+    double target_busy = 0.90;
+    uint32_t max_replicas = 8;
+  };
+  ShareGpu share_gpu;
 };
 
 } // namespace gpuwise::advisor

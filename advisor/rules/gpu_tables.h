@@ -1,0 +1,61 @@
+// Per-GPU figures the rules estimate with when the trace cannot measure them: dense math
+// throughput by precision (what tensor cores would gain over FP32 on the CUDA cores) and the MIG
+// profiles a GPU can be partitioned into. Each table is defined once, in gpu_tables.cpp, with
+// where its figures come from.
+//
+// Pure lookups; any thread; no allocation.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+namespace gpuwise::advisor {
+
+// Dense (no sparsity) peak throughput in TFLOPS of one GPU. 0 means the GPU has no such path
+// (V100 and T4 have no TF32 or BF16 tensor cores; their FP16 tensor cores are the mixed-precision
+// target, with a gradient scaler).
+struct MathThroughput {
+  const char* model = "unknown";
+  double fp32_tflops = 0;        // FP32 on the CUDA cores (SIMT FFMA)
+  double tf32_tensor_tflops = 0; // TF32 tensor cores
+  double bf16_tensor_tflops = 0; // BF16 tensor cores
+  double fp16_tensor_tflops = 0; // FP16 tensor cores (FP32 accumulate)
+  bool known = false;
+
+  bool hasTf32() const { return tf32_tensor_tflops > 0; }
+  bool hasBf16() const { return bf16_tensor_tflops > 0; }
+  // The 16-bit tensor-core rate autocast gets: BF16 where the GPU has it, else FP16.
+  double halfTensorTflops() const { return hasBf16() ? bf16_tensor_tflops : fp16_tensor_tflops; }
+};
+
+// By the device name ("Tesla V100-DGXS-32GB", "NVIDIA H100 80GB HBM3", "NVIDIA H200"); the
+// compute capability picks a representative of the architecture when the name matches nothing.
+MathThroughput mathThroughputFor(std::string_view gpu_name, int compute_major, int compute_minor);
+
+// One MIG GPU-instance profile (NVIDIA MIG user guide, "Supported MIG Profiles").
+struct MigProfile {
+  const char* name;          // "1g.10gb"
+  double memory_gb;          // the memory the profile name states (decimal GB)
+  uint32_t compute_slices;   // the "Ng" of the name: compute slices out of the GPU's total
+  uint32_t memory_slices;    // memory slices out of the GPU's total
+  uint32_t instances;        // how many fit on one GPU
+};
+
+struct MigGpu {
+  const char* model = nullptr; // "H100-80GB"
+  uint32_t compute_slices = 0; // 7 (4 on the A30)
+  uint32_t memory_slices = 0;  // 8 (4 on the A30)
+  std::span<const MigProfile> profiles; // smallest first
+  bool known() const { return model != nullptr; }
+};
+
+// The MIG table of the GPU, matched by name and memory size (A100 40 vs 80 GB, H100 80 vs 94 GB);
+// an empty MigGpu for GPUs without MIG.
+MigGpu migGpuFor(std::string_view gpu_name, uint64_t memory_total_bytes);
+
+// The Kubernetes extended resource the NVIDIA device plugin advertises for a profile under the
+// "mixed" MIG strategy: "nvidia.com/mig-1g.10gb".
+inline constexpr std::string_view kMigResourcePrefix = "nvidia.com/mig-";
+
+} // namespace gpuwise::advisor

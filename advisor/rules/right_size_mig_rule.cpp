@@ -1,0 +1,91 @@
+#include "advisor/rules/right_size_mig_rule.h"
+
+#include "advisor/analysis/format.h"
+#include "advisor/rules/gpu_tables.h"
+
+#include <algorithm>
+#include <string>
+
+namespace gpuwise::advisor {
+
+std::optional<Recommendation> RightSizeMigRule::evaluate(const RuleContext& ctx) const {
+  const auto& a = ctx.analysis;
+  const auto& t = ctx.thresholds.mig;
+  const auto* dev = primaryGpu(a);
+  auto busy = busyShare(a);
+  auto peak = a.memory.peakBytes();
+  if (!dev || !busy || !peak || !dev->mig_profile.empty()) return std::nullopt;
+  auto gpu = migGpuFor(dev->name, dev->memory_total_bytes);
+  if (!gpu.known()) return std::nullopt;
+  double fill = a.kernels.occupancy.smFill().value_or(1.0);
+  double demand = *busy * fill;
+  if (demand >= t.max_demand) return std::nullopt;
+  double peak_gb = double(*peak) / 1e9;
+  double needed_gb = peak_gb / (1.0 - t.memory_headroom);
+
+  const MigProfile* memory_fit = nullptr; // smallest profile the memory alone allows
+  const MigProfile* chosen = nullptr;
+  double share = 0, slowdown = 0;
+  for (const auto& p : gpu.profiles) {
+    if (p.compute_slices >= gpu.compute_slices) break; // the whole GPU is not right-sizing
+    if (p.memory_gb < needed_gb) continue;
+    if (!memory_fit) memory_fit = &p;
+    double s = double(p.compute_slices) / double(gpu.compute_slices);
+    double slow = *busy * std::max(0.0, fill / s - 1.0);
+    if (s >= demand && slow <= t.max_slowdown) {
+      chosen = &p, share = s, slowdown = slow;
+      break;
+    }
+  }
+  if (!chosen) return std::nullopt;
+  double saving = std::clamp(1.0 - share * (1.0 + slowdown), 0.0, 1.0);
+  std::string resource = std::string(kMigResourcePrefix) + chosen->name;
+
+  Recommendation r;
+  r.id = std::string(id());
+  r.expected_saving_ratio = saving;
+  r.confidence = Confidence::Medium;
+  r.title = std::string("Right-size to MIG ") + chosen->name + ": peak memory " +
+            formatSignificant(peak_gb) + " GB and SM demand " + formatPercent(demand) +
+            " of the GPU fit " + std::to_string(chosen->compute_slices) + " of " +
+            std::to_string(gpu.compute_slices) + " slices, predicted slowdown " +
+            formatPercent(slowdown);
+  std::string note;
+  if (memory_fit && memory_fit != chosen)
+    note = std::string("\nThe memory alone would fit ") + memory_fit->name +
+           ", but its compute share is too small for the job's SM demand (or slows it by more "
+           "than " + formatPercent(t.max_slowdown) + ").";
+  r.action = std::string("Request one MIG slice instead of a whole ") + gpu.model +
+             " (device plugin with the mixed MIG strategy):\n"
+             "resources:\n  limits:\n    " + resource + ": " + std::to_string(1) +
+             "\nThe slice keeps " + formatPercent(t.memory_headroom) +
+             " of its memory free above the measured peak; kernels that filled the GPU run up "
+             "to " + formatPercent(slowdown) + " longer in total." + note;
+  auto& ev = r.evidence;
+  ev["gpu_model"] = gpu.model;
+  ev["gpu_memory_gb"] = gpu.profiles.back().memory_gb; // the number in the model's name
+  ev["mig_profile"] = chosen->name;
+  ev["profile_memory_gb"] = chosen->memory_gb;
+  ev["profile_compute_slices"] = chosen->compute_slices;
+  ev["gpu_compute_slices"] = gpu.compute_slices;
+  ev["profile_compute_share"] = share;
+  ev["peak_memory_gb"] = peak_gb;
+  ev["memory_needed_gb"] = needed_gb;
+  ev["gpu_busy_share"] = *busy;
+  ev["sm_fill"] = fill;
+  ev["sm_demand"] = demand;
+  ev["predicted_slowdown"] = slowdown;
+  ev["memory_headroom"] = t.memory_headroom;
+  ev["max_slowdown"] = t.max_slowdown;
+  ev["max_demand_threshold"] = t.max_demand;
+  ev["slices_requested"] = 1;
+  if (memory_fit && memory_fit != chosen) ev["memory_only_profile"] = memory_fit->name;
+  ev["expected_saving_ratio"] = saving;
+
+  r.parameters["mig_profile"] = chosen->name;
+  r.parameters["kubernetes_resource"] = resource;
+  r.parameters["predicted_slowdown"] = slowdown;
+  return r;
+}
+
+} // namespace gpuwise::advisor

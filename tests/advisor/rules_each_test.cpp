@@ -1,0 +1,460 @@
+// Every rule on a JobAnalysis built by hand: it fires with the numbers its formula gives, stays
+// quiet on a healthy job, and behaves at the edge of its threshold; every number a person reads in
+// a title or action is in the evidence; conflicts resolve as rule_set.h says.
+#include "advisor/rules/gpu_tables.h"
+#include "advisor/rules/increase_batch_size_rule.h"
+#include "advisor/rules/precision_rules.h"
+#include "advisor/rules/prefetch_input_rule.h"
+#include "advisor/rules/reduce_host_syncs_rule.h"
+#include "advisor/rules/reduce_memory_pressure_rule.h"
+#include "advisor/rules/right_size_mig_rule.h"
+#include "advisor/rules/rule_set.h"
+#include "advisor/rules/share_gpu_rule.h"
+#include "advisor/rules/use_cuda_graphs_rule.h"
+#include "tests/advisor/number_check.h"
+
+#include <catch2/catch.hpp>
+
+using namespace gpuwise;
+using namespace gpuwise::advisor;
+using namespace gpuwise::advisor::test;
+using profiler::Precision;
+
+namespace {
+
+constexpr model::TimeNs kSec = 1'000'000'000;
+
+// One GPU, a 10 s span, fully busy, full SM fill, 10% of memory: a healthy job. Tests change the
+// figure their rule reads.
+JobAnalysis healthyJob(const std::string& gpu = "NVIDIA H100 80GB HBM3", uint64_t memory = 80'000'000'000ull) {
+  JobAnalysis a;
+  GpuEntry g;
+  g.info.name = gpu;
+  g.info.sm_count = 132;
+  g.info.memory_total_bytes = memory;
+  g.info.compute_major = 9;
+  a.collection.gpus.push_back(g);
+  DeviceTimeline d;
+  d.span_start = 0;
+  d.span_end = 10 * kSec;
+  a.timeline.devices.push_back(d);
+  a.timeline.span_ns = 10 * kSec;
+  a.timeline.busy_ns = 10 * kSec;
+  a.timeline.kernel_busy_ns = 10 * kSec;
+  a.timeline.timed_kernels = 10'000;
+  a.timeline.short_kernels = 100;
+  a.kernels.count = a.kernels.timed_count = 10'000;
+  a.kernels.total_ns = 10 * kSec;
+  a.kernels.occupancy.fill_timed_ns = 10 * kSec;
+  a.kernels.occupancy.sm_fill_ns = 0.95 * 10 * kSec;
+  a.precision.kernel_ns = 10 * kSec;
+  a.precision.ns[size_t(Precision::Bf16)] = 10 * kSec;
+  a.precision.tensor_core_ns = 9 * kSec;
+  DeviceMemory m;
+  m.pid = 1;
+  m.peak_bytes = memory / 10;
+  m.memory_total_bytes = memory;
+  a.memory.devices.push_back(m);
+  a.syncs.calls = 10;
+  a.syncs.blocked_ns = 5 * kSec; // a GPU-bound host waits in syncs at no cost
+  return a;
+}
+
+// Idle time by cause, taken out of busy time.
+void idle(JobAnalysis& a, IdleCause cause, model::TimeNs ns, uint64_t gaps = 1000) {
+  a.timeline.idle.ns[size_t(cause)] += ns;
+  a.timeline.idle.gaps += gaps;
+  a.timeline.busy_ns -= ns;
+  a.timeline.kernel_busy_ns -= ns;
+}
+
+std::optional<Recommendation> eval(const Rule& rule, const JobAnalysis& a, const Thresholds& t = {}) {
+  return rule.evaluate(RuleContext{a, nullptr, t});
+}
+
+double ev(const Recommendation& r, const char* key) {
+  INFO(key);
+  REQUIRE(r.evidence.contains(key));
+  return r.evidence[key].get<double>();
+}
+
+// The contract of every recommendation: a known id, a saving in [0, 1], an action, and every
+// number of its title and action found in its evidence.
+void checkContract(const Recommendation& r) {
+  INFO(r.id << ": " << r.title << "\n" << r.action);
+  CHECK(isKnownRecommendationId(r.id));
+  CHECK(r.expected_saving_ratio >= 0.0);
+  CHECK(r.expected_saving_ratio <= 1.0);
+  CHECK(!r.action.empty());
+  CHECK(!r.parameters.empty());
+  CHECK(r.evidence.contains("expected_saving_ratio"));
+  CHECK(numbersMissingFromEvidence(r.title, r.evidence).empty());
+  CHECK(numbersMissingFromEvidence(r.action, r.evidence).empty());
+}
+
+} // namespace
+
+TEST_CASE("the healthy job gets no recommendation from any rule") {
+  auto a = healthyJob();
+  CHECK(evaluateRules(defaultRules(), RuleContext{a, nullptr, Thresholds{}}).empty());
+}
+
+TEST_CASE("prefetch_input: fires on input stalls with a suggested num_workers") {
+  auto a = healthyJob();
+  idle(a, IdleCause::Input, 4 * kSec); // r = 0.4: r/(1-r) = 0.67 -> 1 worker keeps up, +1
+  auto r = eval(PrefetchInputRule(), a);
+  REQUIRE(r);
+  checkContract(*r);
+  CHECK(r->expected_saving_ratio == Approx(0.4));
+  CHECK(ev(*r, "input_stall_seconds") == Approx(4.0));
+  CHECK(r->parameters["num_workers"] == 2);
+  CHECK(r->parameters["persistent_workers"] == true);
+  CHECK(r->confidence == Confidence::Medium); // inferred, no DataLoader ranges
+  CHECK(r->action.find("num_workers=2") != std::string::npos);
+  CHECK(r->action.find("prefetch_factor=2") != std::string::npos);
+
+  SECTION("a long stall asks for more workers, bounded") {
+    auto b = healthyJob();
+    idle(b, IdleCause::Input, 8 * kSec); // r/(1-r) = 4 -> 5
+    CHECK(eval(PrefetchInputRule(), b)->parameters["num_workers"] == 5);
+    auto c = healthyJob();
+    idle(c, IdleCause::Input, model::TimeNs(9.99 * kSec));
+    CHECK(eval(PrefetchInputRule(), c)->parameters["num_workers"] == 16);
+  }
+  SECTION("measured inside DataLoader ranges: high confidence") {
+    a.timeline.idle.input_data_loader_ns = 4 * kSec;
+    CHECK(eval(PrefetchInputRule(), a)->confidence == Confidence::High);
+  }
+}
+
+TEST_CASE("prefetch_input: edge of the threshold") {
+  Thresholds t;
+  auto a = healthyJob();
+  idle(a, IdleCause::Input, model::TimeNs(t.prefetch_input.min_ratio * 10 * kSec));
+  CHECK(eval(PrefetchInputRule(), a));
+  auto b = healthyJob();
+  idle(b, IdleCause::Input, model::TimeNs(t.prefetch_input.min_ratio * 10 * kSec) - 1000);
+  CHECK_FALSE(eval(PrefetchInputRule(), b));
+}
+
+TEST_CASE("enable_mixed_precision: FP32 GEMMs on an H100 move to BF16 tensor cores") {
+  auto a = healthyJob();
+  a.precision.ns = {};
+  a.precision.ns[size_t(Precision::Fp32)] = 10 * kSec;
+  a.precision.fp32_matmul_ns = 5 * kSec;
+  a.precision.tensor_core_ns = 0;
+  auto r = eval(EnableMixedPrecisionRule(), a);
+  REQUIRE(r);
+  checkContract(*r);
+  // H100: 990 BF16 / 67 FP32 TFLOPS; 5 s of GEMMs save 5 x (1 - 67/990).
+  CHECK(ev(*r, "fp32_to_tensor_speedup") == Approx(990.0 / 67.0));
+  CHECK(r->expected_saving_ratio == Approx(0.5 * (1 - 67.0 / 990.0)));
+  CHECK(r->parameters["autocast_dtype"] == "bfloat16");
+  CHECK(r->action.find("torch.autocast(device_type=\"cuda\", dtype=torch.bfloat16)") != std::string::npos);
+  CHECK(r->confidence == Confidence::Medium);
+
+  auto tf = eval(EnableTf32Rule(), a);
+  REQUIRE(tf);
+  checkContract(*tf);
+  CHECK(tf->expected_saving_ratio == Approx(0.5 * (1 - 67.0 / 495.0)));
+  CHECK(tf->action.find("torch.backends.cuda.matmul.allow_tf32 = True") != std::string::npos);
+}
+
+TEST_CASE("enable_mixed_precision: a V100 gets FP16 with a gradient scaler and no TF32") {
+  auto a = healthyJob("Tesla V100-DGXS-32GB", 34'000'000'000ull);
+  a.precision.fp32_matmul_ns = 3 * kSec;
+  auto r = eval(EnableMixedPrecisionRule(), a);
+  REQUIRE(r);
+  checkContract(*r);
+  CHECK(r->parameters["autocast_dtype"] == "float16");
+  CHECK(r->parameters["grad_scaler"] == true);
+  CHECK(r->action.find("GradScaler") != std::string::npos);
+  CHECK(ev(*r, "fp32_to_tensor_speedup") == Approx(125.0 / 15.7));
+  CHECK_FALSE(eval(EnableTf32Rule(), a));
+}
+
+TEST_CASE("enable_mixed_precision: TF32 time counts; BF16 jobs and small shares do not fire") {
+  auto a = healthyJob("NVIDIA A100-SXM4-80GB");
+  a.precision.ns[size_t(Precision::Tf32)] = 4 * kSec;
+  auto r = eval(EnableMixedPrecisionRule(), a);
+  REQUIRE(r);
+  CHECK(r->expected_saving_ratio == Approx(0.4 * (1 - 156.0 / 312.0)));
+  CHECK_FALSE(eval(EnableTf32Rule(), a)); // already TF32
+
+  auto b = healthyJob(); // all BF16
+  CHECK_FALSE(eval(EnableMixedPrecisionRule(), b));
+  Thresholds t;
+  b.precision.fp32_matmul_ns = model::TimeNs(t.precision.min_share * 10 * kSec) - 1000;
+  CHECK_FALSE(eval(EnableMixedPrecisionRule(), b));
+  b.precision.fp32_matmul_ns += 1000;
+  CHECK(eval(EnableMixedPrecisionRule(), b));
+
+  auto c = healthyJob("Some Future Accelerator");
+  c.precision.fp32_matmul_ns = 5 * kSec;
+  c.collection.gpus[0].info.compute_major = 0; // nothing to look the GPU up by
+  CHECK_FALSE(eval(EnableMixedPrecisionRule(), c));
+}
+
+TEST_CASE("use_cuda_graphs: short kernels with the GPU idle between launches") {
+  auto a = healthyJob();
+  a.timeline.short_kernels = 9'000; // 90% under 10 us
+  idle(a, IdleCause::LaunchOverhead, 3 * kSec);
+  idle(a, IdleCause::HostBound, 3 * kSec);
+  auto r = eval(UseCudaGraphsRule(), a);
+  REQUIRE(r);
+  checkContract(*r);
+  // 6 s of launch idle less 10000 kernels x 1 us a graph still costs.
+  CHECK(ev(*r, "saving_seconds") == Approx(6.0 - 0.01));
+  CHECK(r->expected_saving_ratio == Approx(0.599));
+  CHECK(r->parameters["torch_compile_mode"] == "reduce-overhead");
+
+  SECTION("long kernels: not launch-bound") {
+    a.timeline.short_kernels = 6'000;
+    CHECK_FALSE(eval(UseCudaGraphsRule(), a));
+  }
+  SECTION("edge: launch idle just under the threshold") {
+    auto b = healthyJob();
+    b.timeline.short_kernels = 9'000;
+    idle(b, IdleCause::HostBound, 3 * kSec - 1000);
+    CHECK_FALSE(eval(UseCudaGraphsRule(), b));
+    idle(b, IdleCause::HostBound, 1000);
+    CHECK(eval(UseCudaGraphsRule(), b));
+  }
+}
+
+TEST_CASE("reduce_host_syncs counts the GPU idle the syncs cause, not the host's wait") {
+  SECTION("GPU-bound: the host waits 50% in syncs, nothing to recover") {
+    auto a = healthyJob();
+    a.syncs.blocked_ns = 5 * kSec;
+    CHECK_FALSE(eval(ReduceHostSyncsRule(), a));
+  }
+  SECTION("the GPU drains at every sync") {
+    auto a = healthyJob();
+    idle(a, IdleCause::Sync, 6 * kSec); // busy 4 s
+    a.syncs.calls = 20'000;
+    a.syncs.blocked_ns = 9 * kSec; // host's own time 1 s
+    auto r = eval(ReduceHostSyncsRule(), a);
+    REQUIRE(r);
+    checkContract(*r);
+    // 20000 syncs x 0.5 ms cover all 6 s of sync idle.
+    CHECK(ev(*r, "recoverable_idle_seconds") == Approx(6.0));
+    CHECK(r->expected_saving_ratio == Approx(0.6));
+  }
+  SECTION("the idle is the host's own time (a sleep after the sync): it stays") {
+    auto a = healthyJob();
+    idle(a, IdleCause::Sync, 9 * kSec); // busy 1 s
+    a.syncs.blocked_ns = model::TimeNs(1.1 * kSec); // host's own 8.9 s
+    CHECK_FALSE(eval(ReduceHostSyncsRule(), a));    // 10 - 8.9 = 1.1 s < 20%
+  }
+  SECTION("each sync costs at most the drain-to-relaunch latency") {
+    auto a = healthyJob();
+    idle(a, IdleCause::Sync, 6 * kSec);
+    a.syncs.calls = 1000; // 6 ms per sync: the host's own work after each one stays
+    a.syncs.blocked_ns = 9 * kSec;
+    Thresholds t;
+    t.host_syncs.max_cost_per_sync_ns = 2'500'000; // 2.5 s in all
+    auto r = eval(ReduceHostSyncsRule(), a, t);
+    REQUIRE(r);
+    CHECK(ev(*r, "recoverable_idle_seconds") == Approx(2.5));
+    CHECK_FALSE(eval(ReduceHostSyncsRule(), a)); // 0.5 ms x 1000 = 5% < 20%
+  }
+}
+
+TEST_CASE("increase_batch_size: under-filled GPU, multiplier from the memory model") {
+  auto a = healthyJob();
+  a.kernels.occupancy.sm_fill_ns = 0.2 * 10 * kSec;
+  // 8 GB peak of 80 GB, nothing persistent known: (72 GB) / 8 GB = 9 -> capped at 4.
+  auto r = eval(IncreaseBatchSizeRule(), a);
+  REQUIRE(r);
+  checkContract(*r);
+  CHECK(r->parameters["batch_size_multiplier"] == 4.0);
+  CHECK(r->evidence["memory_model"] == "all_of_peak_grows");
+  // Fully busy: a step takes T - B + B x max(1, 4 x 0.2) = T; per sample 1/4 of the time.
+  CHECK(r->expected_saving_ratio == Approx(0.75));
+  CHECK(r->action.find("learning rate") != std::string::npos);
+
+  SECTION("persistent vs growing memory from the allocation series") {
+    MemorySeries s;
+    s.pid = 1;
+    s.allocated.assign(20, 30'000'000'000); // 30 GB persists
+    s.allocated[15] = 50'000'000'000;       // peak 50 GB: 20 GB grows with the batch
+    a.memory.devices[0].peak_bytes = 50'000'000'000;
+    a.utilization.memory.push_back(s);
+    auto m = eval(IncreaseBatchSizeRule(), a);
+    REQUIRE(m);
+    // (72 - 30) / 20 = 2.1 -> 2.0 (half steps)
+    CHECK(m->parameters["batch_size_multiplier"] == 2.0);
+    CHECK(ev(*m, "persistent_memory_bytes") == Approx(30e9));
+  }
+  SECTION("never when memory is near full") {
+    a.memory.devices[0].peak_bytes = 40'000'000'000; // 72 / 40 = 1.8 < 2
+    CHECK_FALSE(eval(IncreaseBatchSizeRule(), a));
+  }
+  SECTION("a filled GPU does not fire") {
+    a.kernels.occupancy.sm_fill_ns = 0.5 * 10 * kSec;
+    CHECK_FALSE(eval(IncreaseBatchSizeRule(), a));
+  }
+}
+
+TEST_CASE("reduce_memory_pressure: near the device limit, or fragmented") {
+  auto a = healthyJob();
+  a.memory.devices[0].peak_bytes = 76'000'000'000; // 95%
+  auto r = eval(ReduceMemoryPressureRule(), a);
+  REQUIRE(r);
+  checkContract(*r);
+  CHECK(ev(*r, "peak_memory_ratio") == Approx(0.95));
+  CHECK(r->action.find("expandable_segments") != std::string::npos);
+  CHECK(r->action.find("checkpoint") != std::string::npos);
+
+  SECTION("edge: just under the threshold") {
+    a.memory.devices[0].peak_bytes = 71'999'000'000;
+    CHECK_FALSE(eval(ReduceMemoryPressureRule(), a));
+  }
+  SECTION("fragmentation: reserved 70 GB, allocated 49 GB") {
+    a.memory.devices[0].peak_bytes = 70'000'000'000; // 87.5%: under the near-full line
+    MemorySeries s;
+    s.pid = 1;
+    s.reserved = {70'000'000'000};
+    s.allocated = {49'000'000'000};
+    a.utilization.memory.push_back(s);
+    auto f = eval(ReduceMemoryPressureRule(), a);
+    REQUIRE(f);
+    checkContract(*f);
+    CHECK(ev(*f, "fragmentation") == Approx(0.3));
+  }
+  SECTION("it supersedes increase_batch_size") {
+    std::vector<Recommendation> recs(2);
+    recs[0].id = "increase_batch_size";
+    recs[1].id = "reduce_memory_pressure";
+    resolveConflicts(recs);
+    REQUIRE(recs.size() == 1);
+    CHECK(recs[0].id == "reduce_memory_pressure");
+  }
+}
+
+TEST_CASE("right_size_mig: the smallest slice with 20% memory headroom covering the SM demand") {
+  auto a = healthyJob("NVIDIA H100 80GB HBM3");
+  idle(a, IdleCause::Sync, 9.5 * kSec); // busy 5%, 9.5 ms gaps
+  a.syncs.blocked_ns = kSec / 2;         // the host waits for its bursts, then sleeps
+  a.kernels.occupancy.sm_fill_ns = 1.0 * 10 * kSec;
+  a.memory.devices[0].peak_bytes = 9'000'000'000; // 9 GB / 0.8 = 11.25 GB: not 1g.10gb
+  auto r = eval(RightSizeMigRule(), a);
+  REQUIRE(r);
+  checkContract(*r);
+  CHECK(r->parameters["mig_profile"] == "1g.20gb");
+  CHECK(r->parameters["kubernetes_resource"] == "nvidia.com/mig-1g.20gb");
+  CHECK(r->action.find("nvidia.com/mig-1g.20gb: 1") != std::string::npos);
+  // Filled kernels run 7x longer on 1/7 of the SMs: 0.05 x 6 = 30% slower.
+  CHECK(ev(*r, "predicted_slowdown") == Approx(0.3));
+  CHECK(r->expected_saving_ratio == Approx(1 - (1.0 / 7) * 1.3));
+
+  SECTION("compute too small in the memory-fitting slice: a larger one, and the text says so") {
+    auto b = healthyJob("NVIDIA A100-SXM4-40GB", 40'000'000'000ull);
+    idle(b, IdleCause::Sync, 8 * kSec); // busy 20%: 1/7 of the SMs is 14%
+    b.memory.devices[0].peak_bytes = 2'000'000'000;
+    auto m = eval(RightSizeMigRule(), b);
+    REQUIRE(m);
+    checkContract(*m);
+    CHECK(m->parameters["mig_profile"] == "2g.10gb");
+    CHECK(m->evidence["memory_only_profile"] == "1g.5gb");
+    CHECK(m->action.find("memory alone would fit 1g.5gb") != std::string::npos);
+  }
+  SECTION("a busy job, a GPU without MIG, or a job already on a slice: nothing") {
+    CHECK_FALSE(eval(RightSizeMigRule(), healthyJob()));
+    auto v = a;
+    v.collection.gpus[0].info.name = "Tesla V100-DGXS-32GB";
+    CHECK_FALSE(eval(RightSizeMigRule(), v));
+    auto m = a;
+    m.collection.gpus[0].info.mig_profile = "3g.40gb";
+    CHECK_FALSE(eval(RightSizeMigRule(), m));
+  }
+  SECTION("it supersedes share_gpu") {
+    CHECK(eval(ShareGpuRule(), a)); // would fire alone
+    auto recs = evaluateRules(defaultRules(), RuleContext{a, nullptr, Thresholds{}});
+    REQUIRE(recs.size() == 1);
+    CHECK(recs[0].id == "right_size_mig");
+  }
+}
+
+TEST_CASE("share_gpu: low use in bursts, replicas from busy share and memory") {
+  auto a = healthyJob("Tesla V100-DGXS-32GB", 34'000'000'000ull); // no MIG
+  idle(a, IdleCause::Sync, 8.5 * kSec, 850); // busy 15%, 10 ms gaps
+  auto r = eval(ShareGpuRule(), a);
+  REQUIRE(r);
+  checkContract(*r);
+  CHECK(r->parameters["replicas"] == 6); // 0.9 / 0.15
+  CHECK(r->expected_saving_ratio == Approx(1 - 1.0 / 6));
+  CHECK(r->action.find("replicas: 6") != std::string::npos);
+
+  SECTION("memory caps the replicas") {
+    a.memory.devices[0].peak_bytes = 10'000'000'000; // 0.9 x 34 / 10 = 3.06
+    CHECK(eval(ShareGpuRule(), a)->parameters["replicas"] == 3);
+  }
+  SECTION("microsecond gaps (launch-bound) are not bursts") {
+    auto b = healthyJob("Tesla V100-DGXS-32GB", 34'000'000'000ull);
+    idle(b, IdleCause::HostBound, 8.5 * kSec, 1'000'000);
+    CHECK_FALSE(eval(ShareGpuRule(), b));
+  }
+  SECTION("a fix for the idle GPU comes first") {
+    std::vector<Recommendation> recs(2);
+    recs[0].id = "share_gpu";
+    recs[1].id = "prefetch_input";
+    resolveConflicts(recs);
+    REQUIRE(recs.size() == 1);
+    CHECK(recs[0].id == "prefetch_input");
+  }
+}
+
+TEST_CASE("gpu tables: throughput and MIG profiles by GPU name") {
+  CHECK(std::string(mathThroughputFor("Tesla V100-SXM2-16GB", 7, 0).model) == "V100");
+  CHECK(std::string(mathThroughputFor("NVIDIA A10", 8, 6).model) == "A10");
+  CHECK(std::string(mathThroughputFor("NVIDIA A100-SXM4-40GB", 8, 0).model) == "A100");
+  CHECK(std::string(mathThroughputFor("NVIDIA L40S", 8, 9).model) == "L40S");
+  CHECK(std::string(mathThroughputFor("NVIDIA GB200", 10, 0).model) == "GB200");
+  auto unknown = mathThroughputFor("Mystery GPU", 9, 0);
+  CHECK(std::string(unknown.model) == "H100");
+  CHECK_FALSE(unknown.known);
+  CHECK(std::string(migGpuFor("NVIDIA A100-SXM4-80GB", 85'000'000'000).model) == "A100-80GB");
+  CHECK(std::string(migGpuFor("NVIDIA A100-PCIE-40GB", 42'000'000'000).model) == "A100-40GB");
+  CHECK(std::string(migGpuFor("NVIDIA H100 NVL", 100'000'000'000).model) == "H100-94GB");
+  CHECK(std::string(migGpuFor("NVIDIA H200", 150'000'000'000).model) == "H200-141GB");
+  CHECK(std::string(migGpuFor("NVIDIA B200", 190'000'000'000).model) == "B200-180GB");
+  CHECK(migGpuFor("NVIDIA A30", 24'000'000'000).profiles.size() == 3);
+  CHECK_FALSE(migGpuFor("Tesla V100-DGXS-32GB", 34'000'000'000).known());
+  for (const char* g : {"NVIDIA A100-SXM4-40GB", "NVIDIA A100-SXM4-80GB", "NVIDIA A30",
+                        "NVIDIA H100 80GB HBM3", "NVIDIA H100 NVL", "NVIDIA H200", "NVIDIA B200"}) {
+    auto m = migGpuFor(g, 0);
+    REQUIRE(m.known());
+    // Smallest first, the last one the whole GPU.
+    for (size_t i = 1; i < m.profiles.size(); ++i)
+      CHECK(m.profiles[i].compute_slices >= m.profiles[i - 1].compute_slices);
+    CHECK(m.profiles.back().compute_slices == m.compute_slices);
+  }
+}
+
+TEST_CASE("ranking: by expected saving, ties by confidence then id") {
+  auto a = healthyJob();
+  a.precision.fp32_matmul_ns = 5 * kSec; // mixed precision ~0.47, TF32 ~0.43
+  idle(a, IdleCause::Input, 2 * kSec);   // prefetch 0.2
+  auto recs = evaluateRules(defaultRules(), RuleContext{a, nullptr, Thresholds{}});
+  REQUIRE(recs.size() == 3);
+  CHECK(recs[0].id == "enable_mixed_precision");
+  CHECK(recs[1].id == "enable_tf32");
+  CHECK(recs[2].id == "prefetch_input");
+  for (const auto& r : recs) checkContract(r);
+}
+
+TEST_CASE("precision rules: a trace without device properties is placed by its kernel names") {
+  auto a = healthyJob("", 0);
+  a.collection.gpus[0].info.compute_major = 0;
+  a.precision.fp32_matmul_ns = 5 * kSec;
+  CHECK_FALSE(eval(EnableMixedPrecisionRule(), a)); // nothing says which GPU
+  KernelStats k;
+  k.name = k.display_name = "volta_sgemm_128x64_nn";
+  a.kernels.by_name.push_back(k);
+  auto r = eval(EnableMixedPrecisionRule(), a);
+  REQUIRE(r);
+  checkContract(*r);
+  CHECK(r->parameters["autocast_dtype"] == "float16");
+  CHECK(r->confidence == Confidence::Low);
+}
