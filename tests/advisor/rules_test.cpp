@@ -192,7 +192,8 @@ private:
 
 TEST_CASE("recommendations are ranked by expected saving, then confidence, then id") {
   std::vector<std::unique_ptr<Rule>> rules;
-  rules.push_back(std::make_unique<FakeRule>("share_gpu", 0.10, Confidence::Low));
+  // Ids no conflict removes (share_gpu would go: a fix for an idle GPU supersedes it).
+  rules.push_back(std::make_unique<FakeRule>("enable_mixed_precision", 0.10, Confidence::Low));
   rules.push_back(std::make_unique<FakeRule>("enable_tf32", 0.30, Confidence::Medium));
   rules.push_back(std::make_unique<FakeRule>("use_cuda_graphs", 0.10, Confidence::High));
   rules.push_back(std::make_unique<FakeRule>("prefetch_input", 0.50, Confidence::Low, false));
@@ -204,7 +205,7 @@ TEST_CASE("recommendations are ranked by expected saving, then confidence, then 
   CHECK(out[0].id == "enable_tf32");
   CHECK(out[1].id == "reduce_host_syncs");
   CHECK(out[2].id == "use_cuda_graphs");
-  CHECK(out[3].id == "share_gpu");
+  CHECK(out[3].id == "enable_mixed_precision");
 }
 
 TEST_CASE("every default rule has a contract id") {
