@@ -248,13 +248,11 @@ void Drain::govern(int64_t now) {
   cost_.launches_counted += cycle_counted_;
   launches_counted_.fetch_add(cycle_counted_, std::memory_order_relaxed);
   if (governor_) {
-    profiler::CuptiCollector* cupti = deps_.cupti;
     OverheadGovernor::Cycle c;
     c.now_ns = now;
     c.recorded = cycle_recorded_;
     c.counted = cycle_counted_;
-    c.launches_covered = cupti && cupti->active() && cupti->covers(profiler::ApiClass::Launch) &&
-                         !options_.record_covered_launches;
+    c.launches_covered = deps_.launches_covered;
     auto mode = governor_->onCycle(c);
     governor_->fill(cost_);
     if (deps_.count_launches)

@@ -40,8 +40,6 @@ struct DrainOptions {
   CoverageTracker::Options coverage;
   // The share of wall time the hooks may cost before launch detail is shed (0: never shed).
   double overhead_budget = 0.01;
-  // Record launches in the hooks even where CUPTI records them (GPUWISE_LAUNCH_DETAIL=full).
-  bool record_covered_launches = false;
   // Calibration iterations for the hook-cost estimate (tests make it small).
   uint32_t calibration_iterations = 20000;
 };
@@ -59,8 +57,11 @@ struct DrainDeps {
   EventConverter::NameResolver resolver;
   // Events dropped before reaching a ring (no ring could be claimed).
   const std::atomic<uint64_t>* unringed_drops = nullptr;
-  // The hooks' "count launches, do not record them" switch, which the drain thread drives.
+  // The hooks' "count launches, do not record them" switch, which the drain thread drives, and
+  // whether counting is the normal state (CUPTI records every launch and GPUWISE_LAUNCH_DETAIL is
+  // not full): decided once when the session starts.
   std::atomic<uint8_t>* count_launches = nullptr;
+  bool launches_covered = false;
 };
 
 class Drain {

@@ -150,6 +150,9 @@ bool doStart() {
     }
   }
 
+  // CUPTI records every launch with its API interval: the hooks need only count them.
+  const bool launches_covered =
+      s->cupti && s->cupti->covers(profiler::ApiClass::Launch) && !c.record_covered_launches;
   DrainDeps d;
   d.rings = g_rings.load();
   d.clock = &clock;
@@ -163,11 +166,11 @@ bool doStart() {
   d.resolver = resolveName;
   d.unringed_drops = &g_unringed_drops;
   d.count_launches = &g_count_launches;
+  d.launches_covered = launches_covered;
   DrainOptions o = g_deps->drain;
   o.batch_ms = c.batch_ms;
   o.linger_ms = int(c.linger_ms);
   o.overhead_budget = c.overhead_budget;
-  o.record_covered_launches = c.record_covered_launches;
   s->drain = std::make_unique<Drain>(std::move(d), o);
   std::string error;
   if (!s->drain->start(&error)) {
@@ -177,9 +180,7 @@ bool doStart() {
   }
   // From the first launch on, launches CUPTI records are only counted by the hooks (the drain
   // thread keeps this up to date from here).
-  g_count_launches.store(s->cupti && s->cupti->covers(profiler::ApiClass::Launch) &&
-                                 !c.record_covered_launches,
-                         std::memory_order_relaxed);
+  g_count_launches.store(launches_covered, std::memory_order_relaxed);
   g_session.store(s, std::memory_order_release);
   logLine(LogLevel::Debug, "recording to %s, %s tier (%s)", c.endpoint.c_str(),
           s->tier == model::CollectionTier::Cupti ? "cupti" : "interposer", s->tier_reason.c_str());
