@@ -20,7 +20,12 @@ std::optional<Recommendation> ReduceHostSyncsRule::evaluate(const RuleContext& c
   model::TimeNs overlap_bound = std::max<model::TimeNs>(0, span - without_syncs);
   model::TimeNs per_sync_cap =
       static_cast<model::TimeNs>(a.syncs.calls) * ctx.thresholds.host_syncs.max_cost_per_sync_ns;
-  model::TimeNs recoverable = std::min(sync_idle, per_sync_cap);
+  // The host sat in syncs for blocked_ns while the GPU was busy for at most busy_ns of it: the
+  // rest is GPU idle inside the syncs (the drained GPU waiting for a host that has not woken up),
+  // which removing the syncs recovers in full. Only the idle after a sync returns is the host's own
+  // work and capped per sync.
+  model::TimeNs idle_inside_syncs = std::max<model::TimeNs>(0, a.syncs.blocked_ns - busy);
+  model::TimeNs recoverable = std::min(sync_idle, idle_inside_syncs + per_sync_cap);
   double span_s = toSeconds(span);
   double ratio = toSeconds(recoverable) / span_s;
   if (ratio < ctx.thresholds.host_syncs.min_saving) return std::nullopt;
@@ -52,6 +57,7 @@ std::optional<Recommendation> ReduceHostSyncsRule::evaluate(const RuleContext& c
   ev["recoverable_idle_seconds"] = toSeconds(recoverable);
   ev["sync_idle_seconds"] = toSeconds(sync_idle);
   ev["host_blocked_seconds"] = toSeconds(a.syncs.blocked_ns);
+  ev["idle_inside_syncs_lower_bound_seconds"] = toSeconds(idle_inside_syncs);
   ev["host_own_seconds"] = toSeconds(host_own);
   ev["overlap_bound_seconds"] = toSeconds(overlap_bound);
   ev["gpu_busy_seconds"] = toSeconds(busy);

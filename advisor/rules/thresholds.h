@@ -101,9 +101,10 @@ struct Thresholds {
     double min_saving = 0.20;
     // What one sync can cost the GPU: the drain-to-relaunch latency (the sync returning, the next
     // launch arriving), tens of microseconds on a real GPU; 0.5 ms leaves room for a loaded host.
-    // A longer gap after a sync is the host's own work (a sleep, Python), which stays without the
-    // sync: small_footprint's 8 ms sleeps after each sync would otherwise count, and on a loaded
-    // machine its late wake-ups inflate the host's blocked time.
+    // A longer gap after a sync returns is the host's own work (a sleep, Python), which stays
+    // without the sync: small_footprint's 8 ms sleeps after each sync would otherwise count. (Idle
+    // while the host is still inside the sync is not capped: on a loaded host, host_sync's syncs
+    // take 1.3-4 ms each to wake up, 20000 x 0.5 ms was 12% of an 84 s span and the rule missed.)
     int64_t max_cost_per_sync_ns = 500'000;
   };
   HostSyncs host_syncs;

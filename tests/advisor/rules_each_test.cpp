@@ -248,15 +248,33 @@ TEST_CASE("reduce_host_syncs counts the GPU idle the syncs cause, not the host's
   }
   SECTION("each sync costs at most the drain-to-relaunch latency") {
     auto a = healthyJob();
-    idle(a, IdleCause::Sync, 6 * kSec);
+    idle(a, IdleCause::Sync, 6 * kSec); // busy 4 s
     a.syncs.calls = 1000; // 6 ms per sync: the host's own work after each one stays
-    a.syncs.blocked_ns = 9 * kSec;
+    a.syncs.blocked_ns = 4 * kSec; // no longer than the GPU's work: no idle inside the syncs
     Thresholds t;
     t.host_syncs.max_cost_per_sync_ns = 2'500'000; // 2.5 s in all
     auto r = eval(ReduceHostSyncsRule(), a, t);
     REQUIRE(r);
     CHECK(ev(*r, "recoverable_idle_seconds") == Approx(2.5));
+    CHECK(ev(*r, "idle_inside_syncs_lower_bound_seconds") == Approx(0.0));
     CHECK_FALSE(eval(ReduceHostSyncsRule(), a)); // 0.5 ms x 1000 = 5% < 20%
+  }
+  SECTION("GPU idle while the host is still inside the syncs is recovered in full") {
+    // A loaded host wakes up late from each sync: 20000 syncs blocked 9.5 s, GPU busy 0.2 s, so
+    // at least 9.3 s of the sync idle passed with the host still waiting; the cap (20000 x 0.5 ms
+    // = 10%) alone would miss it.
+    auto a = healthyJob();
+    idle(a, IdleCause::Sync, model::TimeNs(9.8 * kSec)); // busy 0.2 s
+    a.syncs.calls = 20'000;
+    a.syncs.blocked_ns = model::TimeNs(9.5 * kSec);
+    Thresholds t;
+    t.host_syncs.max_cost_per_sync_ns = 5'000; // 0.1 s in all
+    auto r = eval(ReduceHostSyncsRule(), a, t);
+    REQUIRE(r);
+    checkContract(*r);
+    CHECK(ev(*r, "idle_inside_syncs_lower_bound_seconds") == Approx(9.3));
+    CHECK(ev(*r, "recoverable_idle_seconds") == Approx(9.4));
+    CHECK(r->expected_saving_ratio == Approx(0.94));
   }
 }
 
