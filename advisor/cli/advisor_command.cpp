@@ -8,6 +8,7 @@
 #include "advisor/ingest/ingest_server.h"
 #include "advisor/metrics/exposition_builder.h"
 #include "advisor/metrics/metrics_server.h"
+#include "advisor/net/listen_address.h"
 
 #include <csignal>
 #include <filesystem>
@@ -26,7 +27,7 @@ int advisorCommand(const AdvisorOptions& o, CliIo io) {
   {
     std::string host;
     int port = 0;
-    if (!o.metrics_addr.empty() && !metrics::splitMetricsAddress(o.metrics_addr, &host, &port))
+    if (!o.metrics_addr.empty() && !splitListenAddress(o.metrics_addr, &host, &port))
       return fail("--metrics-addr '" + o.metrics_addr + "' is not HOST:PORT, [IPV6]:PORT or :PORT");
   }
   // A sidecar's report directory is often a fresh volume path: create it, and fail now (not at

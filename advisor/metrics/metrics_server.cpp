@@ -1,10 +1,10 @@
 #include "advisor/metrics/metrics_server.h"
 
 #include "advisor/metrics/exposition_builder.h"
+#include "advisor/net/listen_address.h"
 
 #include <httplib.h>
 
-#include <charconv>
 #include <condition_variable>
 #include <iostream>
 #include <mutex>
@@ -14,23 +14,6 @@
 namespace gpuwise::advisor::metrics {
 
 using Clock = std::chrono::steady_clock;
-
-bool splitMetricsAddress(const std::string& address, std::string* host, int* port) {
-  size_t colon = address.rfind(':');
-  if (colon == std::string::npos) return false;
-  std::string h = address.substr(0, colon), p = address.substr(colon + 1);
-  if (h.size() >= 2 && h.front() == '[' && h.back() == ']')
-    h = h.substr(1, h.size() - 2);
-  else if (h.find(':') != std::string::npos)
-    return false; // IPv6 needs brackets
-  int value = -1;
-  auto [end, ec] = std::from_chars(p.data(), p.data() + p.size(), value);
-  if (p.empty() || ec != std::errc() || end != p.data() + p.size() || value < 0 || value > 65535)
-    return false;
-  *host = h.empty() ? "0.0.0.0" : h;
-  *port = value;
-  return true;
-}
 
 struct MetricsServer::Impl {
   Options options;
@@ -115,7 +98,7 @@ MetricsServer::~MetricsServer() {
 
 std::unique_ptr<MetricsServer> MetricsServer::start(Options o, std::string* error) {
   auto impl = std::make_unique<Impl>();
-  if (!splitMetricsAddress(o.address, &impl->host, &impl->port)) {
+  if (!splitListenAddress(o.address, &impl->host, &impl->port)) {
     *error = "--metrics-addr '" + o.address + "' is not HOST:PORT, [IPV6]:PORT or :PORT";
     return nullptr;
   }

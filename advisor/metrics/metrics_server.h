@@ -59,7 +59,4 @@ private:
   std::unique_ptr<Impl> impl_;
 };
 
-// Splits "HOST:PORT", ":PORT" (host 0.0.0.0) or "[IPV6]:PORT"; false when malformed.
-bool splitMetricsAddress(const std::string& address, std::string* host, int* port);
-
 } // namespace gpuwise::advisor::metrics

@@ -1,11 +1,11 @@
 #include "advisor/webhook/webhook_server.h"
 
 #include "advisor/webhook/admission_review.h"
+#include "advisor/net/listen_address.h"
 #include "advisor/webhook/tls_credentials.h"
 
 #include <httplib.h>
 
-#include <charconv>
 #include <mutex>
 #include <sys/socket.h>
 #include <thread>
@@ -31,23 +31,6 @@ std::string oneLine(const std::string& s, size_t max = 200) {
 }
 
 } // namespace
-
-bool splitListenAddress(const std::string& listen, std::string* host, int* port) {
-  size_t colon = listen.rfind(':');
-  if (colon == std::string::npos) return false;
-  std::string h = listen.substr(0, colon), p = listen.substr(colon + 1);
-  if (h.size() >= 2 && h.front() == '[' && h.back() == ']')
-    h = h.substr(1, h.size() - 2);
-  else if (h.find(':') != std::string::npos)
-    return false; // IPv6 needs brackets
-  int value = -1;
-  auto [end, ec] = std::from_chars(p.data(), p.data() + p.size(), value);
-  if (p.empty() || ec != std::errc() || end != p.data() + p.size() || value < 0 || value > 65535)
-    return false;
-  *host = h.empty() ? "0.0.0.0" : h;
-  *port = value;
-  return true;
-}
 
 struct WebhookServer::Impl {
   Options options;

@@ -56,7 +56,4 @@ private:
   std::unique_ptr<Impl> impl_;
 };
 
-// Splits "HOST:PORT", "[V6]:PORT" or ":PORT" (all interfaces); false when malformed.
-bool splitListenAddress(const std::string& listen, std::string* host, int* port);
-
 } // namespace gpuwise::advisor

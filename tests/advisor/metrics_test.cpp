@@ -4,6 +4,7 @@
 #include "advisor/metrics/exposition_builder.h"
 #include "advisor/metrics/metrics_input.h"
 #include "advisor/metrics/metrics_server.h"
+#include "advisor/net/listen_address.h"
 #include "tests/advisor/metrics_parse.h"
 #include "tests/advisor/trace_builder.h"
 #include "tests/containers/containers_support.h"
@@ -404,10 +405,10 @@ TEST_CASE("metrics server: /metrics, /healthz, 404, the cache and a bad address"
   server->stop(); // idempotent
   std::string host;
   int port = -1;
-  CHECK(metrics::splitMetricsAddress(":9464", &host, &port));
+  CHECK(splitListenAddress(":9464", &host, &port));
   CHECK(host == "0.0.0.0");
   CHECK(port == 9464);
-  CHECK(metrics::splitMetricsAddress("[::1]:80", &host, &port));
+  CHECK(splitListenAddress("[::1]:80", &host, &port));
   CHECK(host == "::1");
 }
 
