@@ -24,8 +24,9 @@ Inefficiencies and the flag that plants or removes each:
   --amp none            FP32 (TF32 on a real GPU) convolutions     -> enable_mixed_precision
   (no --pin-memory)     pageable host batches                       -> use_pinned_memory
   --num-workers 0       the trainer loads batches itself (--loader-ms each) -> prefetch_input
-  --sync-every 1        loss.item() after every forward pass        -> reduce_host_syncs (short steps)
-  small --batch-size    short kernels, launch-bound                 -> use_cuda_graphs
+  --sync-every 1        loss.item() after every forward pass: the GPU drains at every step
+                        (reduce_host_syncs when that drain is a large share of a step)
+  small --batch-size    short kernels, launch-bound (torch backend) -> use_cuda_graphs
   --cuda-graphs         the whole step replayed as one CUDA graph
 """
 import argparse
