@@ -177,26 +177,36 @@ TEST_CASE("train.py's flags plant the recommendations they are documented to") {
        "enable_mixed_precision"},
   };
   TempDir dir;
-  json healthy;
-  SECTION("healthy flags: none of the planted ones") {
-    auto r = runTrain(dir, "healthy", {"--amp", "bf16", "--pin-memory", "--num-workers", "4"});
-    INFO(r.err);
-    REQUIRE(r.status == 0);
-    std::cout << "healthy: " << ids(r.report) << " idle=" << r.report["summary"]["gpu_idle_ratio"]
-              << "\n";
-    INFO(ids(r.report));
-    for (const auto& c : cases) CHECK_FALSE(has(r.report, c.id));
+  auto healthy = runTrain(dir, "healthy", {"--amp", "bf16", "--pin-memory", "--num-workers", "4"});
+  {
+    INFO(healthy.err);
+    REQUIRE(healthy.status == 0);
   }
+  std::map<std::string, json> reports;
   for (const auto& c : cases) {
-    DYNAMIC_SECTION(c.what << " -> " << c.id) {
-      auto r = runTrain(dir, c.id, c.flags);
-      INFO(r.err);
-      REQUIRE(r.status == 0);
-      std::cout << c.what << ": " << ids(r.report) << "\n";
-      INFO(ids(r.report));
-      CHECK(has(r.report, c.id));
-    }
+    auto r = runTrain(dir, c.id, c.flags);
+    INFO(c.what << "\n" << r.err);
+    REQUIRE(r.status == 0);
+    std::cout << c.what << ": " << ids(r.report) << "\n";
+    INFO(c.what << ": " << ids(r.report));
+    CHECK(has(r.report, c.id));
+    reports[c.id] = r.report;
   }
+  // The healthy flags: neither pageable copies nor FP32 GEMMs. Its input stall is compared with
+  // the loader-starved run's rather than with the rule's threshold: the simulated device keeps
+  // real time, so a starved shared CPU (load several times the core count) makes any loop wait
+  // for its host, and the healthy one may then cross 0.15 too. gpu-check gates it strictly on a GPU.
+  const auto& hs = healthy.report["summary"];
+  const double stall = hs["input_stall_ratio"].get<double>();
+  const double starved = reports["prefetch_input"]["summary"]["input_stall_ratio"].get<double>();
+  std::cout << "margin healthy: " << ids(healthy.report) << " input_stall_ratio=" << stall
+            << " (num_workers 0: " << starved << ") gpu_idle_ratio=" << hs["gpu_idle_ratio"]
+            << "\n";
+  INFO("healthy: " << ids(healthy.report));
+  CHECK_FALSE(has(healthy.report, "use_pinned_memory"));
+  CHECK_FALSE(has(healthy.report, "enable_mixed_precision"));
+  CHECK_FALSE(has(healthy.report, "enable_tf32"));
+  CHECK(stall < 0.5 * starved);
 }
 
 TEST_CASE("train.py --sync-every N: every loss read-back is a stream sync in the report") {
