@@ -501,8 +501,9 @@ def main(argv):
         backend, torch, why = choose_backend(a)
         if a.torch_profiler and backend != "torch":
             raise RuntimeError("--torch-profiler needs the torch backend (%s)" % why)
-        print("train.py: backend %s (%s), rank %d of %d" % (backend, why, who.rank,
-                                                             who.world_size),
+        print("train.py: backend %s (%s), rank %d of %d%s"
+              % (backend, why, who.rank, who.world_size,
+                 "" if "RANK" in os.environ else " (RANK unset: one process)"),
               file=sys.stderr, flush=True)
         r = run_torch(a, who, torch) if backend == "torch" else run_sim(a, who)
     except Exception as e:  # noqa: BLE001 - one line, then a failing exit code
