@@ -208,12 +208,25 @@ def find_sim_lib(arg):
                        "--sim-lib); looked at: " + ", ".join(c for c in candidates if c))
 
 
+def load_cuda_runtime():
+    """libcudart.so.13 from the loader's path (the simulated device's, under --simulate), else
+    the toolkit's; the library below then finds it loaded, by its SONAME."""
+    toolkit = os.path.join(os.environ.get("CUDA_HOME", "/usr/local/cuda"), "lib64",
+                           "libcudart.so.13")
+    try:
+        return ctypes.CDLL("libcudart.so.13", mode=ctypes.RTLD_GLOBAL)
+    except OSError:
+        if not os.path.exists(toolkit):
+            raise
+        return ctypes.CDLL(toolkit, mode=ctypes.RTLD_GLOBAL)
+
+
 def run_sim(a, who):
     # The CUDA runtime first and RTLD_GLOBAL, as PyTorch preloads its CUDA libraries: the shim
     # finds the real runtime behind its hooks with dlsym(RTLD_NEXT), which searches the global
     # scope only. A runtime that arrives as a dependency of the library below is not global yet
     # while that library's constructor registers its kernels, and an RTLD_LOCAL one never is.
-    ctypes.CDLL("libcudart.so.13", mode=ctypes.RTLD_GLOBAL)
+    load_cuda_runtime()
     lib = ctypes.CDLL(find_sim_lib(a.sim_lib), mode=ctypes.RTLD_GLOBAL)
     lib.gwt_error.restype = ctypes.c_char_p
     lib.gwt_device_name.restype = ctypes.c_char_p
