@@ -222,10 +222,8 @@ def load_cuda_runtime():
 
 
 def run_sim(a, who):
-    # The CUDA runtime first and RTLD_GLOBAL, as PyTorch preloads its CUDA libraries: the shim
-    # finds the real runtime behind its hooks with dlsym(RTLD_NEXT), which searches the global
-    # scope only. A runtime that arrives as a dependency of the library below is not global yet
-    # while that library's constructor registers its kernels, and an RTLD_LOCAL one never is.
+    # The CUDA runtime first and RTLD_GLOBAL, as PyTorch preloads its CUDA libraries. (The shim
+    # also finds a runtime that arrives RTLD_LOCAL, by its soname: tests/pytorch/local_runtime.py.)
     load_cuda_runtime()
     lib = ctypes.CDLL(find_sim_lib(a.sim_lib), mode=ctypes.RTLD_GLOBAL)
     lib.gwt_error.restype = ctypes.c_char_p

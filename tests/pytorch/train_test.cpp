@@ -227,3 +227,25 @@ TEST_CASE("train.py --sync-every N: every loss read-back is a stream sync in the
     }
   }
 }
+
+TEST_CASE("a CUDA runtime loaded RTLD_LOCAL (ctypes' default) is still found behind the hooks") {
+  // The shim resolves the real runtime with dlvsym(RTLD_NEXT), which sees the global scope only;
+  // a libcudart that arrived with an RTLD_LOCAL dlopen is found by its soname instead. Before
+  // that, every call answered "initialization error" and the program failed.
+  TempDir dir;
+  Process p({buildDir() + "/bin/gpuwise", "run", "--simulate", "--report-json", dir / "local.json",
+             "--", python(), sourceDir() + "/tests/pytorch/local_runtime.py",
+             buildDir() + "/samples/pytorch/libgwtrain_sim.so", "5"},
+            {}, dir.path, dir.path, "local");
+  REQUIRE(p.wait(std::chrono::seconds(300)).value_or(-1) == 0);
+  INFO(p.err());
+  static const std::regex kernels_re(R"(local_runtime kernels=(\d+))");
+  std::smatch m;
+  const std::string out = p.out();
+  REQUIRE(std::regex_search(out, m, kernels_re));
+  const int64_t kernels = std::stoll(m[1]);
+  CHECK(kernels > 0);
+  json report = json::parse(readFile(dir / "local.json"));
+  REQUIRE(report["processes"].size() == 1);
+  CHECK(report["processes"][0]["kernel_count"].get<int64_t>() == kernels);
+}
