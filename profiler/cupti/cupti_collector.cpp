@@ -29,8 +29,24 @@ void CUPTIAPI onBufferCompleted(CUcontext, uint32_t, uint8_t* buffer, size_t, si
 // Subscribing is how we claim CUPTI; we need no callbacks from the callback API itself.
 void CUPTIAPI onCallback(void*, CUpti_CallbackDomain, CUpti_CallbackId, const void*) {}
 
+// One line for the report's collection section: what kept gpuwise off CUPTI, in words a user can
+// act on, with the call and CUPTI's own code.
 std::string describe(CuptiPort& port, const char* call, CUptiResult r) {
-  return std::string(call) + " failed: " + port.resultString(r);
+  std::string code = std::string(call) + " returned " + port.resultString(r);
+  switch (r) {
+  case CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED:
+    return "CUPTI held by another subscriber (torch.profiler, Nsight Systems, ncu or another "
+           "tool): " + code;
+  case CUPTI_ERROR_NOT_INITIALIZED:
+    return "CUPTI could not initialise, no usable driver: " + code;
+  case CUPTI_ERROR_INSUFFICIENT_PRIVILEGES:
+    return "CUPTI refused for lack of privileges (GPU profiling restricted to admin users): " + code;
+  case CUPTI_ERROR_NOT_COMPATIBLE:
+    return "CUPTI not compatible with this driver or with a tool already attached: " + code;
+  case CUPTI_ERROR_VIRTUALIZED_DEVICE_NOT_SUPPORTED:
+    return "CUPTI not supported on this virtualised GPU: " + code;
+  default: return std::string(call) + " failed: " + port.resultString(r);
+  }
 }
 
 } // namespace
@@ -49,11 +65,6 @@ CuptiCollector::StartResult CuptiCollector::start(TimestampFn timestamp) {
 
   CUpti_SubscriberHandle sub = nullptr;
   CUptiResult r = port_.subscribe(&sub, onCallback, nullptr);
-  if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)
-    return {false, std::string("CUPTI held by another subscriber (") + port_.resultString(r) + ")"};
-  if (r == CUPTI_ERROR_NOT_INITIALIZED)
-    return {false, std::string("CUPTI could not initialise, no usable driver (") +
-                       port_.resultString(r) + ")"};
   if (r != CUPTI_SUCCESS) return {false, describe(port_, "cuptiSubscribe", r)};
   subscriber_ = sub;
 
@@ -99,6 +110,10 @@ CuptiCollector::StartResult CuptiCollector::start(TimestampFn timestamp) {
   have[int(ApiClass::Memset)] = enable(CUPTI_ACTIVITY_KIND_MEMSET);
   have[int(ApiClass::Sync)] = enable(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION);
   if (options_.memory) enable(CUPTI_ACTIVITY_KIND_MEMORY2);
+  // Optional kinds: refused (an older CUPTI, a tool holding NVTX) costs only what they add. NVTX
+  // markers arrive only when NVTX loads CUPTI as its injection (NVTX_INJECTION64_PATH).
+  const bool markers = options_.nvtx && enable(CUPTI_ACTIVITY_KIND_MARKER);
+  const bool overhead = options_.overhead && enable(CUPTI_ACTIVITY_KIND_OVERHEAD);
 
   // API records only for classes whose GPU records are on: a traced API with no GPU record would
   // make the interposer drop its own record of the call for nothing.
@@ -115,6 +130,8 @@ CuptiCollector::StartResult CuptiCollector::start(TimestampFn timestamp) {
   if (have[int(ApiClass::Memset)]) what += ", memsets";
   if (have[int(ApiClass::Sync)]) what += ", syncs";
   if (options_.memory) what += ", memory";
+  if (markers) what += ", NVTX";
+  if (overhead) what += ", CUPTI overhead";
   return {true, what};
 }
 

@@ -4,10 +4,14 @@
 // start(): subscribe (which is also how we learn that another tool already holds CUPTI:
 // CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED), register a timestamp callback so GPU records
 // are stamped on the host's CLOCK_MONOTONIC timeline, ask for system thread ids, register the
-// buffer callbacks, enable CONCURRENT_KERNEL, MEMCPY, MEMSET, SYNCHRONIZATION and MEMORY2, and
+// buffer callbacks, enable CONCURRENT_KERNEL, MEMCPY, MEMSET, SYNCHRONIZATION, MEMORY2, MARKER
+// (NVTX) and OVERHEAD, and
 // record RUNTIME/DRIVER API activity only for the launch/copy/memset/sync/graph-launch cbids
 // (cupti_cbids.h). Anything that fails before kernels are enabled undoes itself and reports why;
-// the caller then stays on the interposer tier.
+// the caller then stays on the interposer tier. Every failure reason names the call and CUPTI's
+// code, and says in words what it means (another tool holds CUPTI, no driver, no privileges...).
+// GRAPH_TRACE is deliberately not enabled: it replaces per-node kernel records with one record
+// per graph, and per-node kernels (with graphId/graphNodeId) are what the analyses need.
 //
 // Threads: start() on the thread starting the shim (it may be inside the driver's
 // InitializeInjection). flush(), consume(), takeDroppedRecords() on the drain thread. stop() by
@@ -36,6 +40,8 @@ public:
     size_t buffer_bytes = size_t{2} << 20;
     size_t buffer_count = 16; // cap: 32 MiB reserved, committed as CUPTI writes
     bool memory = true;       // MEMORY2 (allocations) as well
+    bool nvtx = true;         // MARKER: NVTX ranges and markers
+    bool overhead = true;     // OVERHEAD: CUPTI's own cost
   };
   struct StartResult {
     bool ok = false;
@@ -74,7 +80,7 @@ private:
   void* subscriber_ = nullptr;
   bool active_ = false;
   bool covers_[kApiClassCount] = {};
-  int enabled_kinds_[8] = {};
+  int enabled_kinds_[12] = {};
   int enabled_kind_count_ = 0;
 };
 

@@ -83,6 +83,7 @@ CUptiResult FakeCuptiPort::setThreadIdType(CUpti_ActivityThreadIdType type) {
 
 CUptiResult FakeCuptiPort::activityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc requested,
                                                      CUpti_BuffersCallbackCompleteFunc completed) {
+  if (register_callbacks_result_ != CUPTI_SUCCESS) return register_callbacks_result_;
   requested_ = requested;
   completed_ = completed;
   return CUPTI_SUCCESS;
@@ -153,6 +154,8 @@ const char* FakeCuptiPort::resultString(CUptiResult result) {
     return "CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED";
   case CUPTI_ERROR_NOT_COMPATIBLE: return "CUPTI_ERROR_NOT_COMPATIBLE";
   case CUPTI_ERROR_INSUFFICIENT_PRIVILEGES: return "CUPTI_ERROR_INSUFFICIENT_PRIVILEGES";
+  case CUPTI_ERROR_VIRTUALIZED_DEVICE_NOT_SUPPORTED:
+    return "CUPTI_ERROR_VIRTUALIZED_DEVICE_NOT_SUPPORTED";
   default: return "CUPTI_ERROR_UNKNOWN";
   }
 }

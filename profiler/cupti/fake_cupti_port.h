@@ -26,6 +26,7 @@ public:
   std::string why_unavailable_ = "fake: unavailable";
   CUptiResult subscribe_result_ = CUPTI_SUCCESS;
   CUptiResult timestamp_result_ = CUPTI_SUCCESS;
+  CUptiResult register_callbacks_result_ = CUPTI_SUCCESS;
   std::map<CUpti_ActivityKind, CUptiResult> enable_results_; // default CUPTI_SUCCESS
 
   // What the code under test did.
