@@ -327,7 +327,8 @@ std::vector<uint8_t> BatchEncoder::Impl::build(uint64_t events_dropped, bool fin
     cost_table = wire::CreateShimCost(fbb, shim_cost.events_recorded, shim_cost.launches_counted,
                                       shim_cost.cupti_launch_records, shim_cost.overhead_ns,
                                       shim_cost.session_ns, shim_cost.shed_ns, shim_cost.full_call_ns,
-                                      shim_cost.counted_call_ns, shim_cost.budget_ratio);
+                                      shim_cost.counted_call_ns, shim_cost.budget_ratio,
+                                      shim_cost.cupti_overhead_ns);
   auto batch = wire::CreateBatch(fbb, session_id, pid, sequence, epoch, dropped, final, sent_time,
                                  names_vec, sigs_vec, columns, copies_vec, memsets_vec, syncs_vec,
                                  api_vec, alloc_vec, mem_vec, ranges_vec, cost_table);

@@ -322,6 +322,7 @@ std::variant<Hello, Batch, DecodeError> MessageDecoder::Impl::batch(const wire::
     d.overhead_ns = c->overhead_ns();
     d.session_ns = c->session_ns();
     d.shed_ns = c->shed_ns();
+    d.cupti_overhead_ns = c->cupti_overhead_ns();
     // Floats from the wire: a NaN or negative figure from a foreign sender must not reach a ratio.
     auto sane = [](float f) { return f >= 0 && f < 1e9f ? f : 0.0f; };
     d.full_call_ns = sane(c->full_call_ns());

@@ -2,6 +2,7 @@
 
 #include "profiler/cupti/cupti_cbids.h"
 #include "profiler/cupti/cupti_port.h"
+#include "profiler/cupti/timestamp_mapper.h"
 
 #include <cctype>
 #include <cstring>
@@ -111,6 +112,10 @@ void DecodedActivity::clear() {
   cupti_overhead_ns = 0;
 }
 
+int64_t ActivityDecoder::host(uint64_t t) const {
+  return mapper_ ? mapper_->toHost(t) : int64_t(t);
+}
+
 ActivityDecoder::ActivityDecoder(CuptiPort& port, model::NameTable& names, Options options)
     : port_(port), names_(names), options_(options) {}
 
@@ -131,8 +136,8 @@ void ActivityDecoder::decode(uint8_t* buffer, size_t valid_bytes, int64_t now_ns
       const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(rec);
       Held h{HeldKind::Kernel, now_ns, {}, {}, {}, {}};
       model::KernelExec& e = h.kernel;
-      e.start = int64_t(k->start);
-      e.end = int64_t(k->end);
+      e.start = host(k->start);
+      e.end = host(k->end);
       e.correlation = k->correlationId;
       e.name = names_.intern(k->name ? k->name : "");
       e.device = k->deviceId;
@@ -160,8 +165,8 @@ void ActivityDecoder::decode(uint8_t* buffer, size_t valid_bytes, int64_t now_ns
       const auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(rec);
       Held h{HeldKind::Copy, now_ns, {}, {}, {}, {}};
       model::Copy& c = h.copy;
-      c.start = int64_t(m->start);
-      c.end = int64_t(m->end);
+      c.start = host(m->start);
+      c.end = host(m->end);
       c.correlation = m->correlationId;
       c.bytes = m->bytes;
       c.device = m->deviceId;
@@ -178,8 +183,8 @@ void ActivityDecoder::decode(uint8_t* buffer, size_t valid_bytes, int64_t now_ns
       const auto* m = reinterpret_cast<const CUpti_ActivityMemset4*>(rec);
       Held h{HeldKind::Memset, now_ns, {}, {}, {}, {}};
       model::Memset& s = h.memset;
-      s.start = int64_t(m->start);
-      s.end = int64_t(m->end);
+      s.start = host(m->start);
+      s.end = host(m->end);
       s.correlation = m->correlationId;
       s.bytes = m->bytes;
       s.device = m->deviceId;
@@ -194,8 +199,8 @@ void ActivityDecoder::decode(uint8_t* buffer, size_t valid_bytes, int64_t now_ns
       const auto* m = reinterpret_cast<const CUpti_ActivitySynchronization2*>(rec);
       Held h{HeldKind::Sync, now_ns, {}, {}, {}, {}};
       model::HostSync& s = h.sync;
-      s.start = int64_t(m->start);
-      s.end = int64_t(m->end);
+      s.start = host(m->start);
+      s.end = host(m->end);
       s.correlation = m->correlationId;
       s.kind = syncKind(m->type);
       s.device = deviceOfContext(m->contextId);
@@ -207,7 +212,7 @@ void ActivityDecoder::decode(uint8_t* buffer, size_t valid_bytes, int64_t now_ns
     case CUPTI_ACTIVITY_KIND_MEMORY2: {
       const auto* m = reinterpret_cast<const CUpti_ActivityMemory4*>(rec);
       model::Allocation a;
-      a.time = int64_t(m->timestamp);
+      a.time = host(m->timestamp);
       a.address = m->address;
       a.bytes = m->bytes;
       a.device = m->deviceId;
@@ -220,8 +225,8 @@ void ActivityDecoder::decode(uint8_t* buffer, size_t valid_bytes, int64_t now_ns
     case CUPTI_ACTIVITY_KIND_DRIVER: {
       const auto* a = reinterpret_cast<const CUpti_ActivityAPI*>(rec);
       ApiSpan span;
-      span.start = int64_t(a->start);
-      span.end = int64_t(a->end);
+      span.start = host(a->start);
+      span.end = host(a->end);
       span.thread = a->threadId;
       span.correlation = a->correlationId;
       span.cls = classOfCbid(rec->kind == CUPTI_ACTIVITY_KIND_RUNTIME, a->cbid);
@@ -262,7 +267,7 @@ void ActivityDecoder::onMarker(const void* marker2, DecodedActivity& out) {
     }
     model::Range r;
     r.start = o.start;
-    r.end = int64_t(m->timestamp) >= o.start ? int64_t(m->timestamp) : o.start;
+    r.end = host(m->timestamp) >= o.start ? host(m->timestamp) : o.start;
     r.name = o.name;
     r.thread = o.thread;
     r.kind = o.kind;
@@ -282,18 +287,18 @@ void ActivityDecoder::onMarker(const void* marker2, DecodedActivity& out) {
   model::RangeKind kind = nvtxRangeKind(name, &step);
   if (kind == model::RangeKind::Operator && !options_.keep_operator_ranges) {
     // Its end is still to come: remember the id with no name so the end is not "unmatched".
-    if (start) open_ranges_[m->id] = OpenRange{int64_t(m->timestamp), 0, thread, kind, -1};
+    if (start) open_ranges_[m->id] = OpenRange{host(m->timestamp), 0, thread, kind, -1};
     ++stats_.operator_ranges;
   } else if (instant) {
     model::Range r;
-    r.start = r.end = int64_t(m->timestamp);
+    r.start = r.end = host(m->timestamp);
     r.name = names_.intern(name);
     r.thread = thread;
     r.kind = kind == model::RangeKind::Step ? model::RangeKind::Annotation : kind; // no length
     out.ranges.push_back(r);
     return;
   } else {
-    open_ranges_[m->id] = OpenRange{int64_t(m->timestamp), names_.intern(name), thread, kind, step};
+    open_ranges_[m->id] = OpenRange{host(m->timestamp), names_.intern(name), thread, kind, step};
   }
   while (open_ranges_.size() > options_.max_open_ranges) {
     open_ranges_.erase(open_ranges_.begin()); // the oldest start: its end never came

@@ -32,6 +32,7 @@
 namespace gpuwise::profiler {
 
 class CuptiPort;
+class TimestampMapper;
 
 // What one decode()/age() call produced.
 struct DecodedActivity {
@@ -94,6 +95,11 @@ public:
   // Emits every held record (final flush).
   void flushHeld(DecodedActivity& out);
 
+  // When CUPTI stamps records with its own clock (CuptiCollector::hostMapping() not null): every
+  // time decoded afterwards is mapped onto the host's timeline through `mapper` (owned by the
+  // collector, which outlives the decoder). Null: times are already ours.
+  void setTimestampMapper(const TimestampMapper* mapper) { mapper_ = mapper; }
+
   const Stats& stats() const { return stats_; }
   size_t heldRecords() const { return held_count_; }
   size_t apiEntries() const { return api_.size(); }
@@ -130,7 +136,10 @@ private:
   void emit(Held& held, DecodedActivity& out);
   uint32_t deviceOfContext(uint32_t context) const;
 
+  int64_t host(uint64_t t) const;
+
   CuptiPort& port_;
+  const TimestampMapper* mapper_ = nullptr;
   model::NameTable& names_;
   Options options_;
   Stats stats_;

@@ -3,6 +3,7 @@
 #include "profiler/cupti/buffer_pool.h"
 #include "profiler/cupti/cupti_cbids.h"
 #include "profiler/cupti/cupti_port.h"
+#include "profiler/cupti/timestamp_mapper.h"
 
 #include <atomic>
 
@@ -54,6 +55,15 @@ std::string describe(CuptiPort& port, const char* call, CUptiResult r) {
 CuptiCollector::CuptiCollector(CuptiPort& port, Options options)
     : port_(port), options_(options) {}
 
+bool CuptiCollector::sampleClock() {
+  if (!mapper_ || !host_now_) return false;
+  uint64_t cupti = 0;
+  const int64_t before = int64_t(host_now_());
+  const CUptiResult r = port_.getTimestamp(&cupti);
+  const int64_t after = int64_t(host_now_());
+  return r == CUPTI_SUCCESS && mapper_->addSample(before, cupti, after);
+}
+
 CuptiCollector::~CuptiCollector() {
   // Deliberately no stop(): a collector destroyed while CUPTI is live (process exit) must not call
   // into CUPTI. The pool stays mapped.
@@ -68,11 +78,24 @@ CuptiCollector::StartResult CuptiCollector::start(TimestampFn timestamp) {
   if (r != CUPTI_SUCCESS) return {false, describe(port_, "cuptiSubscribe", r)};
   subscriber_ = sub;
 
-  // GPU records must land on the host's timeline, or nothing joins.
+  // GPU records must land on the host's timeline, or nothing joins. CUPTI stamping them with our
+  // clock is exact; when it refuses, its own clock is mapped onto ours from bracketed samples.
+  host_now_ = timestamp;
+  mapper_.reset();
+  std::string clock_note;
   r = port_.activityRegisterTimestampCallback(reinterpret_cast<CUpti_TimestampCallbackFunc>(timestamp));
   if (r != CUPTI_SUCCESS) {
-    undo();
-    return {false, describe(port_, "cuptiActivityRegisterTimestampCallback", r)};
+    mapper_ = std::make_unique<TimestampMapper>();
+    bool sampled = false;
+    for (int i = 0; i < 16 && !sampled; ++i) sampled = sampleClock();
+    if (!sampled) {
+      mapper_.reset();
+      undo();
+      return {false, describe(port_, "cuptiActivityRegisterTimestampCallback", r) +
+                         "; cuptiGetTimestamp unusable, no way onto the host's timeline"};
+    }
+    clock_note = std::string("; CUPTI's clock mapped onto the host's (timestamp callback: ") +
+                 port_.resultString(r) + ")";
   }
   // System thread ids, so API records name the same threads as the hooks (gettid). Not fatal:
   // without it joins still work by correlation, only the coverage check loses its thread key.
@@ -132,7 +155,7 @@ CuptiCollector::StartResult CuptiCollector::start(TimestampFn timestamp) {
   if (options_.memory) what += ", memory";
   if (markers) what += ", NVTX";
   if (overhead) what += ", CUPTI overhead";
-  return {true, what};
+  return {true, what + clock_note};
 }
 
 void CuptiCollector::undo() {
@@ -146,7 +169,9 @@ void CuptiCollector::undo() {
 }
 
 void CuptiCollector::flush(bool forced) {
-  if (active_) port_.activityFlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
+  if (!active_) return;
+  if (mapper_) sampleClock(); // before the records it will map are read
+  port_.activityFlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
 }
 
 size_t CuptiCollector::consume(const std::function<void(uint8_t*, size_t)>& fn) {

@@ -3,7 +3,8 @@
 //
 // start(): subscribe (which is also how we learn that another tool already holds CUPTI:
 // CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED), register a timestamp callback so GPU records
-// are stamped on the host's CLOCK_MONOTONIC timeline, ask for system thread ids, register the
+// are stamped on the host's CLOCK_MONOTONIC timeline (refused: CUPTI's clock is mapped onto ours
+// instead, hostMapping()), ask for system thread ids, register the
 // buffer callbacks, enable CONCURRENT_KERNEL, MEMCPY, MEMSET, SYNCHRONIZATION, MEMORY2, MARKER
 // (NVTX) and OVERHEAD, and
 // record RUNTIME/DRIVER API activity only for the launch/copy/memset/sync/graph-launch cbids
@@ -27,12 +28,14 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 
 namespace gpuwise::profiler {
 
 class CuptiPort;
 class BufferPool;
+class TimestampMapper;
 
 class CuptiCollector {
 public:
@@ -60,6 +63,11 @@ public:
   // its API cbids are traced), so hook records of that class are only a fallback.
   bool covers(ApiClass cls) const { return active_ && covers_[int(cls)]; }
 
+  // Null when CUPTI stamps records with our clock (the normal case). When CUPTI refused the
+  // timestamp callback, the mapping from CUPTI's clock to ours that the decoder must apply
+  // (timestamp_mapper.h); flush() adds a sample to it every cycle.
+  const TimestampMapper* hostMapping() const { return mapper_.get(); }
+
   // Drain thread. forced: also buffers holding incomplete records (at exit).
   void flush(bool forced);
   // Drain thread: fn(buffer, valid_bytes) for each completed buffer, oldest first.
@@ -73,10 +81,13 @@ public:
 
 private:
   void undo();
+  bool sampleClock();
 
   CuptiPort& port_;
   Options options_;
   BufferPool* pool_ = nullptr; // leaked, see above
+  TimestampFn host_now_ = nullptr;
+  std::unique_ptr<TimestampMapper> mapper_;
   void* subscriber_ = nullptr;
   bool active_ = false;
   bool covers_[kApiClassCount] = {};

@@ -298,6 +298,7 @@ TEST_CASE("The shim's cost figures ride in every batch once set; absent, they de
   c.events_recorded = 1234;
   c.launches_counted = 99999;
   c.cupti_launch_records = 99990;
+  c.cupti_overhead_ns = 4242;
   c.overhead_ns = 5'000'000;
   c.session_ns = 9'000'000'000;
   c.shed_ns = 3'000'000'000;
@@ -310,6 +311,7 @@ TEST_CASE("The shim's cost figures ride in every batch once set; absent, they de
     CHECK(b.shim_cost.events_recorded == 1234);
     CHECK(b.shim_cost.launches_counted == 99999);
     CHECK(b.shim_cost.cupti_launch_records == 99990);
+    CHECK(b.shim_cost.cupti_overhead_ns == 4242);
     CHECK(b.shim_cost.overhead_ns == 5'000'000);
     CHECK(b.shim_cost.session_ns == 9'000'000'000);
     CHECK(b.shim_cost.shed_ns == 3'000'000'000);

@@ -1,5 +1,6 @@
 // The collector against the FakeCuptiPort (what it enables, how it falls back) and against the real
 // libcupti where one is installed (it must fall back cleanly on a machine without a driver).
+#include "profiler/clock/tick.h"
 #include "profiler/cupti/activity_builders.h"
 #include "profiler/cupti/activity_decoder.h"
 #include "profiler/cupti/cupti_collector.h"
@@ -33,6 +34,7 @@ TEST_CASE("The collector subscribes, stamps on our clock and enables the activit
   CHECK(port.subscribed_);
   REQUIRE(port.timestamp_);
   CHECK(port.timestamp_() == 123456789);
+  CHECK(c.hostMapping() == nullptr); // records arrive on our clock: nothing to map
   CHECK(port.thread_id_type_ == CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
   CHECK(port.requested_);
   CHECK(port.completed_);
@@ -107,14 +109,24 @@ TEST_CASE("No driver, no library, or a refused kind: each has its own reason and
     CHECK(r.reason == "CUPTI unavailable: libcupti.so.13 not loadable: no such file");
     CHECK(port.subscribe_calls_ == 0);
   }
-  SECTION("timestamp callback refused") {
+  SECTION("timestamp callback refused, CUPTI's clock unreadable too") {
     FakeCuptiPort port;
     port.timestamp_result_ = CUPTI_ERROR_NOT_COMPATIBLE;
+    port.get_timestamp_result_ = CUPTI_ERROR_NOT_INITIALIZED;
     CuptiCollector c(port, smallPool());
     auto r = c.start(fixedTimestamp);
     CHECK_FALSE(r.ok);
     CHECK(r.reason.find("cuptiActivityRegisterTimestampCallback") != std::string::npos);
     CHECK_FALSE(port.subscribed_);
+  }
+  SECTION("timestamp callback refused: CUPTI's clock is mapped instead (timestamp_mapper_test)") {
+    FakeCuptiPort port;
+    port.timestamp_result_ = CUPTI_ERROR_NOT_COMPATIBLE;
+    CuptiCollector c(port, smallPool());
+    auto r = c.start(+[]() -> uint64_t { return monotonicNs(); });
+    CHECK(r.ok);
+    CHECK(c.hostMapping() != nullptr);
+    c.stop();
   }
   SECTION("kernels refused") {
     FakeCuptiPort port;
