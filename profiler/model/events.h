@@ -79,7 +79,6 @@ struct KernelExec {
   // The trace's own "est. achieved occupancy %" / 100, when the source provides one; < 0 unknown.
   float achieved_occupancy = -1.0f;
   // The node of graph `graph_id` this kernel ran as (CUPTI's graphNodeId), 0 if none or unknown.
-  // Live CUPTI decoding only: not carried on the wire (yet), so received traces have 0.
   uint64_t graph_node_id = 0;
 };
 

@@ -244,6 +244,33 @@ TEST_CASE("Achieved occupancy travels only where known, exactly") {
   requireSameRecords(in, expectValue<Batch>(dec.decode(msg)).kernels);
 }
 
+TEST_CASE("Graph node ids travel only for kernels that ran as graph nodes, exactly") {
+  model::NameTable sender;
+  BatchEncoder enc(sender, 1, 1);
+  std::vector<model::KernelExec> in(5);
+  for (size_t i = 0; i < in.size(); ++i) {
+    in[i].name = sender.intern("node_kernel");
+    in[i].start = 1000 + 100 * int64_t(i);
+    in[i].end = in[i].start + 50;
+  }
+  in[1].graph_id = 7;
+  in[1].graph_node_id = 0x1234567890ull; // 64-bit node ids
+  in[1].flags = model::kKernelFromGraph;
+  in[2].graph_id = 7;
+  in[2].graph_node_id = 1;
+  in[2].flags = model::kKernelFromGraph;
+  for (const auto& x : in) enc.add(x);
+  const auto msg = enc.encode(0, false, 0);
+  WireView view;
+  REQUIRE(view.batch(msg)->kernels()->graph_nodes()->size() == 2);
+  model::NameTable receiver;
+  MessageDecoder dec(receiver);
+  auto out = expectValue<Batch>(dec.decode(msg)).kernels;
+  requireSameRecords(in, out);
+  CHECK(out[1].graph_node_id == 0x1234567890ull);
+  CHECK(out[0].graph_node_id == 0);
+}
+
 TEST_CASE("A steady training loop costs under 16 bytes per kernel") {
   model::NameTable sender;
   SteadyLoop loop(sender, 42, GENERATE(20, 32, 50));
