@@ -58,6 +58,8 @@ bool Drain::start(std::string* error) {
   converter_ = std::make_unique<EventConverter>(*deps_.clock, *names_, *deps_.kernels,
                                                 deps_.resolver);
   if (deps_.cupti_port) decoder_ = std::make_unique<profiler::ActivityDecoder>(*deps_.cupti_port, *names_);
+  // CUPTI refused our clock: its own is mapped onto ours (null, the normal case: nothing to map).
+  if (decoder_ && deps_.cupti) decoder_->setTimestampMapper(deps_.cupti->hostMapping());
   // Drops counted before this session (a parent process's, an earlier session's) are not ours.
   if (deps_.unringed_drops) unringed_seen_ = deps_.unringed_drops->load(std::memory_order_relaxed);
   sink_ = deps_.make_sink ? deps_.make_sink(*names_, error) : nullptr;
@@ -237,6 +239,8 @@ void Drain::drainCupti(bool final, int64_t now) {
   pending_.kernels.insert(pending_.kernels.end(), decoded_.kernels.begin(), decoded_.kernels.end());
   pending_.copies.insert(pending_.copies.end(), decoded_.copies.begin(), decoded_.copies.end());
   pending_.memsets.insert(pending_.memsets.end(), decoded_.memsets.begin(), decoded_.memsets.end());
+  pending_.ranges.insert(pending_.ranges.end(), decoded_.ranges.begin(), decoded_.ranges.end());
+  cost_.cupti_overhead_ns += decoded_.cupti_overhead_ns;
   for (const auto& span : decoded_.api_spans) tracker_.addApiSpan(span);
   for (const auto& s : decoded_.syncs) tracker_.holdCuptiSync(s, now);
   for (const auto& a : decoded_.allocations) tracker_.holdCuptiAllocation(a, now);
@@ -302,7 +306,7 @@ void Drain::send(bool final, int64_t now) {
   }
   size_t total = pending_.size();
   if (total == 0 && carried_drops_ == 0 && !final) return;
-  size_t off[6] = {};
+  size_t off[7] = {};
   size_t sent_records = 0;
   do {
     transport::Batch b;
@@ -313,6 +317,7 @@ void Drain::send(bool final, int64_t now) {
     budget -= takeSlice(pending_.syncs, &off[3], b.syncs, budget);
     budget -= takeSlice(pending_.api_calls, &off[4], b.api_calls, budget);
     budget -= takeSlice(pending_.allocations, &off[5], b.allocations, budget);
+    budget -= takeSlice(pending_.ranges, &off[6], b.ranges, budget);
     size_t n = options_.max_batch_events - budget;
     sent_records += n;
     bool last = sent_records >= total;

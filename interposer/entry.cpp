@@ -7,11 +7,12 @@
 //              CUDA_INJECTION64_PATH: the driver dlopens this library (constructor as above) and
 //              calls InitializeInjection() from cuInit.
 //   subscribe  on the first CUDA call a hook sees (or in InitializeInjection), startShim():
-//              process clock, ring pool, cuptiSubscribe (another subscriber: interposer tier),
-//              the drain thread and its connection.
-//   enable     the CUPTI collector enables kernel/copy/memset/sync/memory activity and the
-//              launch/copy/memset/sync API records that join them to their host calls; hooks
-//              record every call into their thread's ring.
+//              process clock, ring pool, cuptiSubscribe (another subscriber, or any refusal on
+//              the way in: interposer tier, the reason in the Hello), the drain thread and its
+//              connection.
+//   enable     the CUPTI collector enables kernel/copy/memset/sync/memory/NVTX/overhead activity
+//              and the launch/copy/memset/sync API records that join them to their host calls;
+//              hooks record every call into their thread's ring.
 //   flush      the drain thread, every GPUWISE_BATCH_MS or when a ring is half full: rings and
 //              CUPTI buffers -> model records -> one batch; a Hello on every (re)connection.
 //   teardown   atexit (registered after the first recorded call, so it runs before the runtime's

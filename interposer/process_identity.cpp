@@ -2,6 +2,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cctype>
 #include <cstdio>
 #include <cstring>
 
@@ -51,6 +52,19 @@ void* runtimeSymbol(const char* name) {
 
 } // namespace
 
+std::string migProfileFromName(const std::string& name) {
+  size_t at = name.rfind(" MIG ");
+  if (at == std::string::npos) return {};
+  std::string rest = name.substr(at + 5);
+  while (!rest.empty() && rest.back() == ' ') rest.pop_back();
+  // "<n>g.<size>gb" with an optional "<m>c." in front: digits, 'c', 'g', '.', letters only.
+  size_t g = rest.find("g.");
+  if (rest.empty() || g == std::string::npos || g == 0 || rest.find(' ') != std::string::npos)
+    return {};
+  if (!std::isdigit(static_cast<unsigned char>(rest[0]))) return {};
+  return rest;
+}
+
 DeviceQuery queryDevices() {
   DeviceQuery q;
   if (auto sim = reinterpret_cast<int (*)()>(dlsym(RTLD_DEFAULT, "gwsimIsSimulated")))
@@ -73,6 +87,7 @@ DeviceQuery queryDevices() {
       std::memset(&prop, 0, sizeof prop);
       if (props_fn(&prop, d) == cudaSuccess) {
         info.name.assign(prop.name, strnlen(prop.name, sizeof prop.name));
+        info.mig_profile = migProfileFromName(info.name);
         info.memory_total_bytes = prop.totalGlobalMem;
         info.sm_count = uint32_t(prop.multiProcessorCount);
         info.compute_major = prop.major;

@@ -23,6 +23,11 @@ struct DeviceQuery {
   std::vector<model::DeviceInfo> devices;
   bool simulated = false; // the runtime is the simulated device (gwsimIsSimulated() returns 1)
 };
+// The MIG profile in a device name, as CUDA names a MIG instance ("NVIDIA A100-SXM4-40GB MIG
+// 1g.5gb" -> "1g.5gb", compute-instance form "... MIG 1c.2g.10gb" -> "1c.2g.10gb"); empty for a
+// whole GPU. CUDA's device properties have no MIG field; the name is what the runtime reports.
+std::string migProfileFromName(const std::string& name);
+
 // Asks the CUDA runtime loaded in this process (found with dlsym; never linked) for the devices.
 // Empty when there is no runtime or it reports no device.
 DeviceQuery queryDevices();

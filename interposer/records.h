@@ -15,10 +15,11 @@ struct Records {
   std::vector<model::HostSync> syncs;
   std::vector<model::ApiCall> api_calls;
   std::vector<model::Allocation> allocations;
+  std::vector<model::Range> ranges; // NVTX ranges and markers (CUPTI tier)
 
   size_t size() const {
     return kernels.size() + copies.size() + memsets.size() + syncs.size() + api_calls.size() +
-           allocations.size();
+           allocations.size() + ranges.size();
   }
   void clear() {
     kernels.clear();
@@ -27,6 +28,7 @@ struct Records {
     syncs.clear();
     api_calls.clear();
     allocations.clear();
+    ranges.clear();
   }
   void append(const Records& o) {
     kernels.insert(kernels.end(), o.kernels.begin(), o.kernels.end());
@@ -35,6 +37,7 @@ struct Records {
     syncs.insert(syncs.end(), o.syncs.begin(), o.syncs.end());
     api_calls.insert(api_calls.end(), o.api_calls.begin(), o.api_calls.end());
     allocations.insert(allocations.end(), o.allocations.begin(), o.allocations.end());
+    ranges.insert(ranges.end(), o.ranges.begin(), o.ranges.end());
   }
 };
 

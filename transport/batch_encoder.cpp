@@ -132,6 +132,7 @@ struct BatchEncoder::Impl {
   std::vector<KernelResiduals> residuals;
   std::vector<wire::KernelTimes> escapes;
   std::vector<wire::KernelOccupancy> occupancy;
+  std::vector<wire::KernelGraphNode> graph_nodes;
   std::vector<wire::KernelSignature> new_signatures;
   KernelTimingModel timing;
   Fbb fbb{64 * 1024};
@@ -220,6 +221,7 @@ void BatchEncoder::Impl::encodeKernels() {
   residuals.clear();
   escapes.clear();
   occupancy.clear();
+  graph_nodes.clear();
   new_signatures.clear();
   if (kernels.empty()) return;
   timing.reset(KernelTimingModel::anchorOf(
@@ -245,6 +247,7 @@ void BatchEncoder::Impl::encodeKernels() {
     if (form == TimingForm::Escape) escapes.emplace_back(t.launch_start, t.launch_end, t.start, t.end);
     if (!sameBits(k.achieved_occupancy, -1.0f))
       occupancy.emplace_back(static_cast<uint32_t>(key.size()), k.achieved_occupancy);
+    if (k.graph_node_id != 0) graph_nodes.emplace_back(static_cast<uint32_t>(key.size()), k.graph_node_id);
     key.push_back(id | uint32_t{u8(form)} << kSignatureIdBits);
     residuals.push_back(r);
   }
@@ -282,10 +285,11 @@ std::vector<uint8_t> BatchEncoder::Impl::build(uint64_t events_dropped, bool fin
     writeResidualPlanes(residuals, planes);
     auto ev = escapes.empty() ? 0 : fbb.CreateVectorOfStructs(escapes);
     auto cv = occupancy.empty() ? 0 : fbb.CreateVectorOfStructs(occupancy);
+    auto gv = graph_nodes.empty() ? 0 : fbb.CreateVectorOfStructs(graph_nodes);
     columns = wire::CreateKernelColumns(fbb, KernelTimingModel::anchorOf({kernels[0].launch_start,
                                                                           kernels[0].launch_end,
                                                                           kernels[0].start, kernels[0].end}),
-                                        kv, rv, ev, cv);
+                                        kv, rv, ev, cv, gv);
   }
 
   auto structs = [&](const auto& records, auto convert) {
@@ -327,7 +331,8 @@ std::vector<uint8_t> BatchEncoder::Impl::build(uint64_t events_dropped, bool fin
     cost_table = wire::CreateShimCost(fbb, shim_cost.events_recorded, shim_cost.launches_counted,
                                       shim_cost.cupti_launch_records, shim_cost.overhead_ns,
                                       shim_cost.session_ns, shim_cost.shed_ns, shim_cost.full_call_ns,
-                                      shim_cost.counted_call_ns, shim_cost.budget_ratio);
+                                      shim_cost.counted_call_ns, shim_cost.budget_ratio,
+                                      shim_cost.cupti_overhead_ns);
   auto batch = wire::CreateBatch(fbb, session_id, pid, sequence, epoch, dropped, final, sent_time,
                                  names_vec, sigs_vec, columns, copies_vec, memsets_vec, syncs_vec,
                                  api_vec, alloc_vec, mem_vec, ranges_vec, cost_table);

@@ -169,7 +169,8 @@ std::optional<DecodeError> MessageDecoder::Impl::checkBatch(const wire::Batch& b
     if (n > kMaxBatchEvents) return malformed("too many kernel rows");
     if (count(c->residuals()) != kResidualBytesPerRow * n)
       return malformed("kernel residual planes do not match the row count");
-    if (!aligned(c->escapes()) || !aligned(c->occupancy())) return malformed("misaligned kernel vector");
+    if (!aligned(c->escapes()) || !aligned(c->occupancy()) || !aligned(c->graph_nodes()))
+      return malformed("misaligned kernel vector");
     size_t escapes = 0;
     for (size_t i = 0; i < n; ++i) {
       const uint32_t key = c->key()->Get(static_cast<flatbuffers::uoffset_t>(i));
@@ -185,6 +186,13 @@ std::optional<DecodeError> MessageDecoder::Impl::checkBatch(const wire::Batch& b
       for (const wire::KernelOccupancy* o : *c->occupancy()) {
         if (int64_t{o->row()} <= prev || o->row() >= n) return malformed("kernel occupancy row out of order");
         prev = o->row();
+      }
+    }
+    if (c->graph_nodes()) {
+      int64_t prev = -1;
+      for (const wire::KernelGraphNode* g : *c->graph_nodes()) {
+        if (int64_t{g->row()} <= prev || g->row() >= n) return malformed("kernel graph node row out of order");
+        prev = g->row();
       }
     }
     events += n;
@@ -226,8 +234,9 @@ void MessageDecoder::Impl::decodeKernels(const wire::KernelColumns& c, std::vect
   // trace each time.
   if (out.capacity() < out.size() + n) out.reserve(std::max(out.size() + n, 2 * out.capacity()));
   timing.reset(c.time_base());
-  size_t escape = 0, occ = 0;
+  size_t escape = 0, occ = 0, node = 0;
   const size_t occ_n = count(c.occupancy());
+  const size_t node_n = count(c.graph_nodes());
   const KernelResiduals* residuals = unpackResiduals(c.residuals()->data(), n);
   const auto* keys = c.key();
   // The row's signature, cached: a steady loop repeats a few launch sites.
@@ -248,6 +257,9 @@ void MessageDecoder::Impl::decodeKernels(const wire::KernelColumns& c, std::vect
     float occupancy = -1.0f;
     if (occ < occ_n && c.occupancy()->Get(static_cast<flatbuffers::uoffset_t>(occ))->row() == i)
       occupancy = c.occupancy()->Get(static_cast<flatbuffers::uoffset_t>(occ++))->value();
+    uint64_t graph_node = 0;
+    if (node < node_n && c.graph_nodes()->Get(static_cast<flatbuffers::uoffset_t>(node))->row() == i)
+      graph_node = c.graph_nodes()->Get(static_cast<flatbuffers::uoffset_t>(node++))->node();
     if (id != cached_id || !cached) {
       cached = signatures.find(id);
       cached_id = id;
@@ -263,6 +275,7 @@ void MessageDecoder::Impl::decodeKernels(const wire::KernelColumns& c, std::vect
     k.start = t.start;
     k.end = t.end;
     k.achieved_occupancy = occupancy;
+    k.graph_node_id = graph_node;
   }
 }
 
@@ -322,6 +335,7 @@ std::variant<Hello, Batch, DecodeError> MessageDecoder::Impl::batch(const wire::
     d.overhead_ns = c->overhead_ns();
     d.session_ns = c->session_ns();
     d.shed_ns = c->shed_ns();
+    d.cupti_overhead_ns = c->cupti_overhead_ns();
     // Floats from the wire: a NaN or negative figure from a foreign sender must not reach a ratio.
     auto sane = [](float f) { return f >= 0 && f < 1e9f ? f : 0.0f; };
     d.full_call_ns = sane(c->full_call_ns());

@@ -80,6 +80,7 @@ model::ShimCost CollectionResult::shimCostTotal() const {
     t.overhead_ns += c.overhead_ns;
     t.session_ns += c.session_ns;
     t.shed_ns += c.shed_ns;
+    t.cupti_overhead_ns += c.cupti_overhead_ns;
     t.full_call_ns = std::max(t.full_call_ns, c.full_call_ns);
     t.counted_call_ns = std::max(t.counted_call_ns, c.counted_call_ns);
     t.budget_ratio = std::max(t.budget_ratio, c.budget_ratio);

@@ -538,6 +538,8 @@ json collection(const CollectionResult& c) {
     shim["recorded_call_ns"] = t.full_call_ns;
     shim["counted_launch_ns"] = t.counted_call_ns;
     shim["detail_shed_seconds"] = seconds(int64_t(t.shed_ns));
+    // What CUPTI itself reported spending (its OVERHEAD records); not part of overhead_ratio.
+    shim["cupti_overhead_seconds"] = seconds(int64_t(t.cupti_overhead_ns));
     j["shim"] = std::move(shim);
   } else {
     j["shim"] = nullptr;

@@ -250,6 +250,15 @@ std::string collectionLine(const JobAnalysis& a) {
     s += buf;
     if (c.shimCostTotal().shed_ns > 0) s += ", launch detail sampled to stay in budget";
   }
+  // Why a live process had no GPU timestamps (another tool held CUPTI, no privileges ...): the
+  // first such reason, so the user knows what to change.
+  for (const auto& p : c.processes) {
+    if (p.tier != model::CollectionTier::Interposer || p.tier_reason.empty()) continue;
+    s += "; no CUPTI";
+    if (c.processes.size() > 1) s += " (pid " + std::to_string(p.pid) + ")";
+    s += ": " + p.tier_reason;
+    break;
+  }
   return s;
 }
 

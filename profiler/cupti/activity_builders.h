@@ -139,4 +139,52 @@ inline CUpti_ActivityAPI api(bool runtime, CUpti_CallbackId cbid, uint32_t corre
   return r;
 }
 
+// An NVTX marker as CUPTI records it: `flags` CUPTI_ACTIVITY_FLAG_MARKER_START / _END /
+// _INSTANTANEOUS; an end carries no name. Thread markers name the (system) thread id.
+inline CUpti_ActivityMarker2 marker(uint32_t id, uint32_t flags, uint64_t timestamp,
+                                    const char* name, uint32_t thread,
+                                    const char* domain = nullptr) {
+  auto r = zeroed<CUpti_ActivityMarker2>();
+  r.kind = CUPTI_ACTIVITY_KIND_MARKER;
+  r.flags = CUpti_ActivityFlag(flags);
+  r.timestamp = timestamp;
+  r.id = id;
+  r.objectKind = CUPTI_ACTIVITY_OBJECT_THREAD;
+  r.objectId.pt.processId = 1;
+  r.objectId.pt.threadId = thread;
+  r.name = (flags & CUPTI_ACTIVITY_FLAG_MARKER_END) ? nullptr : name;
+  r.domain = domain;
+  return r;
+}
+
+inline CUpti_ActivityOverhead3 overhead(CUpti_ActivityOverheadKind kind, uint64_t start,
+                                        uint64_t end, uint32_t thread = 1) {
+  auto r = zeroed<CUpti_ActivityOverhead3>();
+  r.kind = CUPTI_ACTIVITY_KIND_OVERHEAD;
+  r.overheadKind = kind;
+  r.objectKind = CUPTI_ACTIVITY_OBJECT_THREAD;
+  r.objectId.pt.processId = 1;
+  r.objectId.pt.threadId = thread;
+  r.start = start;
+  r.end = end;
+  return r;
+}
+
+inline CUpti_ActivityGraphTrace2 graphTrace(uint32_t correlation, uint32_t graph, uint64_t start,
+                                            uint64_t end, uint32_t device = 0,
+                                            uint32_t stream = 7) {
+  auto r = zeroed<CUpti_ActivityGraphTrace2>();
+  r.kind = CUPTI_ACTIVITY_KIND_GRAPH_TRACE;
+  r.correlationId = correlation;
+  r.start = start;
+  r.end = end;
+  r.deviceId = device;
+  r.graphId = graph;
+  r.contextId = 1;
+  r.streamId = stream;
+  r.endDeviceId = device;
+  r.endContextId = 1;
+  return r;
+}
+
 } // namespace gpuwise::profiler::build

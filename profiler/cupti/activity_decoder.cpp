@@ -2,8 +2,11 @@
 
 #include "profiler/cupti/cupti_cbids.h"
 #include "profiler/cupti/cupti_port.h"
+#include "profiler/cupti/timestamp_mapper.h"
 
+#include <cctype>
 #include <cstring>
+#include <string>
 
 namespace gpuwise::profiler {
 
@@ -60,13 +63,57 @@ bool isCommunicationKernel(const char* name) {
 
 } // namespace
 
+model::RangeKind nvtxRangeKind(std::string_view name, int64_t* step) {
+  *step = -1;
+  if (name.rfind("ProfilerStep#", 0) == 0) {
+    int64_t n = 0;
+    bool digits = false;
+    for (char c : name.substr(13)) {
+      if (c < '0' || c > '9') break;
+      n = n * 10 + (c - '0');
+      digits = true;
+    }
+    if (digits) *step = n;
+    return model::RangeKind::Step;
+  }
+  if (name.rfind("enumerate(DataLoader)", 0) == 0) return model::RangeKind::DataLoader;
+  if (name.rfind("aten::", 0) == 0) return model::RangeKind::Operator;
+  // "<stem><separators><number>" or "<stem>": the stem, lower case, decides.
+  size_t end = name.size();
+  while (end > 0 && std::isdigit(static_cast<unsigned char>(name[end - 1]))) --end;
+  std::string_view number = name.substr(end);
+  while (end > 0 && std::strchr(" _-#:=", name[end - 1])) --end;
+  if (end == 0 || end > 32) return model::RangeKind::Annotation;
+  std::string stem(name.substr(0, end));
+  for (char& c : stem) c = char(std::tolower(static_cast<unsigned char>(c)));
+  static constexpr const char* kStepStems[] = {"step", "train_step", "training_step", "train step",
+                                               "training step", "iteration", "iter", "train_iter",
+                                               "train_iteration"};
+  for (const char* s : kStepStems) {
+    if (stem != s) continue;
+    if (!number.empty() && number.size() < 18) {
+      int64_t n = 0;
+      for (char c : number) n = n * 10 + (c - '0');
+      *step = n;
+    }
+    return model::RangeKind::Step;
+  }
+  return model::RangeKind::Annotation;
+}
+
 void DecodedActivity::clear() {
   kernels.clear();
   copies.clear();
   memsets.clear();
   syncs.clear();
   allocations.clear();
+  ranges.clear();
   api_spans.clear();
+  cupti_overhead_ns = 0;
+}
+
+int64_t ActivityDecoder::host(uint64_t t) const {
+  return mapper_ ? mapper_->toHost(t) : int64_t(t);
 }
 
 ActivityDecoder::ActivityDecoder(CuptiPort& port, model::NameTable& names, Options options)
@@ -89,8 +136,8 @@ void ActivityDecoder::decode(uint8_t* buffer, size_t valid_bytes, int64_t now_ns
       const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(rec);
       Held h{HeldKind::Kernel, now_ns, {}, {}, {}, {}};
       model::KernelExec& e = h.kernel;
-      e.start = int64_t(k->start);
-      e.end = int64_t(k->end);
+      e.start = host(k->start);
+      e.end = host(k->end);
       e.correlation = k->correlationId;
       e.name = names_.intern(k->name ? k->name : "");
       e.device = k->deviceId;
@@ -101,7 +148,11 @@ void ActivityDecoder::decode(uint8_t* buffer, size_t valid_bytes, int64_t now_ns
       e.static_shared_bytes = k->staticSharedMemory > 0 ? uint32_t(k->staticSharedMemory) : 0;
       e.dynamic_shared_bytes = k->dynamicSharedMemory > 0 ? uint32_t(k->dynamicSharedMemory) : 0;
       e.graph_id = k->graphId;
-      if (k->graphId != 0 || k->graphNodeId != 0) e.flags |= model::kKernelFromGraph;
+      e.graph_node_id = k->graphNodeId;
+      if (k->graphId != 0 || k->graphNodeId != 0) {
+        e.flags |= model::kKernelFromGraph;
+        ++stats_.graph_kernels;
+      }
       if (k->launchType == CUPTI_ACTIVITY_LAUNCH_TYPE_COOPERATIVE_SINGLE_DEVICE ||
           k->launchType == CUPTI_ACTIVITY_LAUNCH_TYPE_COOPERATIVE_MULTI_DEVICE)
         e.flags |= model::kKernelCooperative;
@@ -114,8 +165,8 @@ void ActivityDecoder::decode(uint8_t* buffer, size_t valid_bytes, int64_t now_ns
       const auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(rec);
       Held h{HeldKind::Copy, now_ns, {}, {}, {}, {}};
       model::Copy& c = h.copy;
-      c.start = int64_t(m->start);
-      c.end = int64_t(m->end);
+      c.start = host(m->start);
+      c.end = host(m->end);
       c.correlation = m->correlationId;
       c.bytes = m->bytes;
       c.device = m->deviceId;
@@ -132,8 +183,8 @@ void ActivityDecoder::decode(uint8_t* buffer, size_t valid_bytes, int64_t now_ns
       const auto* m = reinterpret_cast<const CUpti_ActivityMemset4*>(rec);
       Held h{HeldKind::Memset, now_ns, {}, {}, {}, {}};
       model::Memset& s = h.memset;
-      s.start = int64_t(m->start);
-      s.end = int64_t(m->end);
+      s.start = host(m->start);
+      s.end = host(m->end);
       s.correlation = m->correlationId;
       s.bytes = m->bytes;
       s.device = m->deviceId;
@@ -148,8 +199,8 @@ void ActivityDecoder::decode(uint8_t* buffer, size_t valid_bytes, int64_t now_ns
       const auto* m = reinterpret_cast<const CUpti_ActivitySynchronization2*>(rec);
       Held h{HeldKind::Sync, now_ns, {}, {}, {}, {}};
       model::HostSync& s = h.sync;
-      s.start = int64_t(m->start);
-      s.end = int64_t(m->end);
+      s.start = host(m->start);
+      s.end = host(m->end);
       s.correlation = m->correlationId;
       s.kind = syncKind(m->type);
       s.device = deviceOfContext(m->contextId);
@@ -161,7 +212,7 @@ void ActivityDecoder::decode(uint8_t* buffer, size_t valid_bytes, int64_t now_ns
     case CUPTI_ACTIVITY_KIND_MEMORY2: {
       const auto* m = reinterpret_cast<const CUpti_ActivityMemory4*>(rec);
       model::Allocation a;
-      a.time = int64_t(m->timestamp);
+      a.time = host(m->timestamp);
       a.address = m->address;
       a.bytes = m->bytes;
       a.device = m->deviceId;
@@ -174,16 +225,84 @@ void ActivityDecoder::decode(uint8_t* buffer, size_t valid_bytes, int64_t now_ns
     case CUPTI_ACTIVITY_KIND_DRIVER: {
       const auto* a = reinterpret_cast<const CUpti_ActivityAPI*>(rec);
       ApiSpan span;
-      span.start = int64_t(a->start);
-      span.end = int64_t(a->end);
+      span.start = host(a->start);
+      span.end = host(a->end);
       span.thread = a->threadId;
       span.correlation = a->correlationId;
       span.cls = classOfCbid(rec->kind == CUPTI_ACTIVITY_KIND_RUNTIME, a->cbid);
       onApi(span, now_ns, out);
       break;
     }
+    case CUPTI_ACTIVITY_KIND_MARKER: onMarker(rec, out); break;
+    case CUPTI_ACTIVITY_KIND_OVERHEAD: {
+      const auto* o = reinterpret_cast<const CUpti_ActivityOverhead3*>(rec);
+      ++stats_.overhead_records;
+      if (o->end > o->start) {
+        stats_.overhead_ns += o->end - o->start;
+        out.cupti_overhead_ns += o->end - o->start;
+      }
+      break;
+    }
+    case CUPTI_ACTIVITY_KIND_GRAPH_TRACE: ++stats_.graph_traces; break;
     default: ++stats_.ignored; break;
     }
+  }
+}
+
+void ActivityDecoder::onMarker(const void* marker2, DecodedActivity& out) {
+  const auto* m = static_cast<const CUpti_ActivityMarker2*>(marker2);
+  ++stats_.markers;
+  const uint32_t flags = uint32_t(m->flags);
+  const uint32_t thread = m->objectKind == CUPTI_ACTIVITY_OBJECT_THREAD ? m->objectId.pt.threadId : 0;
+  if (flags & CUPTI_ACTIVITY_FLAG_MARKER_END) {
+    auto it = open_ranges_.find(m->id);
+    if (it == open_ranges_.end()) {
+      ++stats_.ranges_unmatched;
+      return;
+    }
+    const OpenRange& o = it->second;
+    if (o.kind == model::RangeKind::Operator && !options_.keep_operator_ranges) {
+      open_ranges_.erase(it);
+      return;
+    }
+    model::Range r;
+    r.start = o.start;
+    r.end = host(m->timestamp) >= o.start ? host(m->timestamp) : o.start;
+    r.name = o.name;
+    r.thread = o.thread;
+    r.kind = o.kind;
+    r.step = o.step;
+    out.ranges.push_back(r);
+    open_ranges_.erase(it);
+    return;
+  }
+  const bool start = (flags & CUPTI_ACTIVITY_FLAG_MARKER_START) != 0;
+  const bool instant = (flags & CUPTI_ACTIVITY_FLAG_MARKER_INSTANTANEOUS) != 0;
+  if (!start && !instant) { // sync-object markers (acquire/release): not ranges we use
+    ++stats_.ignored;
+    return;
+  }
+  const char* name = m->name ? m->name : "";
+  int64_t step = -1;
+  model::RangeKind kind = nvtxRangeKind(name, &step);
+  if (kind == model::RangeKind::Operator && !options_.keep_operator_ranges) {
+    // Its end is still to come: remember the id with no name so the end is not "unmatched".
+    if (start) open_ranges_[m->id] = OpenRange{host(m->timestamp), 0, thread, kind, -1};
+    ++stats_.operator_ranges;
+  } else if (instant) {
+    model::Range r;
+    r.start = r.end = host(m->timestamp);
+    r.name = names_.intern(name);
+    r.thread = thread;
+    r.kind = kind == model::RangeKind::Step ? model::RangeKind::Annotation : kind; // no length
+    out.ranges.push_back(r);
+    return;
+  } else {
+    open_ranges_[m->id] = OpenRange{host(m->timestamp), names_.intern(name), thread, kind, step};
+  }
+  while (open_ranges_.size() > options_.max_open_ranges) {
+    open_ranges_.erase(open_ranges_.begin()); // the oldest start: its end never came
+    ++stats_.ranges_unmatched;
   }
 }
 
@@ -193,6 +312,7 @@ void ActivityDecoder::onApi(const ApiSpan& span, int64_t now_ns, DecodedActivity
   auto [it, inserted] = api_.try_emplace(span.correlation);
   ApiInfo& info = it->second;
   if (inserted) {
+    if (span.cls == ApiClass::GraphLaunch) ++stats_.graph_launches;
     info = {span.start, span.end, span.thread, now_ns};
     api_order_.emplace_back(now_ns, span.correlation);
     if (api_.size() > options_.max_api_entries) {

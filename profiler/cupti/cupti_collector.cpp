@@ -3,6 +3,7 @@
 #include "profiler/cupti/buffer_pool.h"
 #include "profiler/cupti/cupti_cbids.h"
 #include "profiler/cupti/cupti_port.h"
+#include "profiler/cupti/timestamp_mapper.h"
 
 #include <atomic>
 
@@ -29,14 +30,39 @@ void CUPTIAPI onBufferCompleted(CUcontext, uint32_t, uint8_t* buffer, size_t, si
 // Subscribing is how we claim CUPTI; we need no callbacks from the callback API itself.
 void CUPTIAPI onCallback(void*, CUpti_CallbackDomain, CUpti_CallbackId, const void*) {}
 
+// One line for the report's collection section: what kept gpuwise off CUPTI, in words a user can
+// act on, with the call and CUPTI's own code.
 std::string describe(CuptiPort& port, const char* call, CUptiResult r) {
-  return std::string(call) + " failed: " + port.resultString(r);
+  std::string code = std::string(call) + " returned " + port.resultString(r);
+  switch (r) {
+  case CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED:
+    return "CUPTI held by another subscriber (torch.profiler, Nsight Systems, ncu or another "
+           "tool): " + code;
+  case CUPTI_ERROR_NOT_INITIALIZED:
+    return "CUPTI could not initialise, no usable driver: " + code;
+  case CUPTI_ERROR_INSUFFICIENT_PRIVILEGES:
+    return "CUPTI refused for lack of privileges (GPU profiling restricted to admin users): " + code;
+  case CUPTI_ERROR_NOT_COMPATIBLE:
+    return "CUPTI not compatible with this driver or with a tool already attached: " + code;
+  case CUPTI_ERROR_VIRTUALIZED_DEVICE_NOT_SUPPORTED:
+    return "CUPTI not supported on this virtualised GPU: " + code;
+  default: return std::string(call) + " failed: " + port.resultString(r);
+  }
 }
 
 } // namespace
 
 CuptiCollector::CuptiCollector(CuptiPort& port, Options options)
     : port_(port), options_(options) {}
+
+bool CuptiCollector::sampleClock() {
+  if (!mapper_ || !host_now_) return false;
+  uint64_t cupti = 0;
+  const int64_t before = int64_t(host_now_());
+  const CUptiResult r = port_.getTimestamp(&cupti);
+  const int64_t after = int64_t(host_now_());
+  return r == CUPTI_SUCCESS && mapper_->addSample(before, cupti, after);
+}
 
 CuptiCollector::~CuptiCollector() {
   // Deliberately no stop(): a collector destroyed while CUPTI is live (process exit) must not call
@@ -49,19 +75,27 @@ CuptiCollector::StartResult CuptiCollector::start(TimestampFn timestamp) {
 
   CUpti_SubscriberHandle sub = nullptr;
   CUptiResult r = port_.subscribe(&sub, onCallback, nullptr);
-  if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)
-    return {false, std::string("CUPTI held by another subscriber (") + port_.resultString(r) + ")"};
-  if (r == CUPTI_ERROR_NOT_INITIALIZED)
-    return {false, std::string("CUPTI could not initialise, no usable driver (") +
-                       port_.resultString(r) + ")"};
   if (r != CUPTI_SUCCESS) return {false, describe(port_, "cuptiSubscribe", r)};
   subscriber_ = sub;
 
-  // GPU records must land on the host's timeline, or nothing joins.
+  // GPU records must land on the host's timeline, or nothing joins. CUPTI stamping them with our
+  // clock is exact; when it refuses, its own clock is mapped onto ours from bracketed samples.
+  host_now_ = timestamp;
+  mapper_.reset();
+  std::string clock_note;
   r = port_.activityRegisterTimestampCallback(reinterpret_cast<CUpti_TimestampCallbackFunc>(timestamp));
   if (r != CUPTI_SUCCESS) {
-    undo();
-    return {false, describe(port_, "cuptiActivityRegisterTimestampCallback", r)};
+    mapper_ = std::make_unique<TimestampMapper>();
+    bool sampled = false;
+    for (int i = 0; i < 16 && !sampled; ++i) sampled = sampleClock();
+    if (!sampled) {
+      mapper_.reset();
+      undo();
+      return {false, describe(port_, "cuptiActivityRegisterTimestampCallback", r) +
+                         "; cuptiGetTimestamp unusable, no way onto the host's timeline"};
+    }
+    clock_note = std::string("; CUPTI's clock mapped onto the host's (timestamp callback: ") +
+                 port_.resultString(r) + ")";
   }
   // System thread ids, so API records name the same threads as the hooks (gettid). Not fatal:
   // without it joins still work by correlation, only the coverage check loses its thread key.
@@ -99,6 +133,10 @@ CuptiCollector::StartResult CuptiCollector::start(TimestampFn timestamp) {
   have[int(ApiClass::Memset)] = enable(CUPTI_ACTIVITY_KIND_MEMSET);
   have[int(ApiClass::Sync)] = enable(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION);
   if (options_.memory) enable(CUPTI_ACTIVITY_KIND_MEMORY2);
+  // Optional kinds: refused (an older CUPTI, a tool holding NVTX) costs only what they add. NVTX
+  // markers arrive only when NVTX loads CUPTI as its injection (NVTX_INJECTION64_PATH).
+  const bool markers = options_.nvtx && enable(CUPTI_ACTIVITY_KIND_MARKER);
+  const bool overhead = options_.overhead && enable(CUPTI_ACTIVITY_KIND_OVERHEAD);
 
   // API records only for classes whose GPU records are on: a traced API with no GPU record would
   // make the interposer drop its own record of the call for nothing.
@@ -115,7 +153,9 @@ CuptiCollector::StartResult CuptiCollector::start(TimestampFn timestamp) {
   if (have[int(ApiClass::Memset)]) what += ", memsets";
   if (have[int(ApiClass::Sync)]) what += ", syncs";
   if (options_.memory) what += ", memory";
-  return {true, what};
+  if (markers) what += ", NVTX";
+  if (overhead) what += ", CUPTI overhead";
+  return {true, what + clock_note};
 }
 
 void CuptiCollector::undo() {
@@ -129,7 +169,9 @@ void CuptiCollector::undo() {
 }
 
 void CuptiCollector::flush(bool forced) {
-  if (active_) port_.activityFlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
+  if (!active_) return;
+  if (mapper_) sampleClock(); // before the records it will map are read
+  port_.activityFlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
 }
 
 size_t CuptiCollector::consume(const std::function<void(uint8_t*, size_t)>& fn) {

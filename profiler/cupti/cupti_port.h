@@ -39,6 +39,8 @@ public:
                                                    size_t* dropped) = 0;
   virtual CUptiResult activityGetNextRecord(uint8_t* buffer, size_t valid_bytes,
                                             CUpti_Activity** record) = 0;
+  // CUPTI's own clock (what records carry without our timestamp callback), for TimestampMapper.
+  virtual CUptiResult getTimestamp(uint64_t* timestamp) = 0;
   // Never null: "CUPTI_ERROR_..." or a generic text for unknown codes.
   virtual const char* resultString(CUptiResult result) = 0;
 };

@@ -37,6 +37,7 @@ DlCuptiPort::DlCuptiPort(const char* library) {
   load(t.getNumDroppedRecords, "cuptiActivityGetNumDroppedRecords");
   load(t.getNextRecord, "cuptiActivityGetNextRecord");
   load(t.getResultString, "cuptiGetResultString");
+  t.getTimestamp = reinterpret_cast<decltype(t.getTimestamp)>(dlsym(handle, "cuptiGetTimestamp"));
   // The handle is kept open (never dlclose'd) whether or not the table is complete: CUPTI may
   // already have started threads that point into it.
   t.valid = !missing;
@@ -80,6 +81,11 @@ CUptiResult DlCuptiPort::activityGetNumDroppedRecords(CUcontext ctx, uint32_t st
 CUptiResult DlCuptiPort::activityGetNextRecord(uint8_t* buffer, size_t valid,
                                                CUpti_Activity** r) {
   GPUWISE_CUPTI_FORWARD(getNextRecord, buffer, valid, r);
+}
+
+CUptiResult DlCuptiPort::getTimestamp(uint64_t* timestamp) {
+  if (!table_.valid || !table_.getTimestamp) return kUnavailable;
+  return table_.getTimestamp(timestamp);
 }
 
 #undef GPUWISE_CUPTI_FORWARD

@@ -34,6 +34,7 @@ public:
   CUptiResult activityFlushAll(uint32_t flag) override;
   CUptiResult activityGetNumDroppedRecords(CUcontext ctx, uint32_t stream, size_t* n) override;
   CUptiResult activityGetNextRecord(uint8_t* buffer, size_t valid, CUpti_Activity** r) override;
+  CUptiResult getTimestamp(uint64_t* timestamp) override;
   const char* resultString(CUptiResult result) override;
 
 private:
@@ -52,6 +53,7 @@ private:
     decltype(&::cuptiActivityGetNumDroppedRecords) getNumDroppedRecords = nullptr;
     decltype(&::cuptiActivityGetNextRecord) getNextRecord = nullptr;
     decltype(&::cuptiGetResultString) getResultString = nullptr;
+    decltype(&::cuptiGetTimestamp) getTimestamp = nullptr; // optional: not part of `valid`
   };
   Table table_;
   std::string why_;

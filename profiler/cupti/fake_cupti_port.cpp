@@ -1,5 +1,7 @@
 #include "profiler/cupti/fake_cupti_port.h"
 
+#include "profiler/clock/tick.h"
+
 namespace gpuwise::profiler {
 
 namespace {
@@ -83,6 +85,7 @@ CUptiResult FakeCuptiPort::setThreadIdType(CUpti_ActivityThreadIdType type) {
 
 CUptiResult FakeCuptiPort::activityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc requested,
                                                      CUpti_BuffersCallbackCompleteFunc completed) {
+  if (register_callbacks_result_ != CUPTI_SUCCESS) return register_callbacks_result_;
   requested_ = requested;
   completed_ = completed;
   return CUPTI_SUCCESS;
@@ -145,6 +148,12 @@ CUptiResult FakeCuptiPort::activityGetNextRecord(uint8_t* buffer, size_t valid,
   return CUPTI_SUCCESS;
 }
 
+CUptiResult FakeCuptiPort::getTimestamp(uint64_t* timestamp) {
+  if (get_timestamp_result_ != CUPTI_SUCCESS) return get_timestamp_result_;
+  *timestamp = cuptiTime(int64_t(host_clock_ ? host_clock_() : monotonicNs()));
+  return CUPTI_SUCCESS;
+}
+
 const char* FakeCuptiPort::resultString(CUptiResult result) {
   switch (result) {
   case CUPTI_SUCCESS: return "CUPTI_SUCCESS";
@@ -152,7 +161,11 @@ const char* FakeCuptiPort::resultString(CUptiResult result) {
   case CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED:
     return "CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED";
   case CUPTI_ERROR_NOT_COMPATIBLE: return "CUPTI_ERROR_NOT_COMPATIBLE";
+  case CUPTI_ERROR_NOT_SUPPORTED: return "CUPTI_ERROR_NOT_SUPPORTED";
+  case CUPTI_ERROR_INVALID_KIND: return "CUPTI_ERROR_INVALID_KIND";
   case CUPTI_ERROR_INSUFFICIENT_PRIVILEGES: return "CUPTI_ERROR_INSUFFICIENT_PRIVILEGES";
+  case CUPTI_ERROR_VIRTUALIZED_DEVICE_NOT_SUPPORTED:
+    return "CUPTI_ERROR_VIRTUALIZED_DEVICE_NOT_SUPPORTED";
   default: return "CUPTI_ERROR_UNKNOWN";
   }
 }

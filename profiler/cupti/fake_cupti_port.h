@@ -26,6 +26,7 @@ public:
   std::string why_unavailable_ = "fake: unavailable";
   CUptiResult subscribe_result_ = CUPTI_SUCCESS;
   CUptiResult timestamp_result_ = CUPTI_SUCCESS;
+  CUptiResult register_callbacks_result_ = CUPTI_SUCCESS;
   std::map<CUpti_ActivityKind, CUptiResult> enable_results_; // default CUPTI_SUCCESS
 
   // What the code under test did.
@@ -39,6 +40,17 @@ public:
   std::set<CUpti_ActivityKind> enabled_kinds_;
   std::set<CUpti_CallbackId> runtime_cbids_, driver_cbids_;
   int flushes_ = 0, forced_flushes_ = 0;
+
+  // CUPTI's own clock as getTimestamp reports it: host ns (`host_clock_`, CLOCK_MONOTONIC unless a
+  // test sets one) scaled by `cupti_rate_` plus `cupti_offset_`. Tests build records in this clock
+  // with cuptiTime() when the timestamp callback is refused.
+  uint64_t (*host_clock_)() = nullptr;
+  int64_t cupti_offset_ = 0;
+  double cupti_rate_ = 1.0;
+  CUptiResult get_timestamp_result_ = CUPTI_SUCCESS;
+  uint64_t cuptiTime(int64_t host_ns) const {
+    return uint64_t(int64_t(double(host_ns) * cupti_rate_) + cupti_offset_);
+  }
 
   // Records CUPTI "dropped" (no buffer was handed out); reported once, like CUPTI's counter.
   size_t dropped_ = 0;
@@ -67,6 +79,7 @@ public:
   CUptiResult activityFlushAll(uint32_t flag) override;
   CUptiResult activityGetNumDroppedRecords(CUcontext ctx, uint32_t stream, size_t* n) override;
   CUptiResult activityGetNextRecord(uint8_t* buffer, size_t valid, CUpti_Activity** r) override;
+  CUptiResult getTimestamp(uint64_t* timestamp) override;
   const char* resultString(CUptiResult result) override;
 
 private:

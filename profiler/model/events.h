@@ -78,6 +78,8 @@ struct KernelExec {
   uint8_t flags = 0;     // KernelFlags
   // The trace's own "est. achieved occupancy %" / 100, when the source provides one; < 0 unknown.
   float achieved_occupancy = -1.0f;
+  // The node of graph `graph_id` this kernel ran as (CUPTI's graphNodeId), 0 if none or unknown.
+  uint64_t graph_node_id = 0;
 };
 
 struct Copy {

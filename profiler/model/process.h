@@ -57,6 +57,9 @@ struct ShimCost {
   float full_call_ns = 0;        // calibrated cost of one fully recorded hook call
   float counted_call_ns = 0;     // calibrated cost of one counted launch
   float budget_ratio = 0;        // the overhead budget the shim sheds detail above
+  // Time CUPTI itself reported spending (OVERHEAD records: buffer flushes, instrumentation,
+  // resource setup), summed over the session. Not part of overhead_ns, which is the hooks' cost.
+  uint64_t cupti_overhead_ns = 0;
 };
 
 } // namespace gpuwise::model

@@ -311,3 +311,25 @@ TEST_CASE("report files are written whole, and a failed write names the file") {
   CHECK_FALSE(writeJsonReport("/nonexistent-dir/x.json", {a, recs}, &error));
   CHECK(error.rfind("/nonexistent-dir/x.json: cannot write:", 0) == 0);
 }
+
+TEST_CASE("report: a process kept off CUPTI says why, in the JSON and the terminal summary") {
+  auto p = process(7, "NVIDIA H100", model::CollectionTier::Interposer);
+  p.info.tier_reason = "CUPTI held by another subscriber (torch.profiler, Nsight Systems, ncu or "
+                       "another tool): cuptiSubscribe returned "
+                       "CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED";
+  p.kernels = {kernel(0, 0)};
+  auto a = analyzeJob(trace(p));
+  json j = buildReportJson({a, {}});
+  CHECK(j["collection"]["tier"] == "interposer");
+  REQUIRE(j["processes"].size() == 1);
+  CHECK(j["processes"][0]["tier_reason"] == p.info.tier_reason);
+  auto text = renderTerminalSummary({a, {}});
+  CHECK(text.find("no CUPTI: CUPTI held by another subscriber") != std::string::npos);
+  CHECK(text.find("MULTIPLE_SUBSCRIBERS") != std::string::npos);
+  // A CUPTI-tier process has nothing to explain.
+  auto q = process(8, "NVIDIA H100", model::CollectionTier::Cupti);
+  q.info.tier_reason = "CUPTI activity: kernels";
+  q.kernels = {kernel(0, 10)};
+  text = renderTerminalSummary({analyzeJob(trace(q)), {}});
+  CHECK(text.find("no CUPTI") == std::string::npos);
+}

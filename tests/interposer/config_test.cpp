@@ -84,3 +84,15 @@ TEST_CASE("Process identity reads the command line from a proc tree") {
   CHECK(p.pod == "p");
   std::filesystem::remove_all(root);
 }
+
+TEST_CASE("A MIG instance's profile is read from the device name CUDA reports") {
+  CHECK(migProfileFromName("NVIDIA A100-SXM4-40GB MIG 1g.5gb") == "1g.5gb");
+  CHECK(migProfileFromName("NVIDIA H100 80GB HBM3 MIG 3g.40gb") == "3g.40gb");
+  CHECK(migProfileFromName("NVIDIA H200 MIG 1g.18gb") == "1g.18gb");
+  CHECK(migProfileFromName("NVIDIA A100-SXM4-80GB MIG 1c.2g.20gb") == "1c.2g.20gb");
+  CHECK(migProfileFromName("A100-SXM4-40GB MIG 7g.40gb ") == "7g.40gb");
+  CHECK(migProfileFromName("NVIDIA H200") == "");
+  CHECK(migProfileFromName("Tesla V100-DGXS-32GB") == "");
+  CHECK(migProfileFromName("NVIDIA MIG") == "");
+  CHECK(migProfileFromName("Weird MIG name here") == "");
+}

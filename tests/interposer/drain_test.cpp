@@ -335,3 +335,42 @@ TEST_CASE("CUPTI tier: GPU records replace the hooks' records of the same calls"
   CHECK(h.drain->stats().cupti_records > 0);
   cupti.stop();
 }
+
+TEST_CASE("CUPTI tier: NVTX ranges, CUPTI's overhead and its dropped records reach the batches") {
+  profiler::FakeCuptiPort port;
+  profiler::CuptiCollector::Options co;
+  co.buffer_bytes = 1 << 16;
+  co.buffer_count = 4;
+  profiler::CuptiCollector cupti(port, co);
+  REQUIRE(cupti.start(+[]() -> uint64_t { return 0; }).ok);
+  Harness h(slow(), &cupti, &port);
+  const uint64_t b = h.base;
+  port.add(profiler::build::marker(1, CUPTI_ACTIVITY_FLAG_MARKER_START, b + 100, "step 7", kTid));
+  port.add(profiler::build::marker(2, CUPTI_ACTIVITY_FLAG_MARKER_INSTANTANEOUS, b + 150, "mark", kTid));
+  port.add(profiler::build::marker(1, CUPTI_ACTIVITY_FLAG_MARKER_END, b + 900, nullptr, kTid));
+  port.add(profiler::build::overhead(CUPTI_ACTIVITY_OVERHEAD_CUPTI_BUFFER_FLUSH, b + 10, b + 260));
+  port.dropped_ = 5; // CUPTI found no buffer for five records
+  h.cycle();
+  REQUIRE(h.drain->finish(std::chrono::seconds(5)));
+
+  auto s = h.sink->with([](auto& st) { return st; });
+  std::vector<model::Range> ranges;
+  uint64_t dropped = 0, cupti_overhead = 0;
+  for (const auto& sent : s.batches) {
+    ranges.insert(ranges.end(), sent.batch.ranges.begin(), sent.batch.ranges.end());
+    dropped += sent.batch.events_dropped;
+    cupti_overhead = sent.batch.shim_cost.cupti_overhead_ns; // cumulative: the latest counts
+  }
+  REQUIRE(ranges.size() == 2);
+  std::sort(ranges.begin(), ranges.end(), [](auto& x, auto& y) { return x.start < y.start; });
+  CHECK(ranges[0].kind == model::RangeKind::Step);
+  CHECK(ranges[0].step == 7);
+  CHECK(ranges[0].start == int64_t(b) + 100);
+  CHECK(ranges[0].end == int64_t(b) + 900);
+  CHECK(ranges[0].thread == kTid);
+  CHECK(ranges[1].kind == model::RangeKind::Annotation);
+  CHECK(ranges[1].start == ranges[1].end);
+  CHECK(dropped == 5);
+  CHECK(cupti_overhead == 250);
+  cupti.stop();
+}

@@ -35,6 +35,7 @@ profiler::FakeCuptiPort* g_port = nullptr;
 struct Options {
   bool cupti = false;
   CUptiResult subscribe = CUPTI_SUCCESS;
+  CUptiResult kernels_enable = CUPTI_SUCCESS; // cuptiActivityEnable(CONCURRENT_KERNEL)'s answer
   uint32_t max_threads = 16;
   bool disabled = false;
   bool record_covered_launches = false;
@@ -60,6 +61,7 @@ void startWith(Options o) {
   d.make_cupti_port = [o] {
     auto p = std::make_unique<profiler::FakeCuptiPort>();
     p->subscribe_result_ = o.subscribe;
+    p->enable_results_[CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL] = o.kernels_enable;
     g_port = p.get();
     return std::unique_ptr<profiler::CuptiPort>(std::move(p));
   };
@@ -432,5 +434,39 @@ TEST_CASE("Launches CUPTI records are only counted by the hooks; LAUNCH_DETAIL=f
   r = received();
   CHECK(r.cost.launches_counted == 0);
   CHECK(r.kernels.size() == 100);
+  CHECK(resetForTest(std::chrono::seconds(10)));
+}
+
+TEST_CASE("A tool holding CUPTI's activity: the shim gives CUPTI back, records with its hooks, "
+          "and the Hello says why") {
+  // Subscribing worked, but another tool (a profiler attached earlier) holds kernel activity.
+  startWith({.cupti = true, .kernels_enable = CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED});
+  auto launch = [] {
+    return cudaLaunchKernel(reinterpret_cast<const void*>(&stubA), dim3(8), dim3(128), nullptr, 0,
+                            nullptr);
+  };
+  for (int i = 0; i < 10; ++i) REQUIRE(launch() == cudaSuccess);
+  auto st = shimStatus();
+  CHECK(st.tier == model::CollectionTier::Interposer);
+  CHECK(st.tier_reason.find("another subscriber") != std::string::npos);
+  CHECK(st.tier_reason.find("cuptiActivityEnable(CONCURRENT_KERNEL)") != std::string::npos);
+  REQUIRE(g_port);
+  CHECK_FALSE(g_port->subscribed_);          // unsubscribed again: the other tool is undisturbed
+  CHECK(g_port->enabled_kinds_.empty());
+  CHECK(g_port->runtime_cbids_.empty());
+  Received r = received();
+  REQUIRE(r.hellos.size() == 1);
+  CHECK(r.hellos[0].process.tier == model::CollectionTier::Interposer);
+  CHECK(r.hellos[0].process.tier_reason == st.tier_reason);
+  CHECK(r.kernels.size() == 10); // every launch recorded by the hooks, host times only
+  for (const auto& k : r.kernels) CHECK(k.start == 0);
+  CHECK(r.cost.launches_counted == 0);
+
+  // Profiling restricted to administrators: the same fallback, a different reason.
+  startWith({.cupti = true, .subscribe = CUPTI_ERROR_INSUFFICIENT_PRIVILEGES});
+  REQUIRE(launch() == cudaSuccess);
+  st = shimStatus();
+  CHECK(st.tier == model::CollectionTier::Interposer);
+  CHECK(st.tier_reason.find("privileges") != std::string::npos);
   CHECK(resetForTest(std::chrono::seconds(10)));
 }

@@ -244,6 +244,33 @@ TEST_CASE("Achieved occupancy travels only where known, exactly") {
   requireSameRecords(in, expectValue<Batch>(dec.decode(msg)).kernels);
 }
 
+TEST_CASE("Graph node ids travel only for kernels that ran as graph nodes, exactly") {
+  model::NameTable sender;
+  BatchEncoder enc(sender, 1, 1);
+  std::vector<model::KernelExec> in(5);
+  for (size_t i = 0; i < in.size(); ++i) {
+    in[i].name = sender.intern("node_kernel");
+    in[i].start = 1000 + 100 * int64_t(i);
+    in[i].end = in[i].start + 50;
+  }
+  in[1].graph_id = 7;
+  in[1].graph_node_id = 0x1234567890ull; // 64-bit node ids
+  in[1].flags = model::kKernelFromGraph;
+  in[2].graph_id = 7;
+  in[2].graph_node_id = 1;
+  in[2].flags = model::kKernelFromGraph;
+  for (const auto& x : in) enc.add(x);
+  const auto msg = enc.encode(0, false, 0);
+  WireView view;
+  REQUIRE(view.batch(msg)->kernels()->graph_nodes()->size() == 2);
+  model::NameTable receiver;
+  MessageDecoder dec(receiver);
+  auto out = expectValue<Batch>(dec.decode(msg)).kernels;
+  requireSameRecords(in, out);
+  CHECK(out[1].graph_node_id == 0x1234567890ull);
+  CHECK(out[0].graph_node_id == 0);
+}
+
 TEST_CASE("A steady training loop costs under 16 bytes per kernel") {
   model::NameTable sender;
   SteadyLoop loop(sender, 42, GENERATE(20, 32, 50));
@@ -298,6 +325,7 @@ TEST_CASE("The shim's cost figures ride in every batch once set; absent, they de
   c.events_recorded = 1234;
   c.launches_counted = 99999;
   c.cupti_launch_records = 99990;
+  c.cupti_overhead_ns = 4242;
   c.overhead_ns = 5'000'000;
   c.session_ns = 9'000'000'000;
   c.shed_ns = 3'000'000'000;
@@ -310,6 +338,7 @@ TEST_CASE("The shim's cost figures ride in every batch once set; absent, they de
     CHECK(b.shim_cost.events_recorded == 1234);
     CHECK(b.shim_cost.launches_counted == 99999);
     CHECK(b.shim_cost.cupti_launch_records == 99990);
+    CHECK(b.shim_cost.cupti_overhead_ns == 4242);
     CHECK(b.shim_cost.overhead_ns == 5'000'000);
     CHECK(b.shim_cost.session_ns == 9'000'000'000);
     CHECK(b.shim_cost.shed_ns == 3'000'000'000);

@@ -24,7 +24,7 @@ inline auto fields(const model::KernelExec& k) {
   return std::tuple(k.start, k.end, k.launch_start, k.launch_end, k.name, k.device, k.stream, k.thread,
                     k.grid.x, k.grid.y, k.grid.z, k.block.x, k.block.y, k.block.z,
                     k.registers_per_thread, k.static_shared_bytes, k.dynamic_shared_bytes, k.graph_id,
-                    int(k.flags), std::bit_cast<uint32_t>(k.achieved_occupancy));
+                    int(k.flags), std::bit_cast<uint32_t>(k.achieved_occupancy), k.graph_node_id);
 }
 inline auto fields(const model::Copy& c) {
   return std::tuple(c.start, c.end, c.call_start, c.call_end, c.bytes, c.device, c.stream, c.thread,
@@ -102,6 +102,7 @@ public:
     k.graph_id = u32();
     k.flags = static_cast<uint8_t>(rng_());
     if (rng_() % 4 == 0) k.achieved_occupancy = static_cast<float>(rng_() % 1000) / 1000.0f;
+    if (rng_() % 3 == 0) k.graph_node_id = u64();
     return k;
   }
   model::Copy copy() {

@@ -316,9 +316,9 @@ TEST_CASE("Walk errors and kinds we do not decode are counted") {
   Buffer b;
   model::NameTable names;
   ActivityDecoder d(b.port, names);
-  auto marker = build::zeroed<CUpti_ActivityMarker2>();
-  marker.kind = CUPTI_ACTIVITY_KIND_MARKER;
-  b.add(marker);
+  auto marker_data = build::zeroed<CUpti_ActivityMarkerData2>(); // colour and payload: not used
+  marker_data.kind = CUPTI_ACTIVITY_KIND_MARKER_DATA;
+  b.add(marker_data);
   DecodedActivity out;
   b.decodeInto(d, out);
   CHECK(d.stats().ignored == 1);
