@@ -47,6 +47,10 @@ int runCli(int argc, const char* const* argv, CliIo io) {
   auto* run_cmd =
       app.add_subcommand("run", "Profile a command: gpuwise run [options] -- CMD [ARGS...]");
   run_cmd->add_flag("--simulate", run.simulate, "Run CMD against the simulated device");
+  run_cmd->add_flag("--nvtx", run.nvtx,
+                    "Route NVTX ranges to CUPTI (NVTX_INJECTION64_PATH=libcupti.so.13 unless set), "
+                    "so NVTX step ranges are used; off by default: CUPTI 13.0's NVTX handler can "
+                    "crash applications that name threads with NVTX");
   run_cmd->add_option(
       "--endpoint", run.endpoint,
       "Send to an advisor already listening at this endpoint (no in-process advisor)");

@@ -26,6 +26,9 @@ struct RunOptions {
   std::vector<std::string> command;
   bool report_paths_given = false;
   std::optional<double> gpu_hour_price; // --gpu-hour-price: overrides the price table
+  // --nvtx: NVTX_INJECTION64_PATH=libcupti.so.13 (unless set), so CUPTI receives NVTX ranges.
+  // Opt-in: CUPTI 13.0's NVTX handler segfaults in nvtxNameOsThreadA (NVIDIA/NVTX#125).
+  bool nvtx = false;
 };
 int runCommand(const RunOptions& options, CliIo io);
 

@@ -103,6 +103,10 @@ int runCommand(const RunOptions& o, CliIo io) {
   if (fileExists(shim)) {
     overrides.push_back("LD_PRELOAD=" + prepend(shim, findVariable(base, "LD_PRELOAD"), ':'));
     overrides.push_back("CUDA_INJECTION64_PATH=" + shim);
+    // NVTX hands its calls to the library this names; CUPTI turns them into marker records. A
+    // value already set (Nsight, the user's own) is left alone.
+    if (o.nvtx && !findVariable(base, "NVTX_INJECTION64_PATH"))
+      overrides.push_back("NVTX_INJECTION64_PATH=libcupti.so.13");
   } else {
     io.err << "gpuwise run: the shim was not found at " << shim
            << " (set GPUWISE_SHIM); running without it\n";

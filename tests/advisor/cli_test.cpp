@@ -92,6 +92,29 @@ TEST_CASE("gpuwise run: reports the fake shim's run and exits with its code") {
   CHECK(readFile(dir / "gpuwise-report.html").find("Pin host memory") != std::string::npos);
 }
 
+TEST_CASE("gpuwise run --nvtx: NVTX is routed to CUPTI unless something else already takes it") {
+  TempDir dir;
+  auto envOf = [&](const std::vector<std::string>& flags, const std::vector<std::string>& env,
+                   const std::string& tag) {
+    std::vector<std::string> cmd{gpuwiseExe(), "run"};
+    cmd.insert(cmd.end(), flags.begin(), flags.end());
+    for (const std::string& a : {std::string("--report-json"), dir / (tag + ".json"),
+                                 std::string("--report-html"), dir / (tag + ".html"),
+                                 std::string("--"), fakeShim(), std::string("--exit-code"), std::string("0"),
+                                 std::string("--env-out"), dir / tag})
+      cmd.push_back(a);
+    std::vector<std::string> e{"GPUWISE_SHIM=" + emptyShim()};
+    e.insert(e.end(), env.begin(), env.end());
+    Process p(cmd, e, dir.path, dir.path, tag);
+    REQUIRE(p.wait() == 0);
+    return readEnvFile(dir / tag);
+  };
+  CHECK(envOf({"--nvtx"}, {}, "on")["NVTX_INJECTION64_PATH"] == "libcupti.so.13");
+  CHECK(envOf({}, {}, "off")["NVTX_INJECTION64_PATH"].empty()); // written as "NAME=" when unset
+  CHECK(envOf({"--nvtx"}, {"NVTX_INJECTION64_PATH=/opt/nsys/libToolsInjection64.so"},
+              "theirs")["NVTX_INJECTION64_PATH"] == "/opt/nsys/libToolsInjection64.so");
+}
+
 TEST_CASE("gpuwise run --simulate --trace: the recording replays into the same report") {
   TempDir dir;
   std::filesystem::create_directory(dir / "sim");
