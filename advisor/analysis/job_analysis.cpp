@@ -93,6 +93,7 @@ JobAnalysis analyzeJob(const model::Trace& trace, const AnalysisOptions& options
   }
   a.kernels = analyzeKernels(trace);
   a.precision = analyzePrecision(a.kernels);
+  a.blas = analyzeBlasPrecision(trace);
   a.copies = analyzeCopies(trace);
   a.syncs = analyzeSyncs(trace);
   a.memory = analyzeMemory(trace);
@@ -110,6 +111,7 @@ void JobAnalysis::merge(const JobAnalysis& o) {
   timeline.merge(o.timeline);
   kernels.merge(o.kernels);
   precision = analyzePrecision(kernels);
+  blas.merge(o.blas);
   steps.merge(o.steps);
   copies.merge(o.copies);
   syncs.merge(o.syncs);

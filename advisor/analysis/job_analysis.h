@@ -8,6 +8,7 @@
 // Pure; any thread. A JobAnalysis owns its results and holds no reference to the trace.
 #pragma once
 
+#include "advisor/analysis/blas_precision_analyzer.h"
 #include "advisor/analysis/collection_analyzer.h"
 #include "advisor/analysis/copy_analyzer.h"
 #include "advisor/analysis/kernel_analyzer.h"
@@ -39,6 +40,7 @@ struct JobAnalysis {
   TimelineResult timeline;
   KernelResult kernels;
   PrecisionResult precision; // from `kernels`
+  BlasPrecisionResult blas;  // cuBLAS call types vs their kernels' names (live runs)
   CopyResult copies;
   SyncResult syncs;
   MemoryResult memory;
