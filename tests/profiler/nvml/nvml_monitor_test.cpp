@@ -1,5 +1,6 @@
 // NvmlMonitor against the fake NVML: matching CUDA devices by UUID (whole GPU and MIG slice), the
 // MIG profile from the name and from the GPU-instance profile table, samples, absent NVML.
+#include "profiler/nvml/dl_nvml_port.h"
 #include "profiler/nvml/fake_nvml_port.h"
 #include "profiler/nvml/nvml_monitor.h"
 
@@ -175,4 +176,18 @@ TEST_CASE("the process list is re-read when it grew past the buffer") {
   REQUIRE(out.size() == 1);
   CHECK(out[0].process_used_bytes == int64_t(20ull << 20));
   CHECK(port.process_calls_ == 2);
+}
+
+TEST_CASE("the dlopen port without the library is unavailable and says why") {
+  profiler::DlNvmlPort port("libgpuwise-no-such-nvml.so.1");
+  CHECK_FALSE(port.available());
+  CHECK(std::string(port.whyUnavailable()).find("libgpuwise-no-such-nvml.so.1 not loadable") == 0);
+  CHECK(port.init() == NVML_ERROR_LIBRARY_NOT_FOUND);
+  unsigned int n = 7;
+  CHECK(port.deviceGetCount(&n) == NVML_ERROR_LIBRARY_NOT_FOUND);
+  CHECK(n == 7);
+  NvmlMonitor mon(port);
+  std::string why;
+  CHECK_FALSE(mon.open(&why));
+  CHECK_FALSE(why.empty());
 }

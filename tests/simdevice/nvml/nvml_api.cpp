@@ -3,6 +3,7 @@
 // cudaDeviceProp::uuid ("GPU-" + the same 16 bytes), memory (this process's allocations plus the
 // context reserve), a utilisation figure, the compute-process list with this process in it.
 //
+// GWSIM_NVML=0: nvmlInit_v2 fails with NVML_ERROR_DRIVER_NOT_LOADED.
 // GWSIM_MIG_PROFILE=<profile> ("1g.18gb"): every CUDA device is a MIG slice of that profile on its
 // GPU, as under CUDA_VISIBLE_DEVICES=MIG-...: the CUDA UUID is the slice's ("MIG-..."), the slice
 // has GPU instance 1 / compute instance 0, its own memory size, no utilisation (NOT_SUPPORTED, as
@@ -106,6 +107,9 @@ bool resolve(nvmlDevice_t h, int* index, bool* slice) {
 } // namespace
 
 GWSIM_EXPORT nvmlReturn_t nvmlInit_v2(void) {
+  // GWSIM_NVML=0: a machine whose driver NVML cannot reach.
+  if (const char* v = std::getenv("GWSIM_NVML"); v && std::strcmp(v, "0") == 0)
+    return NVML_ERROR_DRIVER_NOT_LOADED;
   g_initialized = true;
   return NVML_SUCCESS;
 }

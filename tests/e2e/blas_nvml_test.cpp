@@ -1,0 +1,98 @@
+// End to end on the simulated device: the shim's cuBLAS precision probe and NVML device facts.
+// `gpuwise run --simulate` around tests/e2e/blas_app.cpp, which calls the simulated
+// libcublas/libcublasLt (built from tests/simdevice/cublas); the simulated libnvidia-ml.so.1 says
+// which GPU, or (GWSIM_MIG_PROFILE) which MIG slice, the process runs on.
+#include "tests/e2e/e2e_support.h"
+
+#include <catch2/catch.hpp>
+
+#include <set>
+
+using namespace gpuwise::e2e;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr int kIterations = 10;
+
+std::string blasApp() { return buildDir() + "/tests/e2e_blas_app"; }
+
+json runBlasApp(const TempDir& dir, const std::vector<std::string>& env, const std::string& tag,
+                std::string* err = nullptr) {
+  std::vector<std::string> argv{gpuwiseExe(), "run", "--simulate", "--report-json",
+                                dir / (tag + ".json"), "--", blasApp(),
+                                std::to_string(kIterations)};
+  Process p(argv, env, dir.path, dir.path, tag);
+  auto status = p.wait(60s);
+  REQUIRE(status);
+  INFO(p.err());
+  REQUIRE(*status == 0);
+  CHECK(contains(p.out(), "blas_app calls=" + std::to_string(5 * kIterations)));
+  if (err) *err = p.err();
+  return readJson(dir / (tag + ".json"));
+}
+
+bool hasRecommendation(const json& report, const std::string& id) {
+  for (const auto& r : report["recommendations"])
+    if (r["id"] == id) return true;
+  return false;
+}
+
+} // namespace
+
+TEST_CASE("cuBLAS calls carry their types to the report, which notes the kernel that disagrees") {
+  TempDir dir;
+  std::string err;
+  json report = runBlasApp(dir, {}, "blas", &err);
+  REQUIRE(report.is_object());
+  INFO(report["precision"].dump(2));
+  REQUIRE(report["precision"].contains("blas_probe"));
+  const json& b = report["precision"]["blas_probe"];
+  CHECK(b["calls"] == 5 * kIterations);
+  CHECK(b["calls_with_kernels"] == 5 * kIterations);
+  CHECK(b["agreeing_calls"] == 4 * kIterations);
+  CHECK(b["disagreeing_calls"] == kIterations);
+  CHECK(b["disagreeing_kernel_seconds"].get<double>() > 0);
+  const json& first = b["kernels"][0];
+  CHECK(first["api"] == "cublasGemmEx");
+  CHECK(first["requested_precision"] == "tf32");
+  CHECK(first["kernel_precision"] == "fp32");
+  CHECK(first["agrees"] == false);
+  CHECK(first["calls"] == kIterations);
+  CHECK(first["types"] == "A=fp32 B=fp32 C=fp32 compute=32F math=TF32_TENSOR_OP");
+  // Every API appears with the kernel that agrees with it.
+  std::set<std::string> agreeing;
+  for (const auto& k : b["kernels"])
+    if (k["agrees"] == true) agreeing.insert(k["api"].get<std::string>() + ":" +
+                                             k["requested_precision"].get<std::string>());
+  CHECK(agreeing == std::set<std::string>{"cublasGemmEx:tf32", "cublasGemmEx:fp16",
+                                          "cublasGemmStridedBatchedEx:bf16", "cublasLtMatmul:bf16"});
+  // The terminal summary says it too.
+  CHECK(contains(err, "disagree (tf32 requested, fp32 kernel ran"));
+
+  // NVML (simulated): the GPU's UUID, no MIG slice.
+  REQUIRE(report["gpus"].size() == 1);
+  CHECK(report["gpus"][0]["uuid"].get<std::string>().rfind("GPU-", 0) == 0);
+  CHECK(report["gpus"][0]["mig_profile"].is_null());
+}
+
+TEST_CASE("on a MIG slice the report names the slice and right_size_mig does not shrink it further") {
+  TempDir dir;
+  json report = runBlasApp(dir, {"GWSIM_MIG_PROFILE=1g.18gb"}, "mig");
+  REQUIRE(report.is_object());
+  REQUIRE(report["gpus"].size() == 1);
+  CHECK(report["gpus"][0]["mig_profile"] == "1g.18gb");
+  CHECK(report["gpus"][0]["uuid"].get<std::string>().rfind("MIG-", 0) == 0);
+  // 1g.18gb is the H200's smallest profile.
+  CHECK_FALSE(hasRecommendation(report, "right_size_mig"));
+}
+
+TEST_CASE("when NVML does not initialise the run is the same, minus the device facts") {
+  TempDir dir;
+  // GWSIM_NVML=0: the simulated nvmlInit_v2 answers "driver not loaded".
+  json report = runBlasApp(dir, {"GWSIM_NVML=0"}, "nonvml");
+  REQUIRE(report.is_object());
+  CHECK(report["gpus"][0]["uuid"].is_null());
+  CHECK(report["gpus"][0]["mig_profile"].is_null());
+  CHECK(report["precision"]["blas_probe"]["calls"] == 5 * kIterations);
+}
