@@ -97,6 +97,7 @@ JobAnalysis analyzeJob(const model::Trace& trace, const AnalysisOptions& options
   a.copies = analyzeCopies(trace);
   a.syncs = analyzeSyncs(trace);
   a.memory = analyzeMemory(trace);
+  a.nvml = analyzeNvml(trace);
   a.collection = analyzeCollection(trace, options.ingest);
   a.utilization = analyzeUtilization(trace);
   return a;
@@ -116,6 +117,7 @@ void JobAnalysis::merge(const JobAnalysis& o) {
   copies.merge(o.copies);
   syncs.merge(o.syncs);
   memory.merge(o.memory);
+  nvml.merge(o.nvml);
   collection.merge(o.collection);
   utilization.merge(o.utilization);
 }

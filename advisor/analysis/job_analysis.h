@@ -13,6 +13,7 @@
 #include "advisor/analysis/copy_analyzer.h"
 #include "advisor/analysis/kernel_analyzer.h"
 #include "advisor/analysis/memory_analyzer.h"
+#include "advisor/analysis/nvml_analyzer.h"
 #include "advisor/analysis/precision_analyzer.h"
 #include "advisor/analysis/step_analyzer.h"
 #include "advisor/analysis/sync_analyzer.h"
@@ -44,6 +45,7 @@ struct JobAnalysis {
   CopyResult copies;
   SyncResult syncs;
   MemoryResult memory;
+  NvmlResult nvml;           // NVML device samples (live runs)
   StepResult steps;
   CollectionResult collection;
   UtilizationResult utilization; // busy and memory over time, bounded series for the charts

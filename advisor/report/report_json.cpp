@@ -613,6 +613,21 @@ nlohmann::ordered_json buildReportJson(const ReportInput& in, const ReportOption
   r["steps"] = stepsDetail(a, options.max_steps_listed);
   r["precision"] = precisionDetail(a.precision);
   if (a.blas.probed()) r["precision"]["blas_probe"] = blasProbe(a.blas);
+  if (a.nvml.sampled()) {
+    // device_samples: NVML's figures per (process, device); present only when the shim sampled.
+    json arr = json::array();
+    auto bytes = [](int64_t v) { return v < 0 ? json(nullptr) : json(v); };
+    for (const auto& d : a.nvml.devices)
+      arr.push_back({{"pid", d.pid},
+                     {"device", d.device},
+                     {"samples", d.samples},
+                     {"process_used_peak_bytes", bytes(d.process_used_peak_bytes)},
+                     {"device_used_peak_bytes", bytes(d.device_used_peak_bytes)},
+                     {"device_total_bytes", bytes(d.device_total_bytes)},
+                     {"gpu_utilization_ratio", d.gpu_utilization_mean < 0 ? json(nullptr)
+                                                                          : json(d.gpu_utilization_mean / 100.0)}});
+    r["device_samples"] = std::move(arr);
+  }
   r["occupancy"] = occupancyDetail(a.kernels.occupancy);
   return r;
 }

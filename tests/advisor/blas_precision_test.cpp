@@ -155,3 +155,33 @@ TEST_CASE("no BLAS calls: no probe, and the report has no blas_probe") {
   auto j = buildReportJson({a, recs});
   CHECK_FALSE(j["precision"].contains("blas_probe"));
 }
+
+TEST_CASE("NVML samples: peaks and mean utilisation per process and device, in the report") {
+  model::Trace t;
+  t.processes.emplace_back();
+  auto& p = t.processes[0];
+  p.info.pid = 42;
+  for (int i = 0; i < 4; ++i) {
+    model::DeviceSample s;
+    s.time = 1000 * i;
+    s.process_used_bytes = i == 3 ? -1 : (1ll << 30) * (i + 1);
+    s.device_used_bytes = (2ll << 30) * (i + 1);
+    s.device_total_bytes = 80ll << 30;
+    s.gpu_utilization = i < 2 ? 50 + 10 * i : -1;
+    p.device_samples.push_back(s);
+  }
+  auto r = analyzeNvml(t);
+  REQUIRE(r.devices.size() == 1);
+  const auto& d = r.devices[0];
+  CHECK(d.pid == 42);
+  CHECK(d.samples == 4);
+  CHECK(d.process_used_peak_bytes == 3ll << 30);
+  CHECK(d.device_used_peak_bytes == 8ll << 30);
+  CHECK(d.gpu_utilization_mean == Approx(55));
+  JobAnalysis a = analyzeJob(t);
+  std::vector<Recommendation> recs;
+  auto j = buildReportJson({a, recs});
+  REQUIRE(j.contains("device_samples"));
+  CHECK(j["device_samples"][0]["process_used_peak_bytes"] == 3ll << 30);
+  CHECK(j["device_samples"][0]["gpu_utilization_ratio"] == Approx(0.55));
+}

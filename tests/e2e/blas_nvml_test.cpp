@@ -74,6 +74,13 @@ TEST_CASE("cuBLAS calls carry their types to the report, which notes the kernel 
   REQUIRE(report["gpus"].size() == 1);
   CHECK(report["gpus"][0]["uuid"].get<std::string>().rfind("GPU-", 0) == 0);
   CHECK(report["gpus"][0]["mig_profile"].is_null());
+  // Its samples: this process's memory (the 64 MiB it allocated plus the context), utilisation.
+  REQUIRE(report.contains("device_samples"));
+  const json& s = report["device_samples"][0];
+  CHECK(s["samples"].get<int64_t>() >= 1);
+  CHECK(s["process_used_peak_bytes"].get<int64_t>() >= (64ll << 20));
+  CHECK(s["device_total_bytes"].get<int64_t>() == 150'754'820'096ll);
+  CHECK(s["gpu_utilization_ratio"].get<double>() == Approx(0.42));
 }
 
 TEST_CASE("on a MIG slice the report names the slice and right_size_mig does not shrink it further") {
@@ -85,6 +92,10 @@ TEST_CASE("on a MIG slice the report names the slice and right_size_mig does not
   CHECK(report["gpus"][0]["uuid"].get<std::string>().rfind("MIG-", 0) == 0);
   // 1g.18gb is the H200's smallest profile.
   CHECK_FALSE(hasRecommendation(report, "right_size_mig"));
+  // A slice: its own memory, no utilisation figure.
+  REQUIRE(report.contains("device_samples"));
+  CHECK(report["device_samples"][0]["device_total_bytes"] == 18'000'000'000ll);
+  CHECK(report["device_samples"][0]["gpu_utilization_ratio"].is_null());
 }
 
 TEST_CASE("when NVML does not initialise the run is the same, minus the device facts") {
@@ -95,4 +106,5 @@ TEST_CASE("when NVML does not initialise the run is the same, minus the device f
   CHECK(report["gpus"][0]["uuid"].is_null());
   CHECK(report["gpus"][0]["mig_profile"].is_null());
   CHECK(report["precision"]["blas_probe"]["calls"] == 5 * kIterations);
+  CHECK_FALSE(report.contains("device_samples"));
 }
