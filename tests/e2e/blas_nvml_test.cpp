@@ -20,8 +20,8 @@ std::string blasApp() { return buildDir() + "/tests/e2e_blas_app"; }
 json runBlasApp(const TempDir& dir, const std::vector<std::string>& env, const std::string& tag,
                 std::string* err = nullptr) {
   std::vector<std::string> argv{gpuwiseExe(), "run", "--simulate", "--report-json",
-                                dir / (tag + ".json"), "--", blasApp(),
-                                std::to_string(kIterations)};
+                                dir / (tag + ".json"), "--report-html", dir / (tag + ".html"),
+                                "--", blasApp(), std::to_string(kIterations)};
   Process p(argv, env, dir.path, dir.path, tag);
   auto status = p.wait(60s);
   REQUIRE(status);
@@ -70,6 +70,10 @@ TEST_CASE("cuBLAS calls carry their types to the report, which notes the kernel 
   // The terminal summary says it too (lines are wrapped: join them first).
   std::string joined = std::regex_replace(err, std::regex(R"(\n\s+)"), " ");
   CHECK(contains(joined, "10 disagree (tf32 requested, fp32 kernel ran: cutlass_80_simt_sgemm"));
+  // And the HTML report's precision section.
+  std::string html = readFile(dir / "blas.html");
+  CHECK(contains(html, "<p>cuBLAS calls: 50 recorded, 40 ran kernels whose names agree"));
+  CHECK(contains(html, "asked for tf32; its kernel cutlass_80_simt_sgemm_128x128_8x4_nn_align1 is fp32 (10 calls)"));
 
   // NVML (simulated): the GPU's UUID, no MIG slice.
   REQUIRE(report["gpus"].size() == 1);
