@@ -168,6 +168,7 @@ void Drain::cycle(bool final) {
   drainRings();
   route(hook_records_);
   drainCupti(final, now);
+  sampleDevices(final, now);
   govern(now);
   if (final) tracker_.decideAll(pending_);
   else tracker_.decide(now, pending_);
@@ -222,6 +223,7 @@ void Drain::route(Records& hooks) {
     if (cupti) tracker_.noteHookAllocation(a);
   }
   pending_.api_calls.insert(pending_.api_calls.end(), hooks.api_calls.begin(), hooks.api_calls.end());
+  pending_.blas_calls.insert(pending_.blas_calls.end(), hooks.blas_calls.begin(), hooks.blas_calls.end());
   hooks.clear();
 }
 
@@ -245,6 +247,15 @@ void Drain::drainCupti(bool final, int64_t now) {
   for (const auto& s : decoded_.syncs) tracker_.holdCuptiSync(s, now);
   for (const auto& a : decoded_.allocations) tracker_.holdCuptiAllocation(a, now);
   decoded_.clear();
+}
+
+void Drain::sampleDevices(bool final, int64_t now) {
+  if (!deps_.sample_devices || options_.device_sample_ms == 0) return;
+  const int64_t interval = int64_t(options_.device_sample_ms) * 1000000;
+  // The first cycle samples at once; then every interval, and once more at the final flush.
+  if (!final && last_device_sample_ != 0 && now - last_device_sample_ < interval) return;
+  last_device_sample_ = now;
+  deps_.sample_devices(now, pending_.device_samples);
 }
 
 void Drain::govern(int64_t now) {
@@ -306,7 +317,7 @@ void Drain::send(bool final, int64_t now) {
   }
   size_t total = pending_.size();
   if (total == 0 && carried_drops_ == 0 && !final) return;
-  size_t off[7] = {};
+  size_t off[9] = {};
   size_t sent_records = 0;
   do {
     transport::Batch b;
@@ -318,6 +329,8 @@ void Drain::send(bool final, int64_t now) {
     budget -= takeSlice(pending_.api_calls, &off[4], b.api_calls, budget);
     budget -= takeSlice(pending_.allocations, &off[5], b.allocations, budget);
     budget -= takeSlice(pending_.ranges, &off[6], b.ranges, budget);
+    budget -= takeSlice(pending_.device_samples, &off[7], b.device_samples, budget);
+    budget -= takeSlice(pending_.blas_calls, &off[8], b.blas_calls, budget);
     size_t n = options_.max_batch_events - budget;
     sent_records += n;
     bool last = sent_records >= total;

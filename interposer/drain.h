@@ -42,6 +42,8 @@ struct DrainOptions {
   double overhead_budget = 0.01;
   // Calibration iterations for the hook-cost estimate (tests make it small).
   uint32_t calibration_iterations = 20000;
+  // How often device facts (NVML memory, utilisation) are sampled; 0 never.
+  uint32_t device_sample_ms = 1000;
 };
 
 struct DrainDeps {
@@ -62,6 +64,9 @@ struct DrainDeps {
   // not full): decided once when the session starts.
   std::atomic<uint8_t>* count_launches = nullptr;
   bool launches_covered = false;
+  // Appends NVML samples of the process's devices (drain thread; may take milliseconds). Null:
+  // no device samples.
+  std::function<void(int64_t now, std::vector<model::DeviceSample>& out)> sample_devices;
 };
 
 class Drain {
@@ -105,6 +110,7 @@ private:
   bool ensureConnected(bool final);
   void countDropped(uint64_t n);
   void govern(int64_t now);
+  void sampleDevices(bool final, int64_t now);
 
   DrainDeps deps_;
   DrainOptions options_;
@@ -121,6 +127,7 @@ private:
   std::unique_ptr<OverheadGovernor> governor_;
   model::ShimCost cost_;          // cumulative, carried by every batch
   uint64_t cycle_recorded_ = 0, cycle_counted_ = 0;
+  int64_t last_device_sample_ = 0;
   bool connected_ = false;       // a Hello got through in the current epoch
   bool hello_needed_ = false;
 

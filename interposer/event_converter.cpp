@@ -199,6 +199,28 @@ void EventConverter::convert(const RawEvent& e, uint32_t tid, Records& out) {
     break;
   }
   case EventKind::GraphLaunch: api_call(); break;
+  case EventKind::Blas: {
+    auto type = [](uint8_t v) { return v == 0xff ? int32_t{-1} : int32_t{v}; };
+    model::BlasCall c;
+    c.start = start;
+    c.end = end;
+    c.thread = tid;
+    c.device = e.device;
+    c.stream = e.u.blas.stream ? streamId(e.u.blas.stream, tid) : 0;
+    c.api = model::BlasApi(e.sub);
+    c.a_type = type(e.u.blas.a_type);
+    c.b_type = type(e.u.blas.b_type);
+    c.c_type = type(e.u.blas.c_type);
+    c.scale_type = type(e.u.blas.scale_type);
+    c.compute_type = type(e.u.blas.compute_type);
+    c.math_mode = type(e.u.blas.math_mode);
+    c.m = e.u.blas.m;
+    c.n = e.u.blas.n;
+    c.k = e.u.blas.k;
+    c.batch = e.u.blas.batch;
+    out.blas_calls.push_back(c);
+    break;
+  }
   }
 }
 

@@ -80,6 +80,7 @@ DeviceQuery queryDevices() {
   if (count > 64) count = 64;
   for (int d = 0; d < count; ++d) {
     model::DeviceInfo info;
+    std::array<uint8_t, 16> uuid{};
     info.index = uint32_t(d);
     info.simulated = q.simulated;
     if (props_fn) {
@@ -98,6 +99,7 @@ DeviceQuery queryDevices() {
         info.shared_memory_per_sm = uint32_t(prop.sharedMemPerMultiprocessor);
         info.max_shared_memory_per_block = uint32_t(prop.sharedMemPerBlockOptin);
         info.warp_size = uint32_t(prop.warpSize);
+        std::memcpy(uuid.data(), prop.uuid.bytes, uuid.size());
       }
     }
     if (attr_fn) {
@@ -117,6 +119,7 @@ DeviceQuery queryDevices() {
       attr(cudaDevAttrWarpSize, info.warp_size);
     }
     q.devices.push_back(std::move(info));
+    q.uuids.push_back(uuid);
   }
   return q;
 }

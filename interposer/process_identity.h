@@ -9,6 +9,8 @@
 #include "interposer/config.h"
 #include "profiler/model/process.h"
 
+#include <array>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -21,6 +23,9 @@ std::string readCommandLine(const char* proc_root);
 
 struct DeviceQuery {
   std::vector<model::DeviceInfo> devices;
+  // cudaDeviceProp::uuid of each device, in the order of `devices` (all zero when unknown): how
+  // NVML's handle for the device is found.
+  std::vector<std::array<uint8_t, 16>> uuids;
   bool simulated = false; // the runtime is the simulated device (gwsimIsSimulated() returns 1)
 };
 // The MIG profile in a device name, as CUDA names a MIG instance ("NVIDIA A100-SXM4-40GB MIG

@@ -15,6 +15,7 @@ enum class EventKind : uint8_t {
   Alloc,       // an allocation (device, pinned host, managed) or a host registration
   Free,        // its release
   GraphLaunch, // cudaGraphLaunch: an API call; the graph's kernels come from CUPTI
+  Blas,        // a cuBLAS / cuBLASLt matmul: its data and compute types (hooks_blas.cpp)
 };
 
 // Every hooked function, in one list: the drain thread names ApiCall records from it.
@@ -27,7 +28,8 @@ enum class EventKind : uint8_t {
   X(cudaStreamSynchronize) X(cudaEventSynchronize) X(cudaStreamWaitEvent) X(cudaGraphLaunch)       \
   X(cuLaunchKernel) X(cuLaunchKernelEx) X(cuMemcpyHtoD_v2) X(cuMemcpyDtoH_v2) X(cuMemcpyDtoD_v2)   \
   X(cuMemcpyHtoDAsync_v2) X(cuMemcpyDtoHAsync_v2) X(cuMemcpyDtoDAsync_v2) X(cuMemAlloc_v2)         \
-  X(cuMemFree_v2) X(cuMemAllocHost_v2) X(cuCtxSynchronize) X(cuStreamSynchronize)
+  X(cuMemFree_v2) X(cuMemAllocHost_v2) X(cuCtxSynchronize) X(cuStreamSynchronize)              \
+  X(cublasGemmEx) X(cublasGemmStridedBatchedEx) X(cublasLtMatmul)
 
 enum class ApiId : uint16_t {
   None = 0,
@@ -55,7 +57,8 @@ struct RawEvent {
   uint64_t t0; // ticks at entry (profiler/clock/tick.h)
   uint64_t t1; // ticks after the real call returned
   EventKind kind;
-  uint8_t sub;    // Launch: FuncKind; Copy: CopyKind; Sync: model::SyncKind; Alloc/Free: MemoryKind
+  uint8_t sub;    // Launch: FuncKind; Copy: CopyKind; Sync: model::SyncKind; Alloc/Free: MemoryKind;
+                  // Blas: model::BlasApi
   ApiId api;
   int16_t result;  // cudaError_t or CUresult of the real call (all codes fit; clamped if not)
   uint16_t device; // the calling thread's current device as far as the hooks know
@@ -87,6 +90,12 @@ struct RawEvent {
     struct {
       uint64_t handle, stream;
     } api;
+    struct {
+      uint64_t stream;         // cuBLASLt's stream argument; 0 for the handle-based calls
+      uint32_t m, n, k, batch; // saturated at 2^32-1
+      // cudaDataType_t / cublasComputeType_t / cublasMath_t values, all below 255; 0xff unknown.
+      uint8_t a_type, b_type, c_type, scale_type, compute_type, math_mode;
+    } blas;
   } u;
 };
 static_assert(sizeof(RawEvent) == 64, "one cache line per event");

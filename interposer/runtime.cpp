@@ -7,8 +7,11 @@
 #include "profiler/clock/clock.h"
 #include "profiler/cupti/cupti_collector.h"
 #include "profiler/cupti/dl_cupti_port.h"
+#include "profiler/nvml/dl_nvml_port.h"
+#include "profiler/nvml/nvml_monitor.h"
 
 #include <cstdlib>
+#include <cstring>
 
 #include <dlfcn.h>
 #include <sys/random.h>
@@ -39,6 +42,10 @@ struct Session {
   std::unique_ptr<Drain> drain;
   bool devices_queried = false; // drain thread only
   DeviceQuery devices;          // drain thread only
+  // NVML, opened on the drain thread once the devices are known (never on an application thread).
+  bool nvml_tried = false;
+  std::unique_ptr<profiler::NvmlPort> nvml_port;
+  std::unique_ptr<profiler::NvmlMonitor> nvml;
 };
 
 // Process-wide state. Leaked on purpose: hooks on other threads and CUPTI callbacks may touch it
@@ -91,16 +98,48 @@ std::string resolveName(const void* func, FuncKind kind) {
   return {};
 }
 
+// Queries the devices once, then NVML once: each device's UUID and MIG slice (drain thread). A
+// machine without NVML gets one log line and devices without those facts.
+void knowDevices(Session& s) {
+  if (!s.devices_queried) {
+    s.devices = queryDevices();
+    s.devices_queried = true;
+  }
+  if (s.nvml_tried || s.devices.devices.empty()) return;
+  s.nvml_tried = true;
+  if (!g_deps->make_nvml_port) return;
+  s.nvml_port = g_deps->make_nvml_port();
+  if (!s.nvml_port) return;
+  auto monitor = std::make_unique<profiler::NvmlMonitor>(*s.nvml_port);
+  std::string why;
+  if (!monitor->open(&why)) {
+    logLine(LogLevel::Debug, "no device facts from NVML: %s", why.c_str());
+    return;
+  }
+  for (size_t i = 0; i < s.devices.devices.size(); ++i) {
+    model::DeviceInfo& d = s.devices.devices[i];
+    uint8_t uuid[16] = {};
+    if (i < s.devices.uuids.size()) std::memcpy(uuid, s.devices.uuids[i].data(), sizeof uuid);
+    profiler::NvmlDeviceFacts f = monitor->identify(d.index, uuid);
+    if (!f.found) continue;
+    d.uuid = f.uuid;
+    if (!f.mig_profile.empty()) d.mig_profile = f.mig_profile;
+  }
+  s.nvml = std::move(monitor);
+}
+
+void sampleDevices(Session& s, int64_t now, std::vector<model::DeviceSample>& out) {
+  knowDevices(s);
+  if (s.nvml) s.nvml->sample(now, uint32_t(getpid()), out);
+}
+
 transport::Hello makeHello(Session& s) {
   transport::Hello h;
   h.session_id = s.id;
   h.process = readProcessInfo(*g_config);
   h.process.tier = s.tier;
   h.process.tier_reason = s.tier_reason;
-  if (!s.devices_queried) {
-    s.devices = queryDevices();
-    s.devices_queried = true;
-  }
+  knowDevices(s);
   h.devices = s.devices.devices;
   h.simulated = s.devices.simulated;
   h.start_time = s.start_ns;
@@ -163,6 +202,9 @@ bool doStart() {
     return g_deps->make_sink(*g_config, names, s->id, int64_t(getpid()), error);
   };
   d.make_hello = [s] { return makeHello(*s); };
+  d.sample_devices = [s](int64_t now, std::vector<model::DeviceSample>& out) {
+    sampleDevices(*s, now, out);
+  };
   d.resolver = resolveName;
   d.unringed_drops = &g_unringed_drops;
   d.count_launches = &g_count_launches;
@@ -236,6 +278,7 @@ ShimDeps defaultDeps() {
     return makeSink(c.endpoint, names, session, pid, int(c.linger_ms), error);
   };
   d.make_cupti_port = [] { return std::make_unique<profiler::DlCuptiPort>(); };
+  d.make_nvml_port = [] { return std::make_unique<profiler::DlNvmlPort>(); };
   return d;
 }
 

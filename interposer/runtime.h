@@ -17,6 +17,7 @@
 #include "interposer/drain.h"
 #include "interposer/pinned_registry.h"
 #include "profiler/cupti/cupti_port.h"
+#include "profiler/nvml/nvml_port.h"
 #include "profiler/model/process.h"
 
 #include <atomic>
@@ -28,11 +29,13 @@
 namespace gpuwise::interposer {
 
 struct ShimDeps {
-  // Defaults: makeSink(config.endpoint, ...) and DlCuptiPort("libcupti.so.13").
+  // Defaults: makeSink(config.endpoint, ...), DlCuptiPort("libcupti.so.13"), DlNvmlPort.
   std::function<std::unique_ptr<BatchSink>(const Config&, const model::NameTable&,
                                            uint64_t session_id, int64_t pid, std::string* error)>
       make_sink;
   std::function<std::unique_ptr<profiler::CuptiPort>()> make_cupti_port;
+  // Default DlNvmlPort("libnvidia-ml.so.1"); null: no device facts from NVML.
+  std::function<std::unique_ptr<profiler::NvmlPort>()> make_nvml_port;
   // Tests shorten the coverage horizons; zero keeps the defaults.
   DrainOptions drain;
 };

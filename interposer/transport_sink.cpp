@@ -40,6 +40,8 @@ public:
     for (const auto& r : b.allocations) encoder_.add(r);
     for (const auto& r : b.memory_samples) encoder_.add(r);
     for (const auto& r : b.ranges) encoder_.add(r);
+    for (const auto& r : b.device_samples) encoder_.add(r);
+    for (const auto& r : b.blas_calls) encoder_.add(r);
     encoder_.setShimCost(b.shim_cost);
     std::vector<uint8_t> message = encoder_.encode(b.events_dropped, b.final, b.sent_time);
     SendStatus s = convert(sender_->trySend(message));

@@ -33,7 +33,8 @@ bool sameBits(float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0; }
 
 size_t Batch::eventCount() const {
   return kernels.size() + copies.size() + memsets.size() + syncs.size() + api_calls.size() +
-         allocations.size() + memory_samples.size() + ranges.size();
+         allocations.size() + memory_samples.size() + ranges.size() + device_samples.size() +
+         blas_calls.size();
 }
 
 std::vector<uint8_t> encodeHello(const Hello& hello) {
@@ -43,6 +44,7 @@ std::vector<uint8_t> encodeHello(const Hello& hello) {
     for (const auto& d : hello.devices) {
       auto name = text(fbb, d.name);
       auto mig = text(fbb, d.mig_profile);
+      auto uuid = d.uuid.empty() ? 0 : text(fbb, d.uuid);
       wire::DeviceBuilder b(fbb);
       b.add_index(d.index);
       b.add_name(name);
@@ -58,6 +60,7 @@ std::vector<uint8_t> encodeHello(const Hello& hello) {
       b.add_max_shared_memory_per_block(d.max_shared_memory_per_block);
       b.add_warp_size(d.warp_size);
       b.add_simulated(d.simulated);
+      if (!uuid.IsNull()) b.add_uuid(uuid);
       devices.push_back(b.Finish());
     }
     const auto& p = hello.process;
@@ -112,6 +115,8 @@ struct BatchEncoder::Impl {
   std::vector<model::Allocation> allocations;
   std::vector<model::MemorySample> memory_samples;
   std::vector<model::Range> ranges;
+  std::vector<model::DeviceSample> device_samples;
+  std::vector<model::BlasCall> blas_calls;
   uint64_t self_dropped = 0; // dropped by this encoder, reported with the next message
   model::ShimCost shim_cost; // carried by every batch once set
 
@@ -140,7 +145,8 @@ struct BatchEncoder::Impl {
 
   size_t pending() const {
     return kernels.size() + copies.size() + memsets.size() + syncs.size() + api_calls.size() +
-           allocations.size() + memory_samples.size() + ranges.size();
+           allocations.size() + memory_samples.size() + ranges.size() + device_samples.size() +
+           blas_calls.size();
   }
 
   template <class T> void add(std::vector<T>& v, const T& e) {
@@ -164,6 +170,8 @@ struct BatchEncoder::Impl {
     allocations.clear();
     memory_samples.clear();
     ranges.clear();
+    device_samples.clear();
+    blas_calls.clear();
   }
 
   static bool testBit(const std::vector<uint64_t>& bits, model::NameId id) {
@@ -324,6 +332,17 @@ std::vector<uint8_t> BatchEncoder::Impl::build(uint64_t events_dropped, bool fin
     return wire::RangeEvent(r.start, r.end, r.step, r.name, r.thread, r.device, r.stream, u8(r.kind));
   });
 
+  auto device_vec = structs(device_samples, [](const model::DeviceSample& d) {
+    return wire::DeviceSampleEvent(d.time, d.process_used_bytes, d.device_used_bytes,
+                                   d.device_total_bytes, d.device, d.gpu_utilization,
+                                   d.memory_utilization);
+  });
+  auto blas_vec = structs(blas_calls, [](const model::BlasCall& c) {
+    return wire::BlasCallEvent(c.start, c.end, c.m, c.n, c.k, c.batch, c.thread, c.device,
+                               c.stream, c.a_type, c.b_type, c.c_type, c.compute_type,
+                               c.scale_type, c.math_mode, c.status, u8(c.api));
+  });
+
   const uint64_t dropped = events_dropped + self_dropped;
   self_dropped = 0;
   flatbuffers::Offset<wire::ShimCost> cost_table;
@@ -335,7 +354,8 @@ std::vector<uint8_t> BatchEncoder::Impl::build(uint64_t events_dropped, bool fin
                                       shim_cost.cupti_overhead_ns);
   auto batch = wire::CreateBatch(fbb, session_id, pid, sequence, epoch, dropped, final, sent_time,
                                  names_vec, sigs_vec, columns, copies_vec, memsets_vec, syncs_vec,
-                                 api_vec, alloc_vec, mem_vec, ranges_vec, cost_table);
+                                 api_vec, alloc_vec, mem_vec, ranges_vec, cost_table, device_vec,
+                                 blas_vec);
   wire::FinishMessageBuffer(fbb, wire::CreateMessage(fbb, kProtocolVersion, wire::Body::Batch, batch.Union()));
   std::vector<uint8_t> out = envelope.seal({fbb.GetBufferPointer(), fbb.GetSize()});
   if (fbb.GetSize() > kBuilderKeepBytes) fbb.Reset();
@@ -355,6 +375,8 @@ void BatchEncoder::add(const model::ApiCall& e) { impl_->add(impl_->api_calls, e
 void BatchEncoder::add(const model::Allocation& e) { impl_->add(impl_->allocations, e); }
 void BatchEncoder::add(const model::MemorySample& e) { impl_->add(impl_->memory_samples, e); }
 void BatchEncoder::add(const model::Range& e) { impl_->add(impl_->ranges, e); }
+void BatchEncoder::add(const model::DeviceSample& e) { impl_->add(impl_->device_samples, e); }
+void BatchEncoder::add(const model::BlasCall& e) { impl_->add(impl_->blas_calls, e); }
 
 size_t BatchEncoder::pendingEvents() const { return impl_->pending(); }
 void BatchEncoder::setShimCost(const model::ShimCost& cost) { impl_->shim_cost = cost; }

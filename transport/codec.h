@@ -72,6 +72,8 @@ struct Batch {
   std::vector<model::Allocation> allocations;
   std::vector<model::MemorySample> memory_samples;
   std::vector<model::Range> ranges;
+  std::vector<model::DeviceSample> device_samples;
+  std::vector<model::BlasCall> blas_calls;
   size_t eventCount() const;
 };
 
@@ -95,6 +97,8 @@ public:
   void add(const model::Allocation&);
   void add(const model::MemorySample&);
   void add(const model::Range&);
+  void add(const model::DeviceSample&);
+  void add(const model::BlasCall&);
 
   size_t pendingEvents() const;
   // The shim's cost figures every following batch carries (cumulative; zero: not sent).

@@ -119,7 +119,8 @@ std::variant<Hello, Batch, DecodeError> MessageDecoder::Impl::hello(const wire::
   if (h.devices()) {
     for (const wire::Device* d : *h.devices()) {
       if (!d) return malformed("null device entry");
-      if (!textOk(d->name()) || !textOk(d->mig_profile())) return malformed("device text too long");
+      if (!textOk(d->name()) || !textOk(d->mig_profile()) || !textOk(d->uuid()))
+        return malformed("device text too long");
       model::DeviceInfo m;
       m.index = d->index();
       m.name = str(d->name());
@@ -128,6 +129,7 @@ std::variant<Hello, Batch, DecodeError> MessageDecoder::Impl::hello(const wire::
       m.compute_major = d->compute_major();
       m.compute_minor = d->compute_minor();
       m.mig_profile = str(d->mig_profile());
+      m.uuid = str(d->uuid());
       m.max_threads_per_sm = d->max_threads_per_sm();
       m.max_blocks_per_sm = d->max_blocks_per_sm();
       m.registers_per_sm = d->registers_per_sm();
@@ -198,10 +200,12 @@ std::optional<DecodeError> MessageDecoder::Impl::checkBatch(const wire::Batch& b
     events += n;
   }
   if (!aligned(b.copies()) || !aligned(b.memsets()) || !aligned(b.syncs()) || !aligned(b.api_calls()) ||
-      !aligned(b.allocations()) || !aligned(b.memory_samples()) || !aligned(b.ranges()))
+      !aligned(b.allocations()) || !aligned(b.memory_samples()) || !aligned(b.ranges()) ||
+      !aligned(b.device_samples()) || !aligned(b.blas_calls()))
     return malformed("misaligned record vector");
   events += count(b.copies()) + count(b.memsets()) + count(b.syncs()) + count(b.api_calls()) +
-            count(b.allocations()) + count(b.memory_samples()) + count(b.ranges());
+            count(b.allocations()) + count(b.memory_samples()) + count(b.ranges()) +
+            count(b.device_samples()) + count(b.blas_calls());
   if (events > kMaxBatchEvents) return malformed("batch of " + std::to_string(events) + " events");
   if (b.copies())
     for (const wire::CopyEvent* e : *b.copies())
@@ -224,6 +228,9 @@ std::optional<DecodeError> MessageDecoder::Impl::checkBatch(const wire::Batch& b
     for (const wire::RangeEvent* e : *b.ranges())
       if (e->kind() > uint8_t(model::RangeKind::Operator) || e->name() > model::NameTable::kMaxNames)
         return malformed("range of unknown kind or name id out of range");
+  if (b.blas_calls())
+    for (const wire::BlasCallEvent* e : *b.blas_calls())
+      if (e->api() > uint8_t(model::BlasApi::LtMatmul)) return malformed("BLAS call of unknown API");
   return std::nullopt;
 }
 
@@ -428,6 +435,38 @@ std::variant<Hello, Batch, DecodeError> MessageDecoder::Impl::batch(const wire::
     r.kind = model::RangeKind(e.kind());
     r.step = e.step();
     return r;
+  });
+  each(b.device_samples(), into.device_samples, [](const wire::DeviceSampleEvent& e) {
+    model::DeviceSample d;
+    d.time = e.time();
+    d.device = e.device();
+    d.process_used_bytes = e.process_used_bytes();
+    d.device_used_bytes = e.device_used_bytes();
+    d.device_total_bytes = e.device_total_bytes();
+    d.gpu_utilization = e.gpu_utilization();
+    d.memory_utilization = e.memory_utilization();
+    return d;
+  });
+  each(b.blas_calls(), into.blas_calls, [](const wire::BlasCallEvent& e) {
+    model::BlasCall c;
+    c.start = e.start();
+    c.end = e.end();
+    c.thread = e.thread();
+    c.device = e.device();
+    c.stream = e.stream();
+    c.api = model::BlasApi(e.api());
+    c.a_type = e.a_type();
+    c.b_type = e.b_type();
+    c.c_type = e.c_type();
+    c.compute_type = e.compute_type();
+    c.scale_type = e.scale_type();
+    c.math_mode = e.math_mode();
+    c.status = e.status();
+    c.m = e.m();
+    c.n = e.n();
+    c.k = e.k();
+    c.batch = e.batch();
+    return c;
   });
   return out;
 }

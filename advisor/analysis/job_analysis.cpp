@@ -93,9 +93,11 @@ JobAnalysis analyzeJob(const model::Trace& trace, const AnalysisOptions& options
   }
   a.kernels = analyzeKernels(trace);
   a.precision = analyzePrecision(a.kernels);
+  a.blas = analyzeBlasPrecision(trace);
   a.copies = analyzeCopies(trace);
   a.syncs = analyzeSyncs(trace);
   a.memory = analyzeMemory(trace);
+  a.nvml = analyzeNvml(trace);
   a.collection = analyzeCollection(trace, options.ingest);
   a.utilization = analyzeUtilization(trace);
   return a;
@@ -110,10 +112,12 @@ void JobAnalysis::merge(const JobAnalysis& o) {
   timeline.merge(o.timeline);
   kernels.merge(o.kernels);
   precision = analyzePrecision(kernels);
+  blas.merge(o.blas);
   steps.merge(o.steps);
   copies.merge(o.copies);
   syncs.merge(o.syncs);
   memory.merge(o.memory);
+  nvml.merge(o.nvml);
   collection.merge(o.collection);
   utilization.merge(o.utilization);
 }

@@ -8,10 +8,12 @@
 // Pure; any thread. A JobAnalysis owns its results and holds no reference to the trace.
 #pragma once
 
+#include "advisor/analysis/blas_precision_analyzer.h"
 #include "advisor/analysis/collection_analyzer.h"
 #include "advisor/analysis/copy_analyzer.h"
 #include "advisor/analysis/kernel_analyzer.h"
 #include "advisor/analysis/memory_analyzer.h"
+#include "advisor/analysis/nvml_analyzer.h"
 #include "advisor/analysis/precision_analyzer.h"
 #include "advisor/analysis/step_analyzer.h"
 #include "advisor/analysis/sync_analyzer.h"
@@ -39,9 +41,11 @@ struct JobAnalysis {
   TimelineResult timeline;
   KernelResult kernels;
   PrecisionResult precision; // from `kernels`
+  BlasPrecisionResult blas;  // cuBLAS call types vs their kernels' names (live runs)
   CopyResult copies;
   SyncResult syncs;
   MemoryResult memory;
+  NvmlResult nvml;           // NVML device samples (live runs)
   StepResult steps;
   CollectionResult collection;
   UtilizationResult utilization; // busy and memory over time, bounded series for the charts

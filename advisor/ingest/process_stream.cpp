@@ -97,6 +97,8 @@ void ProcessStream::lend(transport::Batch& to) {
   to.allocations = std::move(trace_.allocations);
   to.memory_samples = std::move(trace_.memory_samples);
   to.ranges = std::move(trace_.ranges);
+  to.device_samples = std::move(trace_.device_samples);
+  to.blas_calls = std::move(trace_.blas_calls);
 }
 
 void ProcessStream::takeBack(transport::Batch& from) {
@@ -108,6 +110,8 @@ void ProcessStream::takeBack(transport::Batch& from) {
   trace_.allocations = std::move(from.allocations);
   trace_.memory_samples = std::move(from.memory_samples);
   trace_.ranges = std::move(from.ranges);
+  trace_.device_samples = std::move(from.device_samples);
+  trace_.blas_calls = std::move(from.blas_calls);
 }
 
 StreamHealth ProcessStream::health() const {

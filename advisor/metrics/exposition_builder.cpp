@@ -401,10 +401,10 @@ std::string ExpositionBuilder::build(const JobFigures& job) {
     std::string cc;
     if (g.info && g.info->compute_major > 0)
       cc = std::to_string(g.info->compute_major) + "." + std::to_string(g.info->compute_minor);
-    // The event model carries no GPU UUID yet (the shim's Hello does not send it): empty.
+    // NVML's UUID from the shim's Hello; empty when NVML was absent or the trace was imported.
     w.sample("",
              with(l, {{"name", g.info ? g.info->name : ""},
-                      {"uuid", ""},
+                      {"uuid", g.info ? g.info->uuid : ""},
                       {"mig_profile", g.info ? g.info->mig_profile : ""},
                       {"compute_capability", cc}}),
              1);

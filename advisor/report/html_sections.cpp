@@ -243,6 +243,24 @@ void htmlPrecisionSection(std::ostream& o, const ReportJson& r) {
   if (auto tc = jsonNumber(r, {"summary", "tensor_core_time_ratio"}))
     o << "<p>Tensor cores: " << esc(formatPercent(*tc)) << " of kernel time ran in kernels that "
       << "use them.</p>\n";
+  // The cuBLAS probe (live LD_PRELOAD runs): the calls' types against their kernels' names.
+  if (const json* b = jsonAt(r, {"precision", "blas_probe"}); b && b->is_object()) {
+    auto n = [&](const char* key) { return std::to_string(b->value(key, uint64_t{0})); };
+    o << "<p>cuBLAS calls: " << esc(n("calls")) << " recorded, " << esc(n("agreeing_calls"))
+      << " ran kernels whose names agree with the types they asked for, "
+      << esc(n("disagreeing_calls")) << " did not.</p>\n";
+    const json* kernels = jsonAt(*b, {"kernels"});
+    if (kernels && kernels->is_array())
+      for (const auto& k : *kernels) {
+        const bool disagrees = k.contains("agrees") && k["agrees"].is_boolean() && !k["agrees"].get<bool>();
+        if (!disagrees) continue;
+        o << "<p>Disagreement: " << esc(jsonString(k, {"api"})) << " with "
+          << esc(jsonString(k, {"types"})) << " asked for "
+          << esc(jsonString(k, {"requested_precision"})) << "; its kernel "
+          << esc(jsonString(k, {"kernel"})) << " is " << esc(jsonString(k, {"kernel_precision"}))
+          << " (" << esc(std::to_string(k.value("calls", uint64_t{0}))) << " calls).</p>\n";
+      }
+  }
   o << "</section>\n";
 }
 

@@ -61,6 +61,7 @@ json gpus(const CollectionResult& c) {
             ? json(std::to_string(d.compute_major) + "." + std::to_string(d.compute_minor))
             : json(nullptr);
     j["mig_profile"] = d.mig_profile.empty() ? json(nullptr) : json(d.mig_profile);
+    j["uuid"] = d.uuid.empty() ? json(nullptr) : json(d.uuid);
     j["host"] = g.host;
     j["simulated"] = d.simulated;
     j["pids"] = g.pids;
@@ -426,6 +427,33 @@ json stepsDetail(const JobAnalysis& a, size_t max_listed) {
   return j;
 }
 
+// precision.blas_probe: present only when the shim recorded cuBLAS calls (live LD_PRELOAD runs).
+json blasProbe(const BlasPrecisionResult& b) {
+  json j;
+  j["calls"] = b.calls;
+  j["calls_with_kernels"] = b.calls_with_kernels;
+  j["agreeing_calls"] = b.agreeing_calls;
+  j["disagreeing_calls"] = b.disagreeing_calls;
+  j["unclassified_calls"] = b.unclassified_calls;
+  j["disagreeing_kernel_seconds"] = seconds(b.disagreeing_kernel_ns);
+  json list = json::array();
+  for (const auto& m : b.matches) {
+    json e;
+    e["api"] = m.api;
+    e["types"] = m.types;
+    e["requested_precision"] = std::string(profiler::precisionName(m.requested));
+    e["kernel"] = m.kernel;
+    e["kernel_precision"] = m.classified ? json(std::string(profiler::precisionName(m.kernel_precision)))
+                                         : json(nullptr);
+    e["agrees"] = m.classified ? json(m.agrees) : json(nullptr);
+    e["calls"] = m.calls;
+    e["kernel_seconds"] = seconds(m.kernel_ns);
+    list.push_back(std::move(e));
+  }
+  j["kernels"] = std::move(list);
+  return j;
+}
+
 json precisionDetail(const PrecisionResult& p) {
   const bool known = p.kernel_ns > 0;
   json j;
@@ -586,6 +614,22 @@ nlohmann::ordered_json buildReportJson(const ReportInput& in, const ReportOption
   r["idle"] = idleDetail(a.timeline, options.idle);
   r["steps"] = stepsDetail(a, options.max_steps_listed);
   r["precision"] = precisionDetail(a.precision);
+  if (a.blas.probed()) r["precision"]["blas_probe"] = blasProbe(a.blas);
+  if (a.nvml.sampled()) {
+    // device_samples: NVML's figures per (process, device); present only when the shim sampled.
+    json arr = json::array();
+    auto bytes = [](int64_t v) { return v < 0 ? json(nullptr) : json(v); };
+    for (const auto& d : a.nvml.devices)
+      arr.push_back({{"pid", d.pid},
+                     {"device", d.device},
+                     {"samples", d.samples},
+                     {"process_used_peak_bytes", bytes(d.process_used_peak_bytes)},
+                     {"device_used_peak_bytes", bytes(d.device_used_peak_bytes)},
+                     {"device_total_bytes", bytes(d.device_total_bytes)},
+                     {"gpu_utilization_ratio", d.gpu_utilization_mean < 0 ? json(nullptr)
+                                                                          : json(d.gpu_utilization_mean / 100.0)}});
+    r["device_samples"] = std::move(arr);
+  }
   r["occupancy"] = occupancyDetail(a.kernels.occupancy);
   return r;
 }

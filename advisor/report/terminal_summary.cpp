@@ -139,6 +139,25 @@ std::string precisionLine(const JobAnalysis& a) {
   return s;
 }
 
+// The cuBLAS probe: how many calls' kernels ran in the precision their types asked for, and the
+// first disagreement by kernel time.
+std::string blasProbeLine(const JobAnalysis& a) {
+  const auto& b = a.blas;
+  if (!b.probed()) return "";
+  std::string s = "  cuBLAS types " + plural(b.calls, "call", "calls") + ": " +
+                  std::to_string(b.agreeing_calls) + " agree with their kernels' names";
+  if (b.disagreeing_calls == 0) return s;
+  s += ", " + std::to_string(b.disagreeing_calls) + " disagree";
+  for (const auto& m : b.matches) {
+    if (!m.classified || m.agrees) continue;
+    s += " (" + std::string(profiler::precisionName(m.requested)) + " requested, " +
+         std::string(profiler::precisionName(m.kernel_precision)) + " kernel ran: " +
+         m.kernel.substr(0, 60) + ")";
+    break;
+  }
+  return s;
+}
+
 std::string occupancyLine(const JobAnalysis& a) {
   const auto& o = a.kernels.occupancy;
   auto theo = o.occupancy();
@@ -286,6 +305,7 @@ std::string renderTerminalSummary(const ReportInput& in, const TerminalOptions& 
   line(stepsLine(a));
   line(kernelsLine(a, o.width));
   line(precisionLine(a));
+  line(blasProbeLine(a));
   line(occupancyLine(a));
   line(copiesLine(a));
   line(syncLine(a));

@@ -4,9 +4,22 @@
 #include "advisor/rules/gpu_tables.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <string>
 
 namespace gpuwise::advisor {
+namespace {
+
+// The profile named `name` ("1g.18gb"; NVML's "+me"/"-me" variants match their base profile).
+const MigProfile* findProfile(const MigGpu& gpu, std::string_view name) {
+  if (!gpu.known()) return nullptr;
+  std::string_view base = name.substr(0, name.find_first_of("+-"));
+  for (const auto& p : gpu.profiles)
+    if (base == p.name) return &p;
+  return nullptr;
+}
+
+} // namespace
 
 std::optional<Recommendation> RightSizeMigRule::evaluate(const RuleContext& ctx) const {
   const auto& a = ctx.analysis;
@@ -14,9 +27,22 @@ std::optional<Recommendation> RightSizeMigRule::evaluate(const RuleContext& ctx)
   const auto* dev = primaryGpu(a);
   auto busy = busyShare(a);
   auto peak = a.memory.peakBytes();
-  if (!dev || !busy || !peak || !dev->mig_profile.empty()) return std::nullopt;
+  if (!dev || !busy || !peak) return std::nullopt;
+  // On a MIG slice (NVML said which), everything measured is relative to the slice: recommend a
+  // smaller slice of the same GPU, or nothing when it is already the smallest that fits.
+  const MigProfile* current = nullptr;
   auto gpu = migGpuFor(dev->name, dev->memory_total_bytes);
+  if (!dev->mig_profile.empty()) {
+    current = findProfile(gpu, dev->mig_profile);
+    if (!current) {
+      // A slice reports its own memory, which may not tell the GPU's size: try the larger model.
+      gpu = migGpuFor(dev->name, UINT64_MAX);
+      current = findProfile(gpu, dev->mig_profile);
+    }
+    if (!current) return std::nullopt;
+  }
   if (!gpu.known()) return std::nullopt;
+  const uint32_t base_slices = current ? current->compute_slices : gpu.compute_slices;
   double fill = a.kernels.occupancy.smFill().value_or(1.0);
   double demand = *busy * fill;
   if (demand >= t.max_demand) return std::nullopt;
@@ -27,10 +53,11 @@ std::optional<Recommendation> RightSizeMigRule::evaluate(const RuleContext& ctx)
   const MigProfile* chosen = nullptr;
   double share = 0, slowdown = 0;
   for (const auto& p : gpu.profiles) {
-    if (p.compute_slices >= gpu.compute_slices) break; // the whole GPU is not right-sizing
+    // The whole GPU (or the slice it already has) is not right-sizing.
+    if (p.compute_slices >= base_slices) break;
     if (p.memory_gb < needed_gb) continue;
     if (!memory_fit) memory_fit = &p;
-    double s = double(p.compute_slices) / double(gpu.compute_slices);
+    double s = double(p.compute_slices) / double(base_slices);
     double slow = *busy * std::max(0.0, fill / s - 1.0);
     if (s >= demand && slow <= t.max_slowdown) {
       chosen = &p, share = s, slowdown = slow;
@@ -45,17 +72,20 @@ std::optional<Recommendation> RightSizeMigRule::evaluate(const RuleContext& ctx)
   r.id = std::string(id());
   r.expected_saving_ratio = saving;
   r.confidence = Confidence::Medium;
-  r.title = std::string("Right-size to MIG ") + chosen->name + ": peak memory " +
-            formatSignificant(peak_gb) + " GB and SM demand " + formatPercent(demand) +
-            " of the GPU fit " + std::to_string(chosen->compute_slices) + " of " +
-            std::to_string(gpu.compute_slices) + " slices, predicted slowdown " +
-            formatPercent(slowdown);
+  const std::string of_what = current ? std::string("of the ") + current->name + " slice"
+                                      : std::string("of the GPU");
+  r.title = std::string("Right-size ") + (current ? std::string("from MIG ") + current->name + " " : "") +
+            "to MIG " + chosen->name + ": peak memory " + formatSignificant(peak_gb) +
+            " GB and SM demand " + formatPercent(demand) + " " + of_what + " fit " +
+            std::to_string(chosen->compute_slices) + " of " + std::to_string(base_slices) +
+            " slices, predicted slowdown " + formatPercent(slowdown);
   std::string note;
   if (memory_fit && memory_fit != chosen)
     note = std::string("\nThe memory alone would fit ") + memory_fit->name +
            ", but its compute share is too small for the job's SM demand (or slows it by more "
            "than " + formatPercent(t.max_slowdown) + ").";
-  r.action = std::string("Request one MIG slice instead of a whole ") + gpu.model +
+  r.action = std::string("Request one MIG slice instead of ") +
+             (current ? std::string("the ") + current->name + " slice of a " : "a whole ") + gpu.model +
              " (device plugin with the mixed MIG strategy):\n"
              "resources:\n  limits:\n    " + resource + ": " + std::to_string(1) +
              "\nThe slice keeps " + formatPercent(t.memory_headroom) +
@@ -79,6 +109,10 @@ std::optional<Recommendation> RightSizeMigRule::evaluate(const RuleContext& ctx)
   ev["max_slowdown"] = t.max_slowdown;
   ev["max_demand_threshold"] = t.max_demand;
   ev["slices_requested"] = 1;
+  if (current) {
+    ev["current_mig_profile"] = current->name;
+    ev["current_compute_slices"] = current->compute_slices;
+  }
   if (memory_fit && memory_fit != chosen) ev["memory_only_profile"] = memory_fit->name;
   ev["expected_saving_ratio"] = saving;
 

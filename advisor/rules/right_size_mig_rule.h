@@ -7,8 +7,12 @@
 // that filled a share f of the SMs run f / s longer on a slice with share s, so the span grows
 // by busy x max(0, f / s - 1) / span (upper bound: assumes none of it overlaps idle time).
 // Expected saving: the share of the GPU given back, 1 - s (1 + slowdown). Fires only when the
-// demand is below max_demand and the job is not already on a MIG slice. Confidence medium:
-// measured memory and busy time, table profile sizes.
+// demand is below max_demand. Confidence medium: measured memory and busy time, table profiles.
+//
+// On a MIG slice (DeviceInfo::mig_profile, from NVML): busy time and SM fill were measured on the
+// slice, so shares are of the slice's compute slices, candidates are the smaller profiles of the
+// same GPU, and the saving is the share of the current slice given back. Already on the smallest
+// profile that fits (or an unknown profile): nothing.
 #pragma once
 
 #include "advisor/rules/rule.h"

@@ -146,6 +146,40 @@ struct MemorySample {
   int64_t reserved_bytes = -1;  // < 0 unknown
 };
 
+// What NVML said about a device at one moment (live runs; sampled by the drain thread every
+// second or so, never on an application thread). Each field < 0 when NVML could not say.
+struct DeviceSample {
+  TimeNs time = 0;
+  uint32_t device = 0;                // CUDA device index, as everywhere else
+  int64_t process_used_bytes = -1;    // this process's memory on the device (compute processes)
+  int64_t device_used_bytes = -1;     // the whole device's (or MIG slice's) used memory
+  int64_t device_total_bytes = -1;
+  int32_t gpu_utilization = -1;       // percent of the last sample period a kernel ran
+  int32_t memory_utilization = -1;    // percent of it device memory was read or written
+};
+
+// Which cuBLAS entry point a BlasCall records.
+enum class BlasApi : uint8_t { Unknown = 0, GemmEx, GemmStridedBatchedEx, LtMatmul };
+
+// One cuBLAS / cuBLASLt matrix multiply as the application asked for it: the ground truth for the
+// precision its kernels run in, beside what their names say (profiler/precision). Types carry the
+// numeric values of the CUDA headers (cudaDataType_t, cublasComputeType_t, cublasMath_t), kept
+// raw so the model includes no CUDA header; -1 when unknown.
+struct BlasCall {
+  TimeNs start = 0, end = 0; // host call
+  uint32_t thread = 0;
+  uint32_t device = 0;
+  uint32_t stream = 0;       // cuBLASLt: the call's stream; GemmEx: 0 (the handle's, not tracked)
+  BlasApi api = BlasApi::Unknown;
+  int32_t a_type = -1, b_type = -1, c_type = -1; // cudaDataType_t
+  int32_t compute_type = -1;                      // cublasComputeType_t
+  int32_t scale_type = -1;                        // cudaDataType_t of alpha/beta (cuBLASLt)
+  int32_t math_mode = -1;    // cublasMath_t of the handle set with cublasSetMathMode; -1 never set
+  int32_t status = 0;        // cublasStatus_t the call returned
+  int64_t m = 0, n = 0, k = 0;
+  int64_t batch = 1;
+};
+
 // A named host (or GPU-projected) range: steps, data-loader waits, annotations, NVTX ranges.
 struct Range {
   TimeNs start = 0, end = 0;

@@ -17,6 +17,7 @@ enum class CollectionTier : uint8_t {
 struct DeviceInfo {
   uint32_t index = 0;
   std::string name;          // "NVIDIA H200", "Tesla V100-DGXS-32GB"
+  std::string uuid;          // NVML's "GPU-..." (or "MIG-..." on a slice); empty when unknown
   uint32_t sm_count = 0;     // 0 when unknown
   uint64_t memory_total_bytes = 0;
   int compute_major = 0, compute_minor = 0; // 0.0 when unknown

@@ -28,6 +28,8 @@ void ProcessTrace::sortByTime() {
   sortSpans(ranges);
   sortInstants(allocations);
   sortInstants(memory_samples);
+  sortInstants(device_samples);
+  sortSpans(blas_calls);
 }
 
 const DeviceInfo* ProcessTrace::device(uint32_t index) const {
@@ -99,6 +101,16 @@ const char* toString(SourceKind k) {
   case SourceKind::Live: return "live";
   case SourceKind::Kineto: return "kineto";
   case SourceKind::Gwt: return "gwt";
+  }
+  return "unknown";
+}
+
+const char* toString(BlasApi a) {
+  switch (a) {
+  case BlasApi::GemmEx: return "cublasGemmEx";
+  case BlasApi::GemmStridedBatchedEx: return "cublasGemmStridedBatchedEx";
+  case BlasApi::LtMatmul: return "cublasLtMatmul";
+  case BlasApi::Unknown: break;
   }
   return "unknown";
 }

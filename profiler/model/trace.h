@@ -27,6 +27,8 @@ struct ProcessTrace {
   std::vector<Allocation> allocations;
   std::vector<MemorySample> memory_samples;
   std::vector<Range> ranges;
+  std::vector<DeviceSample> device_samples; // NVML (live runs)
+  std::vector<BlasCall> blas_calls;         // cuBLAS/cuBLASLt hooks (live runs)
 
   // Events the producer counted but could not deliver (ring full, send would block, malformed
   // batch, CUPTI dropped records). Every report shows this number.
@@ -38,7 +40,8 @@ struct ProcessTrace {
 
   uint64_t eventCount() const {
     return kernels.size() + copies.size() + memsets.size() + syncs.size() + api_calls.size() +
-           allocations.size() + memory_samples.size() + ranges.size();
+           allocations.size() + memory_samples.size() + ranges.size() + device_samples.size() +
+           blas_calls.size();
   }
   // Sorts every vector by its start (or time) field, ties by end.
   void sortByTime();
@@ -65,5 +68,6 @@ const char* toString(SyncKind);
 const char* toString(RangeKind);
 const char* toString(CollectionTier);
 const char* toString(SourceKind);
+const char* toString(BlasApi);
 
 } // namespace gpuwise::model

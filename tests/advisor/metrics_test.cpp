@@ -268,6 +268,8 @@ TEST_CASE("metrics: label values are escaped and read back unchanged") {
   p.info.pod = "we\"ird\\pod\nname";
   p.info.container = "ünïcode";
   p.devices[0].name = "GPU \"X\"";
+  p.devices[0].uuid = "MIG-11223344-5566-7788-99aa-bbccddeeff00"; // from NVML (the shim's Hello)
+  p.devices[0].mig_profile = "1g.18gb";
   model::Trace t = trace(std::move(p));
   metrics::ExpositionBuilder b;
   auto text = b.build(metrics::buildMetricsInput(std::move(t), nullptr));
@@ -277,6 +279,8 @@ TEST_CASE("metrics: label values are escaped and read back unchanged") {
   CHECK(k[0].labels["pod"] == "we\"ird\\pod\nname");
   CHECK(k[0].labels["container"] == "ünïcode");
   CHECK(m.find("gpuwise_gpu_info").at(0).labels["name"] == "GPU \"X\"");
+  CHECK(m.find("gpuwise_gpu_info").at(0).labels["uuid"] == "MIG-11223344-5566-7788-99aa-bbccddeeff00");
+  CHECK(m.find("gpuwise_gpu_info").at(0).labels["mig_profile"] == "1g.18gb");
   if (which("promtool").empty()) {
     WARN("promtool is not installed (Debian: scripts/install-deps prometheus): not checked");
     return;

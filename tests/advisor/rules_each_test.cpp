@@ -377,14 +377,39 @@ TEST_CASE("right_size_mig: the smallest slice with 20% memory headroom covering 
     CHECK(m->evidence["memory_only_profile"] == "1g.5gb");
     CHECK(m->action.find("memory alone would fit 1g.5gb") != std::string::npos);
   }
-  SECTION("a busy job, a GPU without MIG, or a job already on a slice: nothing") {
+  SECTION("a busy job, a GPU without MIG, or a job already on the smallest slice that fits: nothing") {
     CHECK_FALSE(eval(RightSizeMigRule(), healthyJob()));
     auto v = a;
     v.collection.gpus[0].info.name = "Tesla V100-DGXS-32GB";
     CHECK_FALSE(eval(RightSizeMigRule(), v));
     auto m = a;
-    m.collection.gpus[0].info.mig_profile = "3g.40gb";
+    m.collection.gpus[0].info.mig_profile = "1g.20gb";
+    m.collection.gpus[0].info.memory_total_bytes = 20'000'000'000ull;
     CHECK_FALSE(eval(RightSizeMigRule(), m));
+    m.collection.gpus[0].info.mig_profile = "9g.999gb"; // not in the GPU's table
+    CHECK_FALSE(eval(RightSizeMigRule(), m));
+  }
+  SECTION("on a larger slice: a smaller slice, relative to the one it runs on") {
+    auto m = a;
+    // NVML says 3g.40gb; the slice reports its own memory (40 GB), busy and fill are the slice's.
+    m.collection.gpus[0].info.mig_profile = "3g.40gb";
+    m.collection.gpus[0].info.memory_total_bytes = 40'000'000'000ull;
+    auto r3 = eval(RightSizeMigRule(), m);
+    REQUIRE(r3);
+    checkContract(*r3);
+    CHECK(r3->parameters["mig_profile"] == "1g.20gb");
+    CHECK(r3->evidence["current_mig_profile"] == "3g.40gb");
+    CHECK(ev(*r3, "profile_compute_share") == Approx(1.0 / 3));
+    // Filled kernels run 3x longer on 1 of 3 slices: 0.05 x 2 = 10% slower.
+    CHECK(ev(*r3, "predicted_slowdown") == Approx(0.1));
+    CHECK(r3->expected_saving_ratio == Approx(1 - (1.0 / 3) * 1.1));
+    CHECK(r3->title.find("from MIG 3g.40gb to MIG 1g.20gb") != std::string::npos);
+    CHECK(r3->action.find("the 3g.40gb slice of a H100-80GB") != std::string::npos);
+    // A "+me" variant is its base profile.
+    m.collection.gpus[0].info.mig_profile = "3g.40gb+me";
+    auto me = eval(RightSizeMigRule(), m);
+    REQUIRE(me);
+    CHECK(me->parameters["mig_profile"] == "1g.20gb");
   }
   SECTION("it supersedes share_gpu") {
     CHECK(eval(ShareGpuRule(), a)); // would fire alone

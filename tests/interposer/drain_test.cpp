@@ -19,6 +19,10 @@ namespace {
 
 constexpr uint32_t kTid = 4242;
 
+// The device sampler every Harness's drain calls (none: no samples), set by a test before it
+// builds its Harness.
+std::function<void(int64_t, std::vector<model::DeviceSample>&)> g_sampler;
+
 struct Harness {
   RingPool rings;
   profiler::Clock clock{profiler::TickSource::Monotonic}; // ticks are ns: times are exact
@@ -44,6 +48,9 @@ struct Harness {
     d.cupti = cupti;
     d.cupti_port = port;
     d.unringed_drops = &unringed;
+    d.sample_devices = [](int64_t now, std::vector<model::DeviceSample>& out) {
+      if (g_sampler) g_sampler(now, out);
+    };
     d.make_sink = [this, setup](const model::NameTable& names, std::string*) {
       auto s = std::make_unique<FakeBatchSink>(&names);
       if (setup) setup(*s);
@@ -373,4 +380,84 @@ TEST_CASE("CUPTI tier: NVTX ranges, CUPTI's overhead and its dropped records rea
   CHECK(dropped == 5);
   CHECK(cupti_overhead == 250);
   cupti.stop();
+}
+
+TEST_CASE("cuBLAS events become BlasCall records with their types, shape and stream") {
+  Harness h(slow());
+  RawEvent* e = h.slot->ring.tryReserve();
+  REQUIRE(e);
+  *e = RawEvent{};
+  e->t0 = h.base + 1000;
+  e->t1 = h.base + 4000;
+  e->kind = EventKind::Blas;
+  e->api = ApiId::cublasLtMatmul;
+  e->sub = uint8_t(model::BlasApi::LtMatmul);
+  e->u.blas.stream = 0x5000;
+  e->u.blas.m = 1024;
+  e->u.blas.n = 512;
+  e->u.blas.k = 768;
+  e->u.blas.batch = 4;
+  e->u.blas.a_type = 14; // CUDA_R_16BF
+  e->u.blas.b_type = 14;
+  e->u.blas.c_type = 0;
+  e->u.blas.scale_type = 0;
+  e->u.blas.compute_type = 68; // CUBLAS_COMPUTE_32F
+  e->u.blas.math_mode = 0xff;  // never set
+  h.slot->ring.publish();
+  // A failed call is an API call, not a BlasCall.
+  e = h.slot->ring.tryReserve();
+  REQUIRE(e);
+  *e = RawEvent{};
+  e->t0 = h.base + 5000;
+  e->t1 = h.base + 6000;
+  e->kind = EventKind::Blas;
+  e->api = ApiId::cublasGemmEx;
+  e->sub = uint8_t(model::BlasApi::GemmEx);
+  e->result = 7; // CUBLAS_STATUS_INVALID_VALUE
+  h.slot->ring.publish();
+  h.cycle();
+  std::vector<model::BlasCall> calls;
+  std::vector<std::string> apis;
+  h.sink->with([&](FakeBatchSink::State& st) {
+    for (const auto& b : st.batches) {
+      calls.insert(calls.end(), b.batch.blas_calls.begin(), b.batch.blas_calls.end());
+      apis.insert(apis.end(), b.api_names.begin(), b.api_names.end());
+    }
+    return 0;
+  });
+  REQUIRE(calls.size() == 1);
+  const auto& c = calls[0];
+  CHECK(c.api == model::BlasApi::LtMatmul);
+  CHECK(c.end - c.start == 3000);
+  CHECK(c.thread == kTid);
+  CHECK(c.stream != 0);
+  CHECK(std::tie(c.m, c.n, c.k, c.batch) == std::make_tuple(int64_t{1024}, int64_t{512}, int64_t{768}, int64_t{4}));
+  CHECK(std::tie(c.a_type, c.b_type, c.c_type, c.scale_type, c.compute_type, c.math_mode) ==
+        std::make_tuple(14, 14, 0, 0, 68, -1));
+  CHECK(apis == std::vector<std::string>{"cublasGemmEx"});
+}
+
+TEST_CASE("Device samples are taken on the first cycle, then once per interval and at the end") {
+  std::atomic<int> calls{0};
+  g_sampler = [&](int64_t now, std::vector<model::DeviceSample>& out) {
+    ++calls;
+    model::DeviceSample s;
+    s.time = now;
+    s.process_used_bytes = 1 << 20;
+    out.push_back(s);
+  };
+  {
+    DrainOptions o = slow();
+    o.device_sample_ms = 60000; // only the first and the final cycle sample
+    Harness h(o);
+    h.cycle();
+    h.cycle();
+    h.cycle();
+    CHECK(calls.load() == 1);
+    REQUIRE(h.drain->finish(std::chrono::seconds(10)));
+    CHECK(calls.load() == 2);
+    size_t samples = h.sink->count([](const auto& b) { return b.batch.device_samples.size(); });
+    CHECK(samples == 2);
+  }
+  g_sampler = nullptr;
 }

@@ -73,6 +73,32 @@ TEST_CASE("the stand-ins carry the real SONAMEs and find their core through $ORI
   }
 }
 
+TEST_CASE("NVML and cuBLAS stand-ins: real SONAMEs, cuBLAS exports under the real version nodes") {
+  const std::string dir = gwsim_test::simdeviceDir();
+  for (const auto& [file, soname] : {std::pair{std::string("libnvidia-ml.so.1"), std::string("libnvidia-ml.so.1")},
+                                     std::pair{std::string("libcublas.so.13"), std::string("libcublas.so.13")},
+                                     std::pair{std::string("libcublasLt.so.13"), std::string("libcublasLt.so.13")}}) {
+    INFO(file);
+    CHECK(run("readelf -d " + dir + "/" + file).find("Library soname: [" + soname + "]") !=
+          std::string::npos);
+  }
+  const auto blas = definedSymbols(dir + "/libcublas.so.13");
+  for (const char* name : {"cublasGemmEx", "cublasGemmStridedBatchedEx", "cublasSetMathMode"}) {
+    INFO(name);
+    REQUIRE(blas.count(name) == 1);
+    CHECK(blas.at(name) == "libcublas.so.13");
+  }
+  const auto lt = definedSymbols(dir + "/libcublasLt.so.13");
+  REQUIRE(lt.count("cublasLtMatmul") == 1);
+  CHECK(lt.at("cublasLtMatmul") == "libcublasLt.so.13");
+  const auto nvml = definedSymbols(dir + "/libnvidia-ml.so.1");
+  for (const char* name : {"nvmlInit_v2", "nvmlDeviceGetHandleByUUID", "nvmlDeviceGetComputeRunningProcesses_v3",
+                           "nvmlDeviceGetGpuInstanceProfileInfoV"}) {
+    INFO(name);
+    CHECK(nvml.count(name) == 1);
+  }
+}
+
 TEST_CASE("every libcudart export is versioned libcudart.so.13 and the hooked entry points exist") {
   const auto symbols = definedSymbols(kCudart);
   for (const auto& [name, version] : symbols) {

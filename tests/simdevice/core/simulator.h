@@ -126,6 +126,9 @@ public:
   cudaError_t hostRegister(void* p, size_t bytes);
   cudaError_t hostUnregister(void* p);
   cudaError_t memGetInfo(size_t* free_bytes, size_t* total_bytes);
+  // Bytes the process holds on `device`: the context reserve plus its allocations (the simulated
+  // NVML's per-process used memory). 0 for a bad ordinal.
+  uint64_t memoryUsed(int device);
   cudaError_t pointerAttributes(cudaPointerAttributes* attributes, const void* p);
 
   // Work.

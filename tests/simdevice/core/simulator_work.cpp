@@ -379,6 +379,12 @@ cudaError_t Simulator::memGetInfo(size_t* free_bytes, size_t* total_bytes) {
   return cudaSuccess;
 }
 
+uint64_t Simulator::memoryUsed(int device) {
+  std::lock_guard lock(mutex_);
+  if (device < 0 || device >= int(devices_.size())) return 0;
+  return config_.context_reserve_bytes + devices_[device]->memory_used;
+}
+
 cudaError_t Simulator::pointerAttributes(cudaPointerAttributes* a, const void* p) {
   if (a == nullptr) return cudaErrorInvalidValue;
   std::memset(a, 0, sizeof(*a));
