@@ -28,6 +28,8 @@ namespace model = gpuwise::model;
 
 namespace {
 
+// Each is the library's symbol version and its soname (the RealSymbol fallback finds an
+// RTLD_LOCAL-loaded cuBLAS by it).
 constexpr const char* kCublasVersion = "libcublas.so.13";
 constexpr const char* kCublasLtVersion = "libcublasLt.so.13";
 
@@ -41,17 +43,17 @@ using GemmStridedBatchedExFn = cublasStatus_t (*)(
     cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const void*, const void*,
     cudaDataType, int, long long int, const void*, cudaDataType, int, long long int, const void*,
     void*, cudaDataType, int, long long int, int, cublasComputeType_t, cublasGemmAlgo_t);
-constinit RealSymbol<GemmExFn> real_cublasGemmEx{"cublasGemmEx", kCublasVersion};
+constinit RealSymbol<GemmExFn> real_cublasGemmEx{"cublasGemmEx", kCublasVersion, kCublasVersion};
 constinit RealSymbol<GemmStridedBatchedExFn> real_cublasGemmStridedBatchedEx{
-    "cublasGemmStridedBatchedEx", kCublasVersion};
+    "cublasGemmStridedBatchedEx", kCublasVersion, kCublasVersion};
 constinit RealSymbol<decltype(&::cublasSetMathMode)> real_cublasSetMathMode{"cublasSetMathMode",
-                                                                            kCublasVersion};
+                                                                            kCublasVersion, kCublasVersion};
 constinit RealSymbol<decltype(&::cublasLtMatmul)> real_cublasLtMatmul{"cublasLtMatmul",
-                                                                      kCublasLtVersion};
+                                                                      kCublasLtVersion, kCublasLtVersion};
 constinit RealSymbol<decltype(&::cublasLtMatmulDescGetAttribute)> real_descGet{
-    "cublasLtMatmulDescGetAttribute", kCublasLtVersion};
+    "cublasLtMatmulDescGetAttribute", kCublasLtVersion, kCublasLtVersion};
 constinit RealSymbol<decltype(&::cublasLtMatrixLayoutGetAttribute)> real_layoutGet{
-    "cublasLtMatrixLayoutGetAttribute", kCublasLtVersion};
+    "cublasLtMatrixLayoutGetAttribute", kCublasLtVersion, kCublasLtVersion};
 
 constinit MathModeTable g_math_modes;
 // Inside a hooked cuBLAS call on this thread: a nested cuBLASLt matmul is part of it.
