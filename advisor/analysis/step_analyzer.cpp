@@ -100,6 +100,7 @@ std::optional<ProcessSteps> analyzeSteps(const ActivityIndex& index,
     numbers.push_back(r->step);
   }
   if (windows.empty() && out.source != StepSource::None) return out; // all counted already
+  if (windows.empty() && bounds && bounds->annotated_steps) return std::nullopt;
   if (windows.empty()) {
     auto inferred = inferSteps(index);
     if (!inferred) return std::nullopt;
@@ -235,8 +236,16 @@ void StepResult::merge(const StepResult& o) {
       processes.push_back(p);
       continue;
     }
+    // The best source wins, as in one analysis of the whole process: windows that inferred steps
+    // before the first annotated step arrived give way to the annotations.
+    if (p.source < it->source) continue;
+    if (p.source > it->source) {
+      const auto devices = it->devices;
+      *it = p;
+      it->devices = std::max(devices, p.devices);
+      continue;
+    }
     it->steps.insert(it->steps.end(), p.steps.begin(), p.steps.end());
-    it->source = std::max(it->source, p.source);
     it->devices = std::max(it->devices, p.devices);
   }
 }

@@ -38,6 +38,9 @@ struct WindowBounds {
   model::TimeNs until = kMax;      // the cut; kMax for the open (last) window
   model::TimeNs steps_from = kMin; // inferred steps starting before were counted already
   std::map<uint32_t, model::TimeNs> device_from; // per device; absent: count from its first activity
+  // The process annotates its steps (a step range was seen): a window without one has no steps
+  // to count yet, rather than steps to infer.
+  bool annotated_steps = false;
 
   model::TimeNs deviceFrom(uint32_t device) const {
     auto it = device_from.find(device);

@@ -92,6 +92,18 @@ bool WindowAggregator::maybeCut(model::ProcessTrace& pending) {
   auto at = keys.begin() + static_cast<std::ptrdiff_t>(keys.size() * 3 / 4);
   std::nth_element(keys.begin(), at, keys.end());
   TimeNs until = *at;
+  // Nor past the host records (they arrive as they end, ranges at their end): where the GPU runs
+  // far behind its launches, host records of the GPU's time are still to come.
+  std::vector<TimeNs> host;
+  for (const auto& s : pending.syncs) host.push_back(s.end);
+  for (const auto& a : pending.api_calls) host.push_back(a.end);
+  for (const auto& r : pending.ranges) host.push_back(r.end);
+  std::erase(host, TimeNs{0});
+  if (host.size() >= 16) {
+    auto h = host.begin() + static_cast<std::ptrdiff_t>(host.size() * 3 / 4);
+    std::nth_element(host.begin(), h, host.end());
+    if (*h > bounds_.owned_from) until = std::min(until, *h);
+  }
   if (until <= bounds_.owned_from) until = *std::max_element(keys.begin(), keys.end()) + 1;
   cut(pending, until);
   return true;
@@ -224,11 +236,20 @@ void WindowAggregator::keepContext(model::ProcessTrace& all, const JobAnalysis& 
     if (p.source == StepSource::Inferred && !p.steps.empty())
       bounds_.steps_from = p.steps.back().end;
   }
-  if (annotated) bounds_.steps_from = until;
+  // Annotated steps: the next one began where the last one seen ended (its range arrives when it
+  // ends), so its records are kept from there.
+  TimeNs last_step_end = WindowBounds::kMin;
+  for (const auto& r : all.ranges)
+    if (r.kind == model::RangeKind::Step) last_step_end = std::max(last_step_end, r.end);
+  if (annotated || last_step_end != WindowBounds::kMin || deferred_step_start != WindowBounds::kMax)
+    bounds_.annotated_steps = true;
+  if (bounds_.annotated_steps && last_step_end != WindowBounds::kMin)
+    bounds_.steps_from = std::max(bounds_.steps_from, last_step_end);
   context_from = std::min({context_from, bounds_.steps_from, deferred_step_start});
 
-  // At most half a window of context: a process whose steps cannot be inferred does not keep
-  // its whole run.
+  // Bounded context: half a window, or eight windows for an annotated step still open (a step is
+  // analysed whole; one longer than that loses its start and its figures cover only the rest). A
+  // process whose steps cannot be inferred does not keep its whole run.
   std::vector<TimeNs> ends;
   addEnds(all.kernels, ends);
   addEnds(all.copies, ends);
@@ -236,7 +257,7 @@ void WindowAggregator::keepContext(model::ProcessTrace& all, const JobAnalysis& 
   addEnds(all.syncs, ends);
   addEnds(all.api_calls, ends);
   addEnds(all.ranges, ends);
-  const size_t cap = window_events_ / 2;
+  const size_t cap = bounds_.annotated_steps ? window_events_ * 8 : window_events_ / 2;
   const auto reaching = std::count_if(ends.begin(), ends.end(),
                                       [&](TimeNs e) { return e >= context_from; });
   if (static_cast<size_t>(reaching) > cap && ends.size() > cap) {

@@ -10,9 +10,10 @@
 //     interval crossed it) and the records from there on: the gap across the boundary is counted
 //     once, in the next window, with its true cause (the GPU activity that opened it, the host
 //     calls, syncs and DataLoader ranges open at the boundary);
-//   - a step range that ends after the cut waits for the next window, with its context from its
-//     start; inferred steps: the records since the last inferred step of the window, so the next
-//     window infers the following steps from a step boundary;
+//   - annotated steps: the records since the last step range's end (the next step's range
+//     arrives when it ends), and a step range that ends after the cut waits for the next window
+//     with them; inferred steps: the records since the last inferred step of the window, so the
+//     next window infers the following steps from a step boundary;
 //   - device memory: allocations not freed by the cut are carried (addressed ones as they are, the
 //     rest as one net record per device), so the allocation level goes on from where it was.
 //
@@ -21,8 +22,9 @@
 // CUPTI records lag by more than a quarter window) are counted by the per-record analyzers but
 // not on the timeline (lateEvents() counts them); a device silent for a whole window loses its
 // context, so the idle before its next activity is "other"; context is capped at half a window
-// (a process whose steps cannot be inferred keeps at most that much), and inferred step cuts can
-// differ by a launch from a whole-trace inference; the utilisation series are re-bucketed at each
+// (a process whose steps cannot be inferred keeps at most that much; eight windows while an
+// annotated step is open), and inferred steps are found per window: their count and cut points
+// can differ from a whole-trace inference (the time figures and the input stall do not); the utilisation series are re-bucketed at each
 // merge (exact totals, approximate shape); kernel duration percentiles merge approximately.
 //
 // Owned by one ProcessStream, on its thread. Never throws except std::bad_alloc.
@@ -37,8 +39,9 @@
 
 namespace gpuwise::advisor {
 
-// A window of about a million events: a few tens of MB of raw records at most.
-inline constexpr size_t kDefaultWindowEvents = 1'000'000;
+// A quarter of a million events: about 25 MB of raw records (a kernel record is ~100 bytes), and
+// as much again while a window is analysed; the advisor's memory swings by that much, not more.
+inline constexpr size_t kDefaultWindowEvents = 250'000;
 
 class WindowAggregator {
 public:
