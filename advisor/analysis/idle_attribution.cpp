@@ -172,7 +172,8 @@ void classifyGap(const ActivityIndex& index, const GpuActivity* prev, const GpuA
 } // namespace
 
 DeviceIdle attributeIdle(const ActivityIndex& index, const DeviceActivity& device,
-                         const IdleOptions& options, model::TimeNs count_from) {
+                         const IdleOptions& options, model::TimeNs count_from,
+                         model::TimeNs count_until) {
   DeviceIdle out;
   out.device = device.device;
   Emitter emit(out);
@@ -183,7 +184,7 @@ DeviceIdle attributeIdle(const ActivityIndex& index, const DeviceActivity& devic
   for (size_t i = 1; i < acts.size(); ++i) {
     const auto& a = acts[i];
     if (a.start > busy_end) {
-      emit.setCounting(busy_end >= count_from);
+      emit.setCounting(busy_end >= count_from && busy_end < count_until);
       classifyGap(index, &acts[last], nextActivity(acts, i), busy_end, a.start, options, emit,
                   emit.counts());
     }

@@ -52,7 +52,7 @@ DeviceTimeline summarise(const ActivityIndex& index, const DeviceActivity& dev,
   d.pid = index.pid;
   d.rank = index.rank;
   d.device = dev.device;
-  const model::TimeNs lo = w.deviceFrom(dev.device), hi = w.until;
+  const model::TimeNs lo = w.deviceFrom(dev.device), hi = std::min(w.until, w.count_until);
   d.span_start = std::max(lo, dev.spanStart());
   d.span_end = std::min(hi, dev.spanEnd());
   {
@@ -146,7 +146,7 @@ TimelineResult analyzeTimeline(const ActivityIndex& index, const IdleOptions& op
     r.untimed_events += dev.untimed;
     if (dev.activities.empty()) continue;
     auto d = summarise(index, dev, w);
-    auto idle = attributeIdle(index, dev, options, w.deviceFrom(dev.device));
+    auto idle = attributeIdle(index, dev, options, w.deviceFrom(dev.device), w.count_until);
     d.idle = idle.breakdown;
     if (idle_segments) idle_segments->push_back(std::move(idle));
     // Only context here (its time was the previous window's): nothing to count.

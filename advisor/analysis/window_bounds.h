@@ -36,6 +36,10 @@ struct WindowBounds {
 
   model::TimeNs owned_from = kMin; // records starting before were counted by the previous window
   model::TimeNs until = kMax;      // the cut; kMax for the open (last) window
+  // GPU time (span, busy, idle gaps by their start) is counted up to here, <= until: for a process
+  // with annotated steps, the end of its last complete step, so every host range that explains
+  // the window's idle (a DataLoader range still open at the cut) has arrived.
+  model::TimeNs count_until = kMax;
   model::TimeNs steps_from = kMin; // inferred steps starting before were counted already
   std::map<uint32_t, model::TimeNs> device_from; // per device; absent: count from its first activity
   // The process annotates its steps (a step range was seen): a window without one has no steps

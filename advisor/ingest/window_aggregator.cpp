@@ -135,6 +135,13 @@ void WindowAggregator::cut(model::ProcessTrace& pending, TimeNs until) {
 
   WindowBounds bounds = bounds_;
   bounds.until = until;
+  // Annotated steps: GPU time up to the end of the last complete step (its host ranges are in).
+  TimeNs last_step_end = WindowBounds::kMin;
+  for (const auto* v : {&owned.ranges, &context_.ranges})
+    for (const auto& r : *v)
+      if (r.kind == model::RangeKind::Step) last_step_end = std::max(last_step_end, r.end);
+  if (bounds_.annotated_steps || last_step_end != WindowBounds::kMin)
+    bounds.count_until = std::min(until, std::max(last_step_end, bounds_.steps_from));
   JobAnalysis window = analyse(owned, bounds, nullptr);
   carryAllocations(owned);
   keepContext(owned, window, until, deferred_step_start);
@@ -257,7 +264,11 @@ void WindowAggregator::keepContext(model::ProcessTrace& all, const JobAnalysis& 
   addEnds(all.syncs, ends);
   addEnds(all.api_calls, ends);
   addEnds(all.ranges, ends);
-  const size_t cap = bounds_.annotated_steps ? window_events_ * 8 : window_events_ / 2;
+  // Until the first step is known (the first step range arrives when that step ends), the first
+  // eight windows keep as much, so the first step is analysed whole too.
+  const bool first_step_open = bounds_.steps_from == WindowBounds::kMin && windows_cut_ < 8;
+  const size_t cap =
+      bounds_.annotated_steps || first_step_open ? window_events_ * 8 : window_events_ / 2;
   const auto reaching = std::count_if(ends.begin(), ends.end(),
                                       [&](TimeNs e) { return e >= context_from; });
   if (static_cast<size_t>(reaching) > cap && ends.size() > cap) {

@@ -23,7 +23,7 @@
 // not on the timeline (lateEvents() counts them); a device silent for a whole window loses its
 // context, so the idle before its next activity is "other"; context is capped at half a window
 // (a process whose steps cannot be inferred keeps at most that much; eight windows while an
-// annotated step is open), and inferred steps are found per window: their count and cut points
+// annotated step is open, and in the first eight windows before any step is known), and inferred steps are found per window: their count and cut points
 // can differ from a whole-trace inference (the time figures and the input stall do not); the utilisation series are re-bucketed at each
 // merge (exact totals, approximate shape); kernel duration percentiles merge approximately.
 //
