@@ -56,7 +56,12 @@ ProcessStream::accept(const transport::MessageOpener& opened) {
   } else {
     events_ += added;
     applyBatch(std::get<transport::Batch>(result));
-    if (windows_) windows_->maybeCut(trace_);
+    // A large batch may hold several windows: cut until less than one is left (or a cut frees
+    // nothing, which ends the loop).
+    if (windows_) {
+      for (size_t before = trace_.eventCount(); windows_->maybeCut(trace_); before = trace_.eventCount())
+        if (trace_.eventCount() >= before) break;
+    }
   }
   return std::nullopt;
 }

@@ -138,7 +138,7 @@ TEST_CASE("windowed analysis of real Kineto traces gives the whole-trace headlin
       REQUIRE(imported.trace.processes.size() == 1);
       const auto& p = imported.trace.processes.front();
       auto whole = analyzeJob(imported.trace);
-      const size_t window = std::max<size_t>(16, p.eventCount() / 30);
+      const size_t window = std::max<size_t>(16, p.eventCount() / 40);
       uint64_t windows = 0;
       auto win = windowed(p, window, &windows);
       INFO(p.eventCount() << " events, window " << window << ", " << windows << " windows");
@@ -174,7 +174,7 @@ TEST_CASE("windowed ingest of every simulated sample gives the whole-trace headl
       ao.ingest = &health;
       auto whole = analyzeJob(trace, ao);
 
-      const size_t window = std::max<uint64_t>(16, events / 30);
+      const size_t window = std::max<uint64_t>(16, events / 40);
       StreamRouter cut([](std::string_view) {}, StreamRouter::kMaxStreams, window);
       REQUIRE(replayGwt(gwt, cut, &error));
       INFO(events << " events, window " << window << ", " << cut.progress().windows << " windows");
