@@ -82,12 +82,18 @@ JobAnalysis StreamRouter::analysis() const {
   JobAnalysis job;
   job.source.kind = model::SourceKind::Live;
   std::optional<model::TimeNs> wall;
+  // One entry per stream, as a whole-trace analysis lists them: two sessions of one pid (an exec)
+  // are two processes, which CollectionResult::merge (by pid) would fold into one.
+  std::vector<ProcessCollection> processes;
   for (const auto& s : streams_) {
-    job.merge(s->analysis());
+    auto a = s->analysis();
+    processes.insert(processes.end(), a.collection.processes.begin(), a.collection.processes.end());
+    job.merge(a);
     job.source.simulated = job.source.simulated || s->simulated();
     if (auto w = s->wallNs(); w && (!wall || *w > *wall)) wall = w;
   }
   job.wall_ns = wall; // merge() adds the windows' walls; the job's is its longest process's
+  job.collection.processes = std::move(processes);
   job.collection.messages = progress_.messages;
   job.collection.rejected_by_reason = rejected_;
   return job;
