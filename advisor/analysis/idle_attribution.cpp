@@ -15,9 +15,14 @@ class Emitter {
 public:
   explicit Emitter(DeviceIdle& out) : out_(out) {}
 
+  // Gaps of a live window's context (counted by the previous window) still give segments (the
+  // steps need them) but add nothing to the breakdown.
+  void setCounting(bool counting) { counting_ = counting; }
+  IdleBreakdown& counts() { return counting_ ? out_.breakdown : discarded_; }
+
   void add(model::TimeNs start, model::TimeNs end, IdleCause cause, bool inferred_input = false) {
     if (end <= start) return;
-    auto& b = out_.breakdown;
+    auto& b = counts();
     b.ns[static_cast<size_t>(cause)] += end - start;
     if (cause == IdleCause::Input) (inferred_input ? b.input_inferred_ns : b.input_data_loader_ns) += end - start;
     auto& segs = out_.segments;
@@ -31,6 +36,8 @@ public:
 
 private:
   DeviceIdle& out_;
+  IdleBreakdown discarded_;
+  bool counting_ = true;
 };
 
 // The activity that ends the gap at g1: of those starting exactly then, the one launched first.
@@ -165,7 +172,8 @@ void classifyGap(const ActivityIndex& index, const GpuActivity* prev, const GpuA
 } // namespace
 
 DeviceIdle attributeIdle(const ActivityIndex& index, const DeviceActivity& device,
-                         const IdleOptions& options) {
+                         const IdleOptions& options, model::TimeNs count_from,
+                         model::TimeNs count_until) {
   DeviceIdle out;
   out.device = device.device;
   Emitter emit(out);
@@ -175,9 +183,11 @@ DeviceIdle attributeIdle(const ActivityIndex& index, const DeviceActivity& devic
   size_t last = 0; // the activity whose end is busy_end
   for (size_t i = 1; i < acts.size(); ++i) {
     const auto& a = acts[i];
-    if (a.start > busy_end)
+    if (a.start > busy_end) {
+      emit.setCounting(busy_end >= count_from && busy_end < count_until);
       classifyGap(index, &acts[last], nextActivity(acts, i), busy_end, a.start, options, emit,
-                  out.breakdown);
+                  emit.counts());
+    }
     if (a.end > busy_end) {
       busy_end = a.end;
       last = i;

@@ -34,6 +34,7 @@
 
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 namespace gpuwise::advisor {
@@ -74,8 +75,12 @@ struct DeviceIdle {
   std::vector<IdleSegment> segments; // in time order, disjoint, covering every gap exactly
 };
 
+// Gaps that begin before `count_from` or at/after `count_until` (a live window's context, counted by the previous window:
+// see window_bounds.h) are attributed and kept in `segments` but left out of `breakdown`.
 DeviceIdle attributeIdle(const ActivityIndex& index, const DeviceActivity& device,
-                         const IdleOptions& options = {});
+                         const IdleOptions& options = {},
+                         model::TimeNs count_from = std::numeric_limits<model::TimeNs>::min(),
+                         model::TimeNs count_until = std::numeric_limits<model::TimeNs>::max());
 
 // The idle before the device's first activity, from `from` (a step that began before the GPU
 // span): the same causes, with N the first activity and no P (so never launch overhead). Not

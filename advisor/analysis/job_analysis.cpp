@@ -103,6 +103,16 @@ JobAnalysis analyzeJob(const model::Trace& trace, const AnalysisOptions& options
   return a;
 }
 
+std::optional<model::TimeNs> recordSpanStart(const model::ProcessTrace& process) {
+  auto s = recordSpan(process);
+  return s.known() ? std::optional(s.lo) : std::nullopt;
+}
+
+std::optional<model::TimeNs> recordSpanEnd(const model::ProcessTrace& process) {
+  auto s = recordSpan(process);
+  return s.known() ? std::optional(s.hi) : std::nullopt;
+}
+
 void JobAnalysis::merge(const JobAnalysis& o) {
   source.simulated = source.simulated || o.source.simulated;
   for (const auto& f : o.source.files)

@@ -19,6 +19,7 @@
 #include "advisor/analysis/sync_analyzer.h"
 #include "advisor/analysis/timeline_analyzer.h"
 #include "advisor/analysis/utilization_analyzer.h"
+#include "advisor/analysis/window_bounds.h"
 #include "profiler/model/trace.h"
 
 #include <optional>
@@ -68,6 +69,11 @@ struct JobAnalysis {
 };
 
 JobAnalysis analyzeJob(const model::Trace& trace, const AnalysisOptions& options = {});
+
+// First start and last end of a process's timed records (wallTime()'s fallback), nullopt when
+// it has none.
+std::optional<model::TimeNs> recordSpanStart(const model::ProcessTrace& process);
+std::optional<model::TimeNs> recordSpanEnd(const model::ProcessTrace& process);
 
 // The wall time a trace covers: per process, the producer's wall span (wall_start..wall_end)
 // when known, otherwise the span of all its timed records, host and GPU; the longest process

@@ -87,16 +87,20 @@ StepStats stepStats(std::vector<model::TimeNs> d) {
 
 std::optional<ProcessSteps> analyzeSteps(const ActivityIndex& index,
                                          const std::vector<DeviceIdle>& idle,
-                                         const IdleOptions& options) {
+                                         const IdleOptions& options, const WindowBounds* bounds) {
   ProcessSteps out;
   out.pid = index.pid;
   out.rank = index.rank;
   std::vector<Interval> windows;
   std::vector<int64_t> numbers;
   for (const auto* r : annotatedSteps(index, &out.source)) {
+    // A live window counts the steps that end in it (earlier ones are context).
+    if (bounds && r->end <= bounds->owned_from) continue;
     windows.push_back({r->start, r->end});
     numbers.push_back(r->step);
   }
+  if (windows.empty() && out.source != StepSource::None) return out; // all counted already
+  if (windows.empty() && bounds && bounds->annotated_steps) return std::nullopt;
   if (windows.empty()) {
     auto inferred = inferSteps(index);
     if (!inferred) return std::nullopt;
@@ -105,6 +109,10 @@ std::optional<ProcessSteps> analyzeSteps(const ActivityIndex& index,
     out.inferred_match_rate = inferred->match_rate;
     out.inferred_anchor = inferred->anchor;
     windows = std::move(inferred->windows);
+    // A live window counts the inferred steps that start after the previous window's last one.
+    if (bounds)
+      std::erase_if(windows, [&](const Interval& w) { return w.start < bounds->steps_from; });
+    if (windows.empty()) return out;
     numbers.assign(windows.size(), -1);
   }
 
@@ -228,8 +236,16 @@ void StepResult::merge(const StepResult& o) {
       processes.push_back(p);
       continue;
     }
+    // The best source wins, as in one analysis of the whole process: windows that inferred steps
+    // before the first annotated step arrived give way to the annotations.
+    if (p.source < it->source) continue;
+    if (p.source > it->source) {
+      const auto devices = it->devices;
+      *it = p;
+      it->devices = std::max(devices, p.devices);
+      continue;
+    }
     it->steps.insert(it->steps.end(), p.steps.begin(), p.steps.end());
-    it->source = std::max(it->source, p.source);
     it->devices = std::max(it->devices, p.devices);
   }
 }

@@ -21,11 +21,17 @@
 // step time x the process's active devices; with no steps, input idle over the GPU span (the
 // span acts as one step), which StepResult leaves to the caller (JobAnalysis::inputStallRatio).
 //
-// Pure; any thread. Results merge by appending (windows of a live job are disjoint in time).
+// Pure; any thread. Results merge by appending (windows of a live job are disjoint in time; each
+// window counts annotated steps by their end and inferred ones by their start, window_bounds.h).
+// Inferred steps of a live run are inferred per window (its records and the carried context since
+// the previous window's last step), so a window with fewer than two whole periods holds its
+// records until it has them; the step cut positions can differ from a whole-trace inference by a
+// launch or so at a boundary.
 #pragma once
 
 #include "advisor/analysis/activity_index.h"
 #include "advisor/analysis/idle_attribution.h"
+#include "advisor/analysis/window_bounds.h"
 #include "profiler/model/trace.h"
 
 #include <array>
@@ -90,9 +96,12 @@ struct StepResult {
 
 // The steps of one process from its index and the idle segments of its devices (aligned with
 // the timeline's devices for that index: analyzeTimeline(index, options, &idle)).
+// With `bounds` (a window of a live run, window_bounds.h): only the steps the window counts;
+// nullopt when no step source was found, an empty list when every step was counted before.
 std::optional<ProcessSteps> analyzeSteps(const ActivityIndex& index,
                                          const std::vector<DeviceIdle>& idle,
-                                         const IdleOptions& options = {});
+                                         const IdleOptions& options = {},
+                                         const WindowBounds* bounds = nullptr);
 // Every process of a trace (builds the indices and idle segments itself).
 StepResult analyzeSteps(const model::Trace& trace, const IdleOptions& options = {});
 

@@ -34,14 +34,32 @@ struct StreamWork {
   uint64_t kernels = 0, copies = 0, memsets = 0;
 };
 
-DeviceTimeline summarise(const ActivityIndex& index, const DeviceActivity& dev) {
+// The part of a sorted, disjoint list inside [lo, hi), in place.
+void clipTo(std::vector<Interval>& v, model::TimeNs lo, model::TimeNs hi) {
+  if (lo == WindowBounds::kMin && hi == WindowBounds::kMax) return;
+  std::vector<Interval> out;
+  out.reserve(v.size());
+  for (const auto& i : v) {
+    model::TimeNs s = std::max(i.start, lo), e = std::min(i.end, hi);
+    if (e > s) out.push_back({s, e});
+  }
+  v.swap(out);
+}
+
+DeviceTimeline summarise(const ActivityIndex& index, const DeviceActivity& dev,
+                         const WindowBounds& w) {
   DeviceTimeline d;
   d.pid = index.pid;
   d.rank = index.rank;
   d.device = dev.device;
-  d.span_start = dev.spanStart();
-  d.span_end = dev.spanEnd();
-  d.busy_ns = totalLength(dev.busy);
+  const model::TimeNs lo = w.deviceFrom(dev.device), hi = std::min(w.until, w.count_until);
+  d.span_start = std::max(lo, dev.spanStart());
+  d.span_end = std::min(hi, dev.spanEnd());
+  {
+    auto busy = dev.busy;
+    clipTo(busy, lo, hi);
+    d.busy_ns = totalLength(busy);
+  }
 
   // Activities are sorted by start, so each list below is too: merging needs no sort.
   std::vector<Interval> kernels, copies, memsets, compute, communication, memory;
@@ -56,26 +74,29 @@ DeviceTimeline summarise(const ActivityIndex& index, const DeviceActivity& dev) 
   for (const auto& a : dev.activities) {
     auto& s = streams[a.stream];
     push(s.intervals, a);
+    const uint64_t owned = a.start >= w.owned_from ? 1 : 0; // else the previous window's
     switch (a.kind) {
     case ActivityKind::Kernel:
-      ++s.kernels;
-      ++d.timed_kernels;
-      if (a.end - a.start < kShortKernelNs) ++d.short_kernels;
+      s.kernels += owned;
+      d.timed_kernels += owned;
+      if (owned && a.end - a.start < kShortKernelNs) ++d.short_kernels;
       push(kernels, a);
       push(a.isCommunication() ? communication : compute, a);
       break;
     case ActivityKind::Copy:
-      ++s.copies;
+      s.copies += owned;
       push(copies, a);
       push(memory, a);
       break;
     case ActivityKind::Memset:
-      ++s.memsets;
+      s.memsets += owned;
       push(memsets, a);
       push(memory, a);
       break;
     }
   }
+  for (auto* v : {&kernels, &copies, &memsets, &compute, &communication, &memory})
+    clipTo(*v, lo, hi);
   d.kernel_busy_ns = totalLength(kernels);
   d.copy_busy_ns = totalLength(copies);
   d.memset_busy_ns = totalLength(memsets);
@@ -85,6 +106,8 @@ DeviceTimeline summarise(const ActivityIndex& index, const DeviceActivity& dev) 
   d.memory_busy_ns = totalLength(memory);
   d.communication_exposed_ns = d.communication_busy_ns - overlapLength(communication, compute);
   for (auto& [id, s] : streams) {
+    clipTo(s.intervals, lo, hi);
+    if (s.intervals.empty() && s.kernels + s.copies + s.memsets == 0) continue;
     StreamBusy b;
     b.stream = id;
     b.busy_ns = totalLength(s.intervals);
@@ -115,15 +138,20 @@ std::optional<double> TimelineResult::idleShare(IdleCause cause) const {
 }
 
 TimelineResult analyzeTimeline(const ActivityIndex& index, const IdleOptions& options,
-                               std::vector<DeviceIdle>* idle_segments) {
+                               std::vector<DeviceIdle>* idle_segments, const WindowBounds* bounds) {
+  static const WindowBounds kWhole;
+  const WindowBounds& w = bounds ? *bounds : kWhole;
   TimelineResult r;
   for (const auto& dev : index.devices) {
     r.untimed_events += dev.untimed;
     if (dev.activities.empty()) continue;
-    auto d = summarise(index, dev);
-    auto idle = attributeIdle(index, dev, options);
+    auto d = summarise(index, dev, w);
+    auto idle = attributeIdle(index, dev, options, w.deviceFrom(dev.device), w.count_until);
     d.idle = idle.breakdown;
     if (idle_segments) idle_segments->push_back(std::move(idle));
+    // Only context here (its time was the previous window's): nothing to count.
+    if (d.span_end <= d.span_start && d.timed_kernels == 0 && d.streams.empty()) continue;
+    d.span_end = std::max(d.span_end, d.span_start);
     addTotals(r, d);
     r.devices.push_back(std::move(d));
   }

@@ -13,11 +13,14 @@
 // (what a rank waits on its peers for). Idle time is split by cause (idle_attribution.h).
 //
 // Pure function of the trace; any thread. Every process of a trace keeps its own entries; results
-// of separate windows merge by (pid, rank, device): spans widen, busy times add, which is exact
-// when the merged results cover disjoint time windows.
+// of separate windows merge by (pid, rank, device): spans widen, busy and idle times add, which is
+// exact when the merged results cover adjacent disjoint time windows (a live run's windows,
+// window_bounds.h, each counting from where the previous one stopped). Idle between two windows
+// that neither counted (results of unrelated windows) is "other".
 #pragma once
 
 #include "advisor/analysis/idle_attribution.h"
+#include "advisor/analysis/window_bounds.h"
 #include "profiler/model/trace.h"
 
 #include <optional>
@@ -87,7 +90,10 @@ TimelineResult analyzeTimeline(const model::Trace& trace, const IdleOptions& opt
 TimelineResult analyzeTimeline(const model::ProcessTrace& process, const IdleOptions& options = {});
 // The same from an index already built; the idle segments of each device are appended to
 // `idle_segments` (aligned with the result's devices) when it is not null.
+// With `bounds` (a window of a live run, window_bounds.h), only the window's own time and
+// activities are counted; the idle segments still cover every gap of the index (steps need them).
 TimelineResult analyzeTimeline(const ActivityIndex& index, const IdleOptions& options,
-                               std::vector<DeviceIdle>* idle_segments);
+                               std::vector<DeviceIdle>* idle_segments,
+                               const WindowBounds* bounds = nullptr);
 
 } // namespace gpuwise::advisor

@@ -52,6 +52,9 @@ int advisorCommand(const AdvisorOptions& o, CliIo io) {
   std::string error;
   IngestServer::Options so;
   so.endpoint = o.listen;
+  // The /metrics exposition is still built from the raw records of each process (per-GPU kernel
+  // and copy figures, the last 60 s busy share): with it, the ingest keeps every record.
+  if (!o.metrics_addr.empty()) so.window_events = 0;
   auto server = IngestServer::start(so, &error);
   if (!server) {
     pthread_sigmask(SIG_SETMASK, &previous, nullptr);
@@ -105,18 +108,16 @@ int advisorCommand(const AdvisorOptions& o, CliIo io) {
 
   // Scrapes keep working until the ingest stops, so Prometheus's last scrape sees the totals.
   if (metrics_server) metrics_server->stop();
-  IngestHealth health;
-  model::Trace trace = server->take(&health);
+  server->stop();
+  JobAnalysis analysis = server->analysis();
   server.reset();
   pthread_sigmask(SIG_SETMASK, &previous, nullptr);
 
-  trace.source.kind = model::SourceKind::Live;
-  AnalysisOptions ao;
-  ao.ingest = &health;
+  analysis.source.kind = model::SourceKind::Live;
   std::filesystem::path dir(o.report_dir);
   ReportTargets targets{
       (dir / kDefaultJsonReport).string(), (dir / kDefaultHtmlReport).string(), {o.gpu_hour_price}};
-  if (!produceReport(trace, ao, targets, io.err, &error)) return fail(error);
+  if (!produceReport(analysis, targets, io.err, &error)) return fail(error);
   return 0;
 }
 

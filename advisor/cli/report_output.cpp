@@ -8,8 +8,12 @@ namespace gpuwise::advisor {
 
 bool produceReport(const model::Trace& trace, const AnalysisOptions& analysis_options,
                    const ReportTargets& targets, std::ostream& summary, std::string* error) {
-  auto analysis = analyzeJob(trace, analysis_options);
-  auto recommendations = recommend(analysis, &trace);
+  return produceReport(analyzeJob(trace, analysis_options), targets, summary, error);
+}
+
+bool produceReport(const JobAnalysis& analysis, const ReportTargets& targets,
+                   std::ostream& summary, std::string* error) {
+  auto recommendations = recommend(analysis, nullptr);
   ReportInput input{analysis, recommendations};
   ReportOptions report_options;
   report_options.cost = targets.cost;

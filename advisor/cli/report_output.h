@@ -1,5 +1,5 @@
-// The end of every command that produces a report: analyse the trace, run the rules, write the
-// JSON and HTML files, print the terminal summary.
+// The end of every command that produces a report: analyse the trace (or take the live ingest's
+// aggregated analysis), run the rules, write the JSON and HTML files, print the terminal summary.
 #pragma once
 
 #include "advisor/analysis/job_analysis.h"
@@ -21,5 +21,8 @@ struct ReportTargets {
 // summary is printed either way.
 bool produceReport(const model::Trace& trace, const AnalysisOptions& analysis_options,
                    const ReportTargets& targets, std::ostream& summary, std::string* error);
+// The same from an analysis already made (a live run's windows, aggregated by the ingest).
+bool produceReport(const JobAnalysis& analysis, const ReportTargets& targets,
+                   std::ostream& summary, std::string* error);
 
 } // namespace gpuwise::advisor

@@ -135,21 +135,21 @@ int runCommand(const RunOptions& o, CliIo io) {
         return Clock::now() - std::max(p.last_message, exited) >= kQuietPeriod;
       },
       exited + kMaxFinalWait);
-  IngestHealth health;
-  model::Trace trace = server->take(&health);
+  // The ingest analysed the run window by window as it went (bounded memory, however long the
+  // run); what is left is its open window. The --trace recording holds every message.
+  server->stop();
+  JobAnalysis analysis = server->analysis();
   bool tee_failed = server->progress().tee_failed;
   cleanup();
 
-  trace.source.kind = model::SourceKind::Live;
-  trace.source.simulated = trace.source.simulated || o.simulate;
-  if (!o.trace.empty()) trace.source.files.push_back(o.trace);
+  analysis.source.kind = model::SourceKind::Live;
+  analysis.source.simulated = analysis.source.simulated || o.simulate;
+  if (!o.trace.empty()) analysis.source.files.push_back(o.trace);
   if (tee_failed)
     io.err << "gpuwise run: " << o.trace << ": write failed; the recording is incomplete\n";
-  AnalysisOptions ao;
-  ao.ingest = &health;
-  ao.wall_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(exited - started).count();
+  analysis.wall_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(exited - started).count();
   ReportTargets targets{o.report_json, o.report_html, {o.gpu_hour_price}};
-  if (!produceReport(trace, ao, targets, io.err, &error))
+  if (!produceReport(analysis, targets, io.err, &error))
     io.err << "gpuwise run: " << error << '\n';
   return status;
 }

@@ -26,7 +26,8 @@ std::unique_ptr<IngestServer> IngestServer::start(const Options& options, std::s
     }
   }
   s->endpoint_ = s->receiver_->endpoint();
-  s->router_ = std::make_unique<StreamRouter>(options.log);
+  s->router_ = std::make_unique<StreamRouter>(options.log, StreamRouter::kMaxStreams,
+                                              options.window_events);
   s->progress_.last_message = std::chrono::steady_clock::now();
   s->thread_ = std::thread([raw = s.get()] { raw->run(); });
   return s;
@@ -77,6 +78,11 @@ bool IngestServer::waitFor(const std::function<bool(const IngestProgress&)>& con
     if (now >= deadline) return false;
     progressed_.wait_until(lock, std::min(deadline, now + std::chrono::milliseconds(20)));
   }
+}
+
+JobAnalysis IngestServer::analysis() const {
+  std::lock_guard lock(mutex_);
+  return router_->analysis();
 }
 
 model::Trace IngestServer::snapshot(IngestHealth* health) const {

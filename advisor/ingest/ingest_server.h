@@ -42,6 +42,8 @@ public:
     std::string tee_path;     // record every message into this .gwt file; empty: no recording
     RateLimitedLog::Sink log; // problem lines; nullptr: stderr
     std::chrono::milliseconds poll{20}; // how often the ingest thread checks for stop()
+    // Records per analysis window of each stream (window_aggregator.h); 0 keeps every record.
+    size_t window_events = kDefaultWindowEvents;
   };
 
   // Binds and starts the ingest thread; nullptr with `error` set (one line) when the endpoint
@@ -60,11 +62,15 @@ public:
   bool waitFor(const std::function<bool(const IngestProgress&)>& condition,
                std::chrono::steady_clock::time_point deadline) const;
 
-  // A copy of the traces so far (the server keeps running).
+  // The job so far, aggregated (StreamRouter::analysis()); the server keeps running. Analyses
+  // each stream's open window (at most a window of records) under the ingest lock; after stop(),
+  // the final figures.
+  JobAnalysis analysis() const;
+  // A copy of the records not yet folded into a window (all of them with window_events == 0).
   model::Trace snapshot(IngestHealth* health) const;
   // Stops the ingest thread, closes the receiver and finishes the tee file.
   void stop();
-  // After stop(): moves the traces out.
+  // After stop(): moves the records not yet folded into a window out.
   model::Trace take(IngestHealth* health);
 
 private:

@@ -34,8 +34,9 @@ template <typename T> void growAhead(std::vector<T>& v, size_t headroom) {
 
 } // namespace
 
-ProcessStream::ProcessStream(int64_t pid, uint64_t session_id)
+ProcessStream::ProcessStream(int64_t pid, uint64_t session_id, size_t window_events)
     : decoder_(trace_.names), session_id_(session_id) {
+  if (window_events > 0) windows_ = std::make_unique<WindowAggregator>(window_events);
   trace_.info.pid = pid;
   trace_.info.tier_reason = "no Hello received (the advisor started after the process, or the "
                             "Hello was lost): identity and devices unknown";
@@ -55,8 +56,35 @@ ProcessStream::accept(const transport::MessageOpener& opened) {
   } else {
     events_ += added;
     applyBatch(std::get<transport::Batch>(result));
+    // A large batch may hold several windows: cut until less than one is left (or a cut frees
+    // nothing, which ends the loop).
+    if (windows_) {
+      for (size_t before = trace_.eventCount(); windows_->maybeCut(trace_); before = trace_.eventCount())
+        if (trace_.eventCount() >= before) break;
+    }
   }
   return std::nullopt;
+}
+
+JobAnalysis ProcessStream::analysis() const {
+  auto h = health();
+  if (windows_) return windows_->analysis(trace_, &h);
+  model::Trace t;
+  t.processes.push_back(trace_);
+  IngestHealth one;
+  one.streams.push_back(h);
+  auto a = analyzeJob(t, {std::nullopt, &one, {}});
+  a.wall_ns.reset();
+  return a;
+}
+
+std::optional<model::TimeNs> ProcessStream::wallNs() const {
+  if (windows_) return windows_->wallNs(trace_);
+  if (trace_.wall_start != 0 && trace_.wall_end >= trace_.wall_start)
+    return trace_.wall_end - trace_.wall_start;
+  auto lo = recordSpanStart(trace_), hi = recordSpanEnd(trace_);
+  if (!lo || !hi) return std::nullopt;
+  return *hi - *lo;
 }
 
 void ProcessStream::applyHello(transport::Hello&& hello) {

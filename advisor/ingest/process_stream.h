@@ -1,14 +1,18 @@
 // One sending process (one session of one pid) as the advisor sees it: the decoder that mirrors
-// the sender's names and kernel signatures, and the ProcessTrace its events accumulate into.
+// the sender's names and kernel signatures, the ProcessTrace its events accumulate into, and the
+// WindowAggregator that analyses and drops them window by window, so a long run's memory stays
+// bounded (window_events == 0: keep every event, for callers that want the whole trace).
 //
 // Owned by StreamRouter on one thread. Not copyable or movable: the decoder holds a reference to
 // the trace's name table, so streams live behind a unique_ptr.
 #pragma once
 
 #include "advisor/analysis/collection_analyzer.h"
+#include "advisor/ingest/window_aggregator.h"
 #include "profiler/model/trace.h"
 #include "transport/codec.h"
 
+#include <memory>
 #include <optional>
 #include <span>
 
@@ -16,7 +20,7 @@ namespace gpuwise::advisor {
 
 class ProcessStream {
 public:
-  ProcessStream(int64_t pid, uint64_t session_id);
+  ProcessStream(int64_t pid, uint64_t session_id, size_t window_events = kDefaultWindowEvents);
   ProcessStream(const ProcessStream&) = delete;
   ProcessStream& operator=(const ProcessStream&) = delete;
 
@@ -25,6 +29,7 @@ public:
   // either way.
   std::optional<transport::DecodeError> accept(const transport::MessageOpener& opened);
 
+  // The records not yet folded into a window (every record when windowing is off).
   const model::ProcessTrace& trace() const { return trace_; }
   // Moves the trace out; the stream must not accept messages afterwards.
   model::ProcessTrace takeTrace() { return std::move(trace_); }
@@ -32,14 +37,16 @@ public:
   bool finalReceived() const { return final_received_; }
   bool simulated() const { return simulated_; }
   uint64_t events() const { return events_; }
+  uint64_t windows() const { return windows_ ? windows_->windows() : 0; }
+  // The whole stream so far (windows cut and the open one), with its health; wall_ns unset.
+  JobAnalysis analysis() const;
+  std::optional<model::TimeNs> wallNs() const;
 
 private:
   void applyHello(transport::Hello&& hello);
   void applyBatch(const transport::Batch& header);
   // The one place decoded events enter the advisor's memory: the trace's vectors are lent to the
-  // decoder, which appends to them. Raw events are kept for now; a windowed aggregation (analyse
-  // each window, keep the JobAnalysis, drop the events) replaces this when live runs need bounded
-  // memory.
+  // decoder, which appends to them; accept() then lets the aggregator cut a window off them.
   void lend(transport::Batch& to);
   void takeBack(transport::Batch& from);
 
@@ -53,6 +60,7 @@ private:
   uint64_t lost_batches_ = 0;
   uint64_t events_ = 0;
   std::optional<uint64_t> next_sequence_;
+  std::unique_ptr<WindowAggregator> windows_; // null: keep every event
 };
 
 } // namespace gpuwise::advisor

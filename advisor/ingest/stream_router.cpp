@@ -17,8 +17,9 @@ std::string rejectReason(const transport::DecodeError& e) {
   return "unknown";
 }
 
-StreamRouter::StreamRouter(RateLimitedLog::Sink log_sink, size_t max_streams)
-    : log_(std::move(log_sink)), max_streams_(max_streams) {}
+StreamRouter::StreamRouter(RateLimitedLog::Sink log_sink, size_t max_streams,
+                           size_t window_events)
+    : log_(std::move(log_sink)), max_streams_(max_streams), window_events_(window_events) {}
 
 void StreamRouter::reject(const std::string& reason, const std::string& detail,
                           RateLimitedLog::Clock::time_point now) {
@@ -48,7 +49,8 @@ void StreamRouter::route(std::span<const uint8_t> message, RateLimitedLog::Clock
           return;
         }
         it = index_.emplace(key, streams_.size()).first;
-        streams_.push_back(std::make_unique<ProcessStream>(route.pid, route.session_id));
+        streams_.push_back(
+            std::make_unique<ProcessStream>(route.pid, route.session_id, window_events_));
         ++progress_.streams;
       }
       last_key_ = key;
@@ -57,6 +59,7 @@ void StreamRouter::route(std::span<const uint8_t> message, RateLimitedLog::Clock
     auto& stream = *last_stream_;
     bool was_final = stream.finalReceived();
     uint64_t events_before = stream.events();
+    uint64_t windows_before = stream.windows();
     if (auto error = stream.accept(opener_)) {
       reject(rejectReason(*error), "pid " + std::to_string(route.pid) + ": " + error->detail, now);
       return;
@@ -67,11 +70,33 @@ void StreamRouter::route(std::span<const uint8_t> message, RateLimitedLog::Clock
       ++progress_.batches;
     }
     progress_.events += stream.events() - events_before;
+    progress_.windows += stream.windows() - windows_before;
     if (!was_final && stream.finalReceived()) ++progress_.final_streams;
   } catch (const std::exception& e) {
     // Out of memory while growing a trace, most likely: drop this message, keep serving.
     reject("internal_error", e.what(), now);
   }
+}
+
+JobAnalysis StreamRouter::analysis() const {
+  JobAnalysis job;
+  job.source.kind = model::SourceKind::Live;
+  std::optional<model::TimeNs> wall;
+  // One entry per stream, as a whole-trace analysis lists them: two sessions of one pid (an exec)
+  // are two processes, which CollectionResult::merge (by pid) would fold into one.
+  std::vector<ProcessCollection> processes;
+  for (const auto& s : streams_) {
+    auto a = s->analysis();
+    processes.insert(processes.end(), a.collection.processes.begin(), a.collection.processes.end());
+    job.merge(a);
+    job.source.simulated = job.source.simulated || s->simulated();
+    if (auto w = s->wallNs(); w && (!wall || *w > *wall)) wall = w;
+  }
+  job.wall_ns = wall; // merge() adds the windows' walls; the job's is its longest process's
+  job.collection.processes = std::move(processes);
+  job.collection.messages = progress_.messages;
+  job.collection.rejected_by_reason = rejected_;
+  return job;
 }
 
 model::Trace StreamRouter::snapshot(IngestHealth* health) const {

@@ -36,6 +36,7 @@ struct RouterProgress {
   uint64_t batches = 0;
   uint64_t rejected = 0; // routed nowhere or failed to decode
   uint64_t events = 0;   // events absorbed
+  uint64_t windows = 0;  // windows analysed and dropped (all streams)
   size_t streams = 0;
   size_t final_streams = 0; // streams whose final batch arrived
   bool allFinal() const { return streams > 0 && final_streams == streams; }
@@ -46,7 +47,11 @@ public:
   // Far above a node's processes (a pod of 8 GPUs runs tens; a fork-heavy data loader hundreds).
   static constexpr size_t kMaxStreams = 4096;
 
-  explicit StreamRouter(RateLimitedLog::Sink log_sink = nullptr, size_t max_streams = kMaxStreams);
+  // window_events: each stream analyses and drops its records a window of this many events at a
+  // time (window_aggregator.h), so memory stays bounded however long the run; 0 keeps every
+  // record (snapshot()/take() then return whole traces: replay of a file, tests).
+  explicit StreamRouter(RateLimitedLog::Sink log_sink = nullptr, size_t max_streams = kMaxStreams,
+                        size_t window_events = kDefaultWindowEvents);
 
   void route(std::span<const uint8_t> message,
              RateLimitedLog::Clock::time_point now = RateLimitedLog::Clock::now());
@@ -54,7 +59,13 @@ public:
   const RouterProgress& progress() const { return progress_; }
   const std::map<std::string, uint64_t>& rejectedByReason() const { return rejected_; }
 
-  // A copy of every stream's trace, in order of first contact, with the matching health.
+  // The whole job so far, aggregated: every stream's analysed windows and open window, merged in
+  // order of first contact, with the ingest's figures (messages, rejections, each stream's
+  // health); wall_ns: the longest process's wall span. What live reports and /metrics read.
+  JobAnalysis analysis() const;
+
+  // A copy of every stream's records not yet folded into a window (all of them with
+  // window_events == 0), in order of first contact, with the matching health.
   model::Trace snapshot(IngestHealth* health) const;
   // Moves the traces out and forgets every stream; the router starts empty again.
   model::Trace take(IngestHealth* health);
@@ -74,6 +85,7 @@ private:
   RouterProgress progress_;
   RateLimitedLog log_;
   size_t max_streams_;
+  size_t window_events_;
 };
 
 // The key under which IngestHealth::rejected_by_reason counts a decode error ("malformed" ...).

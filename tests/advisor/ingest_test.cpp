@@ -380,3 +380,51 @@ TEST_CASE("IngestServer snapshot while running, waitFor gives up at its deadline
   server->stop();
   server->stop(); // idempotent
 }
+
+TEST_CASE("StreamRouter: windows bound the records held and add up to the whole-trace analysis") {
+  // Two routers fed the same messages: one keeps every record, one cuts a window every 64.
+  StreamRouter whole([](std::string_view) {}, StreamRouter::kMaxStreams, 0);
+  StreamRouter windowed([](std::string_view) {}, StreamRouter::kMaxStreams, 64);
+  OfflineSender s(321, 99);
+  auto both = [&](const std::vector<uint8_t>& m) {
+    whole.route(m);
+    windowed.route(m);
+  };
+  both(s.hello());
+  constexpr int kBatches = 40, kPerBatch = 20;
+  size_t most_held = 0;
+  for (int b = 0; b < kBatches; ++b) {
+    addKernels(s.names, s.encoder, kPerBatch, 1000 * kMs + b * kPerBatch * 10 * kMs);
+    auto m = s.encoder.encode(b == 3 ? 4 : 0, b == kBatches - 1, (b + 8) * kMs);
+    s.encoder.confirm(true);
+    both(m);
+    auto held = windowed.snapshot(nullptr);
+    REQUIRE(held.processes.size() == 1);
+    most_held = std::max(most_held, held.processes[0].eventCount());
+  }
+  CHECK(windowed.progress().windows >= 10);
+  CHECK(most_held < 64 + kPerBatch);
+  CHECK(windowed.progress().events == kBatches * kPerBatch);
+
+  IngestHealth health;
+  auto trace = whole.take(&health);
+  AnalysisOptions ao;
+  ao.ingest = &health;
+  auto a = analyzeJob(trace, ao);
+  auto w = windowed.analysis();
+  CHECK(w.kernels.count == a.kernels.count);
+  CHECK(w.kernels.total_ns == a.kernels.total_ns);
+  REQUIRE(w.timeline.devices.size() == 1);
+  CHECK(w.timeline.span_ns == a.timeline.span_ns);
+  CHECK(w.timeline.busy_ns == a.timeline.busy_ns);
+  CHECK(w.timeline.idle.ns == a.timeline.idle.ns);
+  CHECK(w.timeline.idle.gaps == a.timeline.idle.gaps);
+  CHECK(w.timeline.timed_kernels == a.timeline.timed_kernels);
+  CHECK(w.collection.events == a.collection.events);
+  CHECK(w.collection.events_dropped == 4);
+  CHECK(w.collection.messages == a.collection.messages);
+  REQUIRE(w.collection.processes.size() == 1);
+  CHECK(w.collection.processes[0].stream->final_received);
+  CHECK(w.collection.processes[0].stream->batches == kBatches);
+  CHECK(w.wall_ns == a.wall_ns);
+}

@@ -11,3 +11,10 @@ if(TARGET gpuwise_import)
   target_compile_definitions(advisor_kineto_folder_bench PRIVATE
     GPUWISE_DEFAULT_TRACES_DIR="${PROJECT_SOURCE_DIR}/../shared/traces")
 endif()
+# The advisor's and the shim's memory over a long live run (issue 7): the curve, printed.
+if(TARGET long_run_app AND TARGET gpuwise_exe)
+  gpuwise_add_bench(advisor_memory_bench SOURCES advisor_memory_bench.cpp LIBS)
+  target_compile_definitions(advisor_memory_bench PRIVATE
+    GPUWISE_BENCH_BUILD_DIR="${CMAKE_BINARY_DIR}")
+  add_dependencies(advisor_memory_bench gpuwise_exe gpuwise simdevice long_run_app)
+endif()

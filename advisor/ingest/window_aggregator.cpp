@@ -1,0 +1,314 @@
+#include "advisor/ingest/window_aggregator.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+namespace gpuwise::advisor {
+namespace {
+
+using model::TimeNs;
+
+// When a record happens for ownership (the window whose time holds it counts it): GPU records by
+// their GPU start (the host call's when untimed), step ranges by their end (a step is analysed
+// whole, in the window where it ends), the rest by their start.
+TimeNs keyOf(const model::KernelExec& k) { return k.start != 0 ? k.start : k.launch_start; }
+TimeNs keyOf(const model::Copy& c) { return c.start != 0 ? c.start : c.call_start; }
+TimeNs keyOf(const model::Memset& m) { return m.start != 0 ? m.start : m.call_start; }
+TimeNs keyOf(const model::HostSync& s) { return s.start; }
+TimeNs keyOf(const model::ApiCall& a) { return a.start; }
+TimeNs keyOf(const model::Allocation& a) { return a.time; }
+TimeNs keyOf(const model::MemorySample& m) { return m.time; }
+TimeNs keyOf(const model::Range& r) { return r.kind == model::RangeKind::Step ? r.end : r.start; }
+
+// The last time a record reaches: what decides whether the next window needs it as context.
+TimeNs endOf(const model::KernelExec& k) { return std::max(k.end, k.launch_end); }
+TimeNs endOf(const model::Copy& c) { return std::max(c.end, c.call_end); }
+TimeNs endOf(const model::Memset& m) { return std::max(m.end, m.call_end); }
+TimeNs endOf(const model::HostSync& s) { return s.end; }
+TimeNs endOf(const model::ApiCall& a) { return a.end; }
+TimeNs endOf(const model::Range& r) { return r.end; }
+
+// Moves the records of `from` with key < until to the end of `to`; `from` keeps the others in
+// order, and its capacity (the next windows refill it).
+template <typename T>
+uint64_t takeBefore(std::vector<T>& from, std::vector<T>& to, TimeNs until, TimeNs late_before) {
+  uint64_t late = 0;
+  size_t w = 0;
+  for (size_t i = 0; i < from.size(); ++i) {
+    const TimeNs k = keyOf(from[i]);
+    if (k < until) {
+      if (k != 0 && k < late_before) ++late;
+      to.push_back(std::move(from[i]));
+    } else {
+      if (w != i) from[w] = std::move(from[i]);
+      ++w;
+    }
+  }
+  from.erase(from.begin() + static_cast<std::ptrdiff_t>(w), from.end());
+  return late;
+}
+
+// Moves the records of `from` that reach `from_time` or later to the end of `to`.
+template <typename T> void keepReaching(std::vector<T>& from, std::vector<T>& to, TimeNs from_time) {
+  for (auto& r : from)
+    if (endOf(r) >= from_time) to.push_back(std::move(r));
+}
+
+template <typename T> void appendAll(std::vector<T>& to, const std::vector<T>& from) {
+  to.insert(to.end(), from.begin(), from.end());
+}
+
+template <typename T> void addEnds(const std::vector<T>& v, std::vector<TimeNs>& ends) {
+  for (const auto& r : v)
+    ends.push_back(endOf(r));
+}
+
+} // namespace
+
+WindowAggregator::WindowAggregator(size_t window_events)
+    : window_events_(std::max<size_t>(window_events, 16)) {}
+
+bool WindowAggregator::maybeCut(model::ProcessTrace& pending) {
+  if (pending.eventCount() < window_events_) return false;
+  // The cut: three quarters of the way through the pending GPU activities (they lag the host
+  // records, which are therefore all in by then); the host records' times without GPU records.
+  std::vector<TimeNs> keys;
+  keys.reserve(pending.kernels.size() + pending.copies.size() + pending.memsets.size());
+  for (const auto& k : pending.kernels)
+    if (k.start != 0) keys.push_back(k.start);
+  for (const auto& c : pending.copies)
+    if (c.start != 0) keys.push_back(c.start);
+  for (const auto& m : pending.memsets)
+    if (m.start != 0) keys.push_back(m.start);
+  if (keys.size() < 16) {
+    keys.clear();
+    for (const auto& s : pending.syncs) keys.push_back(keyOf(s));
+    for (const auto& a : pending.api_calls) keys.push_back(keyOf(a));
+    for (const auto& r : pending.ranges) keys.push_back(keyOf(r));
+    for (const auto& k : pending.kernels) keys.push_back(keyOf(k));
+    std::erase(keys, TimeNs{0});
+  }
+  if (keys.empty()) return false;
+  auto at = keys.begin() + static_cast<std::ptrdiff_t>(keys.size() * 3 / 4);
+  std::nth_element(keys.begin(), at, keys.end());
+  TimeNs until = *at;
+  // Nor past the host records (they arrive as they end, ranges at their end): where the GPU runs
+  // far behind its launches, host records of the GPU's time are still to come.
+  std::vector<TimeNs> host;
+  for (const auto& s : pending.syncs) host.push_back(s.end);
+  for (const auto& a : pending.api_calls) host.push_back(a.end);
+  for (const auto& r : pending.ranges) host.push_back(r.end);
+  std::erase(host, TimeNs{0});
+  if (host.size() >= 16) {
+    auto h = host.begin() + static_cast<std::ptrdiff_t>(host.size() * 3 / 4);
+    std::nth_element(host.begin(), h, host.end());
+    if (*h > bounds_.owned_from) until = std::min(until, *h);
+  }
+  if (until <= bounds_.owned_from) until = *std::max_element(keys.begin(), keys.end()) + 1;
+  cut(pending, until);
+  return true;
+}
+
+void WindowAggregator::cut(model::ProcessTrace& pending, TimeNs until) {
+  model::ProcessTrace owned;
+  owned.info = pending.info;
+  owned.devices = pending.devices;
+  owned.names = pending.names;
+  const TimeNs late = bounds_.owned_from;
+  late_events_ += takeBefore(pending.kernels, owned.kernels, until, late);
+  late_events_ += takeBefore(pending.copies, owned.copies, until, late);
+  late_events_ += takeBefore(pending.memsets, owned.memsets, until, late);
+  late_events_ += takeBefore(pending.syncs, owned.syncs, until, late);
+  late_events_ += takeBefore(pending.api_calls, owned.api_calls, until, late);
+  takeBefore(pending.allocations, owned.allocations, until, late);
+  takeBefore(pending.memory_samples, owned.memory_samples, until, late);
+  late_events_ += takeBefore(pending.ranges, owned.ranges, until, late);
+  // A step that began before the cut but ends after it waits for the next window: keep its
+  // records from its start.
+  TimeNs deferred_step_start = WindowBounds::kMax;
+  for (const auto& r : pending.ranges)
+    if (r.kind == model::RangeKind::Step && r.start < until)
+      deferred_step_start = std::min(deferred_step_start, r.start);
+
+  if (auto lo = recordSpanStart(owned)) span_lo_ = std::min(span_lo_.value_or(*lo), *lo);
+  if (auto hi = recordSpanEnd(owned)) span_hi_ = std::max(span_hi_.value_or(*hi), *hi);
+
+  WindowBounds bounds = bounds_;
+  bounds.until = until;
+  // Annotated steps: GPU time up to the end of the last complete step (its host ranges are in).
+  TimeNs last_step_end = WindowBounds::kMin;
+  for (const auto* v : {&owned.ranges, &context_.ranges})
+    for (const auto& r : *v)
+      if (r.kind == model::RangeKind::Step) last_step_end = std::max(last_step_end, r.end);
+  if (bounds_.annotated_steps || last_step_end != WindowBounds::kMin)
+    bounds.count_until = std::min(until, std::max(last_step_end, bounds_.steps_from));
+  JobAnalysis window = analyse(owned, bounds, nullptr);
+  carryAllocations(owned);
+  keepContext(owned, window, until, deferred_step_start);
+  if (done_) {
+    done_->merge(window);
+  } else {
+    done_ = std::move(window);
+  }
+  ++windows_cut_;
+}
+
+JobAnalysis WindowAggregator::analyse(model::ProcessTrace& owned, const WindowBounds& bounds,
+                                      const IngestHealth* health) const {
+  model::Trace t;
+  t.source.kind = model::SourceKind::Live;
+  t.processes.push_back(std::move(owned));
+  auto& p = t.processes.front();
+  JobAnalysis a;
+  a.source = t.source;
+  // Per record, from the window's own records (the carried allocations are not events).
+  a.collection = analyzeCollection(t, health);
+  a.kernels = analyzeKernels(t);
+  a.precision = analyzePrecision(a.kernels);
+  a.copies = analyzeCopies(t);
+  a.syncs = analyzeSyncs(t);
+  p.allocations.insert(p.allocations.begin(), carried_allocations_.begin(),
+                       carried_allocations_.end());
+  a.memory = analyzeMemory(t);
+  a.utilization = analyzeUtilization(t);
+  // In time, with the context.
+  appendAll(p.kernels, context_.kernels);
+  appendAll(p.copies, context_.copies);
+  appendAll(p.memsets, context_.memsets);
+  appendAll(p.syncs, context_.syncs);
+  appendAll(p.api_calls, context_.api_calls);
+  appendAll(p.ranges, context_.ranges);
+  auto index = buildActivityIndex(p);
+  std::vector<DeviceIdle> idle;
+  a.timeline = analyzeTimeline(index, {}, &idle, &bounds);
+  if (auto steps = analyzeSteps(index, idle, {}, &bounds)) a.steps.processes.push_back(std::move(*steps));
+  owned = std::move(p);
+  return a;
+}
+
+void WindowAggregator::carryAllocations(const model::ProcessTrace& owned) {
+  // The same running sum as the memory analyzer, up to the cut.
+  std::vector<const model::Allocation*> order;
+  for (const auto& a : owned.allocations)
+    order.push_back(&a);
+  std::stable_sort(order.begin(), order.end(),
+                   [](const auto* a, const auto* b) { return a->time < b->time; });
+  std::map<uint32_t, uint64_t> current;
+  std::map<uint32_t, model::Allocation> last; // device -> a record of it (kind, time)
+  std::unordered_map<uint64_t, const model::Allocation*> live;
+  for (const auto* a : order) {
+    auto& cur = current[a->device];
+    last[a->device] = *a;
+    if (!a->is_free) {
+      cur += a->bytes;
+      if (a->address != 0) live[a->address] = a;
+      continue;
+    }
+    uint64_t bytes = a->bytes;
+    if (auto it = live.find(a->address); a->address != 0 && it != live.end()) {
+      if (bytes == 0) bytes = it->second->bytes;
+      live.erase(it);
+    }
+    cur -= std::min(cur, bytes);
+  }
+  std::vector<model::Allocation> carried;
+  std::map<uint32_t, uint64_t> addressed;
+  for (const auto& [address, a] : live) {
+    carried.push_back(*a);
+    addressed[a->device] += a->bytes;
+  }
+  for (const auto& [device, cur] : current) {
+    const uint64_t rest = cur - std::min(cur, addressed[device]);
+    if (rest == 0) continue;
+    model::Allocation net = last[device];
+    net.address = 0;
+    net.bytes = rest;
+    net.is_free = false;
+    carried.push_back(net);
+  }
+  carried_allocations_ = std::move(carried);
+}
+
+void WindowAggregator::keepContext(model::ProcessTrace& all, const JobAnalysis& window,
+                                   TimeNs until, TimeNs deferred_step_start) {
+  TimeNs context_from = WindowBounds::kMax;
+  for (const auto& d : window.timeline.devices) {
+    bounds_.device_from[d.device] = d.span_end;
+    context_from = std::min(context_from, d.span_end);
+  }
+  if (context_from == WindowBounds::kMax) context_from = until;
+  bool annotated = false;
+  for (const auto& p : window.steps.processes) {
+    if (p.source == StepSource::Nvtx || p.source == StepSource::ProfilerStep) annotated = true;
+    if (p.source == StepSource::Inferred && !p.steps.empty())
+      bounds_.steps_from = p.steps.back().end;
+  }
+  // Annotated steps: the next one began where the last one seen ended (its range arrives when it
+  // ends), so its records are kept from there.
+  TimeNs last_step_end = WindowBounds::kMin;
+  for (const auto& r : all.ranges)
+    if (r.kind == model::RangeKind::Step) last_step_end = std::max(last_step_end, r.end);
+  if (annotated || last_step_end != WindowBounds::kMin || deferred_step_start != WindowBounds::kMax)
+    bounds_.annotated_steps = true;
+  if (bounds_.annotated_steps && last_step_end != WindowBounds::kMin)
+    bounds_.steps_from = std::max(bounds_.steps_from, last_step_end);
+  context_from = std::min({context_from, bounds_.steps_from, deferred_step_start});
+
+  // Bounded context: half a window, or eight windows for an annotated step still open (a step is
+  // analysed whole; one longer than that loses its start and its figures cover only the rest). A
+  // process whose steps cannot be inferred does not keep its whole run.
+  std::vector<TimeNs> ends;
+  addEnds(all.kernels, ends);
+  addEnds(all.copies, ends);
+  addEnds(all.memsets, ends);
+  addEnds(all.syncs, ends);
+  addEnds(all.api_calls, ends);
+  addEnds(all.ranges, ends);
+  // Until the first step is known (the first step range arrives when that step ends), the first
+  // eight windows keep as much, so the first step is analysed whole too.
+  const bool first_step_open = bounds_.steps_from == WindowBounds::kMin && windows_cut_ < 8;
+  const size_t cap =
+      bounds_.annotated_steps || first_step_open ? window_events_ * 8 : window_events_ / 2;
+  const auto reaching = std::count_if(ends.begin(), ends.end(),
+                                      [&](TimeNs e) { return e >= context_from; });
+  if (static_cast<size_t>(reaching) > cap && ends.size() > cap) {
+    auto at = ends.end() - static_cast<std::ptrdiff_t>(cap);
+    std::nth_element(ends.begin(), at, ends.end());
+    context_from = std::max(context_from, *at);
+    bounds_.steps_from = std::max(bounds_.steps_from, context_from);
+  }
+
+  model::ProcessTrace next;
+  keepReaching(all.kernels, next.kernels, context_from);
+  keepReaching(all.copies, next.copies, context_from);
+  keepReaching(all.memsets, next.memsets, context_from);
+  keepReaching(all.syncs, next.syncs, context_from);
+  keepReaching(all.api_calls, next.api_calls, context_from);
+  keepReaching(all.ranges, next.ranges, context_from);
+  context_ = std::move(next);
+  bounds_.owned_from = until;
+}
+
+JobAnalysis WindowAggregator::analysis(const model::ProcessTrace& pending,
+                                       const StreamHealth* health) const {
+  model::ProcessTrace open = pending; // every pending record belongs to the open window
+  IngestHealth one;
+  if (health) one.streams.push_back(*health);
+  JobAnalysis a = analyse(open, bounds_, health ? &one : nullptr);
+  if (!done_) return a;
+  JobAnalysis all = *done_;
+  all.merge(a); // the open window brings the stream's cumulative drops, shim cost and health
+  return all;
+}
+
+std::optional<TimeNs> WindowAggregator::wallNs(const model::ProcessTrace& pending) const {
+  if (pending.wall_start != 0 && pending.wall_end != 0 && pending.wall_end >= pending.wall_start)
+    return pending.wall_end - pending.wall_start;
+  auto lo = span_lo_, hi = span_hi_;
+  if (auto l = recordSpanStart(pending)) lo = std::min(lo.value_or(*l), *l);
+  if (auto h = recordSpanEnd(pending)) hi = std::max(hi.value_or(*h), *h);
+  if (!lo || !hi) return std::nullopt;
+  return *hi - *lo;
+}
+
+} // namespace gpuwise::advisor

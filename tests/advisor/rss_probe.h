@@ -1,0 +1,50 @@
+// Memory of a running process as the kernel reports it, and the watcher's helpers shared by the
+// bounded-memory test and bench: VmRSS of a pid, the child a launcher spawned, and the last
+// "progress launches=N" line a long_run_app wrote to its output file.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <string>
+
+namespace gpuwise::advisor::test {
+
+// VmRSS in MiB; nullopt once the process is gone.
+inline std::optional<double> rssMiB(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("VmRSS:", 0) != 0) continue;
+    std::istringstream fields(line.substr(6));
+    uint64_t kb = 0;
+    fields >> kb;
+    return double(kb) / 1024.0;
+  }
+  return std::nullopt;
+}
+
+// The first child of `parent` (gpuwise run spawns exactly one), nullopt while it has none.
+inline std::optional<pid_t> firstChild(pid_t parent) {
+  std::ifstream in("/proc/" + std::to_string(parent) + "/task/" + std::to_string(parent) +
+                   "/children");
+  long child = 0;
+  if (in >> child && child > 0) return pid_t(child);
+  return std::nullopt;
+}
+
+// The launches the last complete "progress launches=N" line of `path` reports (0 before any).
+inline uint64_t progressLaunches(const std::string& path) {
+  std::ifstream in(path);
+  uint64_t last = 0;
+  for (std::string line; std::getline(in, line);) {
+    if (in.eof()) break; // a line still being written
+    auto at = line.find("progress launches=");
+    if (at != std::string::npos) last = std::stoull(line.substr(at + 18));
+  }
+  return last;
+}
+
+} // namespace gpuwise::advisor::test
