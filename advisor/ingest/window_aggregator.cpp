@@ -19,6 +19,11 @@ TimeNs keyOf(const model::ApiCall& a) { return a.start; }
 TimeNs keyOf(const model::Allocation& a) { return a.time; }
 TimeNs keyOf(const model::MemorySample& m) { return m.time; }
 TimeNs keyOf(const model::Range& r) { return r.kind == model::RangeKind::Step ? r.end : r.start; }
+TimeNs keyOf(const model::DeviceSample& s) { return s.time; }
+// A cuBLAS call with the kernels it launched: the kernels are owned by their GPU start, shortly
+// after the call; one cut between them (rare: a window holds ~250k events) loses that call's
+// comparison, not its count.
+TimeNs keyOf(const model::BlasCall& b) { return b.start; }
 
 // The last time a record reaches: what decides whether the next window needs it as context.
 TimeNs endOf(const model::KernelExec& k) { return std::max(k.end, k.launch_end); }
@@ -123,6 +128,8 @@ void WindowAggregator::cut(model::ProcessTrace& pending, TimeNs until) {
   takeBefore(pending.allocations, owned.allocations, until, late);
   takeBefore(pending.memory_samples, owned.memory_samples, until, late);
   late_events_ += takeBefore(pending.ranges, owned.ranges, until, late);
+  takeBefore(pending.device_samples, owned.device_samples, until, late);
+  late_events_ += takeBefore(pending.blas_calls, owned.blas_calls, until, late);
   // A step that began before the cut but ends after it waits for the next window: keep its
   // records from its start.
   TimeNs deferred_step_start = WindowBounds::kMax;
