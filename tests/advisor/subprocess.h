@@ -34,6 +34,10 @@ inline std::string buildDir() {
   const char* d = std::getenv("GPUWISE_BUILD_DIR");
   return d ? d : ".";
 }
+inline std::string sourceDir() {
+  const char* d = std::getenv("GPUWISE_SOURCE_DIR");
+  return d ? d : "..";
+}
 
 struct TempDir {
   std::string path;

@@ -27,11 +27,6 @@ std::string which(const std::string& tool) {
   return "";
 }
 
-std::string sourceDir() {
-  const char* s = std::getenv("GPUWISE_SOURCE_DIR");
-  return s ? s : ".";
-}
-
 std::string fixtureFile(const std::string& name) {
   return sourceDir() + "/tests/advisor/webhook_fixtures/" + name;
 }

@@ -28,10 +28,7 @@ inline std::string which(const std::string& tool) {
   return "";
 }
 
-inline std::string sourceDir() {
-  const char* s = std::getenv("GPUWISE_SOURCE_DIR");
-  return s ? s : ".";
-}
+using gpuwise::advisor::test::sourceDir;
 
 inline std::string repoPath(const std::string& rel) {
   return sourceDir() + "/" + rel;

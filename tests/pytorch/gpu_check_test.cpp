@@ -14,10 +14,6 @@ using namespace gpuwise::advisor::test;
 
 namespace {
 
-std::string sourceDir() {
-  const char* d = std::getenv("GPUWISE_SOURCE_DIR");
-  return d ? d : "..";
-}
 std::string python() {
   const char* p = std::getenv("GPUWISE_PYTHON");
   return p ? p : "/usr/bin/python3";

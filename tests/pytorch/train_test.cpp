@@ -25,10 +25,6 @@ using json = nlohmann::json;
 
 namespace {
 
-std::string sourceDir() {
-  const char* d = std::getenv("GPUWISE_SOURCE_DIR");
-  return d ? d : "..";
-}
 std::string python() {
   const char* p = std::getenv("GPUWISE_PYTHON");
   return p ? p : "/usr/bin/python3";

@@ -2,6 +2,7 @@
 #include "profiler/cupti/activity_builders.h"
 #include "profiler/cupti/activity_decoder.h"
 #include "profiler/cupti/fake_cupti_port.h"
+#include "tests/profiler/cupti/record_buffer.h"
 
 #include <catch2/catch.hpp>
 
@@ -15,22 +16,7 @@ using namespace gpuwise::profiler;
 
 namespace {
 
-// Lays records out in one buffer the way the fake delivers them, without the collector.
-struct Buffer {
-  FakeCuptiPort port;
-  std::vector<uint8_t> storage = std::vector<uint8_t>(1 << 16);
-  size_t used = 0;
-  template <class R> void add(const R& r) {
-    uint32_t len = sizeof r;
-    std::memcpy(storage.data() + used, &len, 4);
-    std::memcpy(storage.data() + used + 8, &r, sizeof r);
-    used += 8 + ((sizeof r + 7) & ~size_t{7});
-  }
-  void decodeInto(ActivityDecoder& d, DecodedActivity& out, int64_t now = 0) {
-    d.decode(storage.data(), used, now, out);
-    used = 0;
-  }
-};
+using Buffer = test::RecordBuffer;
 
 const CUpti_CallbackId kLaunch13 = CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000;
 const CUpti_CallbackId kMemcpyAsync = CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020;
