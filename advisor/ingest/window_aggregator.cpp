@@ -172,8 +172,12 @@ JobAnalysis WindowAggregator::analyse(model::ProcessTrace& owned, const WindowBo
   a.collection = analyzeCollection(t, health);
   a.kernels = analyzeKernels(t);
   a.precision = analyzePrecision(a.kernels);
+  // Every analyzer of analyzeJob() (job_analysis.cpp) has its line here too: a live run's report
+  // is made of these windows only.
+  a.blas = analyzeBlasPrecision(t);
   a.copies = analyzeCopies(t);
   a.syncs = analyzeSyncs(t);
+  a.nvml = analyzeNvml(t);
   p.allocations.insert(p.allocations.begin(), carried_allocations_.begin(),
                        carried_allocations_.end());
   a.memory = analyzeMemory(t);
