@@ -247,28 +247,35 @@ TEST_CASE(
   REQUIRE(server);
   CHECK(server->endpoint() == o.endpoint);
 
-  auto sendProcess = [&](int64_t pid, uint64_t session, int batches) {
+  // Catch2's assertions are not thread-safe (ThreadSanitizer reports them): each sender thread
+  // returns what went wrong, and the test thread checks it.
+  auto sendProcess = [&](int64_t pid, uint64_t session, int batches) -> std::string {
     WireClient c(server->endpoint(), pid, session);
-    REQUIRE(c.waitConnected());
-    REQUIRE(c.sendHello(c.makeHello()));
+    if (!c.waitConnected()) return "not connected";
+    if (!c.sendHello(c.makeHello())) return "hello not sent";
     for (int i = 0; i < batches; ++i) {
       addKernels(c.names(), c.encoder(), 5, (1000 + 100 * i) * kMs);
       if (i == 1) {
         // A foreign message, then a real one damaged in transit.
         std::vector<uint8_t> junk{'n', 'o', 't', ' ', 'o', 'u', 'r', 's'};
-        REQUIRE(c.sendRaw(junk));
+        if (!c.sendRaw(junk)) return "junk not sent";
         auto damaged = transport::encodeHello(c.makeHello());
         for (size_t b = damaged.size() / 2; b < damaged.size(); ++b)
           damaged[b] = 0xff;
-        REQUIRE(c.sendRaw(damaged));
+        if (!c.sendRaw(damaged)) return "damaged hello not sent";
       }
-      REQUIRE(c.sendBatch(2, i + 1 == batches, (1000 + 100 * i) * kMs));
+      if (!c.sendBatch(2, i + 1 == batches, (1000 + 100 * i) * kMs))
+        return "batch " + std::to_string(i) + " not sent";
     }
+    return "";
   };
-  std::thread first([&] { sendProcess(1001, 0xaaa, 4); });
-  std::thread second([&] { sendProcess(1002, 0xbbb, 3); });
+  std::string first_error, second_error;
+  std::thread first([&] { first_error = sendProcess(1001, 0xaaa, 4); });
+  std::thread second([&] { second_error = sendProcess(1002, 0xbbb, 3); });
   first.join();
   second.join();
+  CHECK(first_error == "");
+  CHECK(second_error == "");
 
   REQUIRE(
       waitUntil(*server, [](const IngestProgress& p) { return p.streams == 2 && p.allFinal(); }));
