@@ -1,9 +1,11 @@
 // Sample: host synchronisation inside the step.
 //
-// Planted inefficiency: the loop calls cudaDeviceSynchronize after every two kernels (the C++
-// equivalent of `.item()` / `print(loss)` in the middle of a step), so the host stops feeding
-// the GPU and the GPU drains and idles at every sync. The fix: remove the syncs, or sync once per
-// many steps.
+// Planted inefficiency: the loop calls cudaDeviceSynchronize after every two kernels and then
+// spends 40 us on the value it waited for (the C++ equivalent of `loss.item()` / `print(loss)` in
+// the middle of a step), so the host stops feeding the GPU: the GPU drains at every sync and idles
+// until the host has woken up, done its work and launched again, about half of the GPU span. The
+// fix: remove the syncs, or sync once per many steps, so that the host work overlaps queued
+// kernels.
 #include "samples/common/training_loop.h"
 
 template <typename T>
@@ -16,11 +18,12 @@ __global__ void layer_kernel(const T* __restrict__ x, T* __restrict__ y, int n, 
 }
 
 int main(int argc, char** argv) {
-  gwsample::Loop loop("host_sync", argc, argv, /*default_steps=*/2500);
+  gwsample::Loop loop("host_sync", argc, argv, /*default_steps=*/1500);
   constexpr int kN = 1 << 18;
   constexpr int kIters = 1024;
   constexpr int kLayers = 16;
   constexpr int kSyncEvery = 2;
+  constexpr double kHostWorkAfterSync = 40e-6;
   float *a = nullptr, *b = nullptr;
   GW_CHECK(cudaMalloc(&a, kN * sizeof(float)));
   GW_CHECK(cudaMalloc(&b, kN * sizeof(float)));
@@ -33,7 +36,10 @@ int main(int argc, char** argv) {
     for (int layer = 0; layer < kLayers; ++layer) {
       const bool even = layer % 2 == 0;
       loop.launch(layer_kernel<float>, grid, block, 0, nullptr, even ? a : b, even ? b : a, kN, kIters);
-      if ((layer + 1) % kSyncEvery == 0) loop.deviceSync(); // the planted sync
+      if ((layer + 1) % kSyncEvery == 0) {
+        loop.deviceSync();             // the planted sync
+        loop.hostWork(kHostWorkAfterSync); // what the host does with the value it waited for
+      }
     }
   }
   const int rc = loop.finish();

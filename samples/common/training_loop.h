@@ -103,6 +103,14 @@ public:
     ++totals_.syncs;
   }
 
+  // Host work of `seconds` on this thread (a busy wait, as Python code that reads a value and
+  // logs it keeps a core busy), the same on a real GPU and the simulated device.
+  void hostWork(double seconds) const {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+    while (std::chrono::steady_clock::now() < until) {
+    }
+  }
+
   // Tells the simulated device how long one launch of `kernel` with this configuration should
   // take (about what it takes on a real H200), and its registers per thread. Uses the simulator's
   // documented cost model (tests/simdevice/README.md): duration = waves x 2 us x work x

@@ -107,12 +107,13 @@ TEST_CASE("input_stall: the GPU waits while the host prepares each batch") {
   CHECK(num(run.sample, "pinned_bytes") == 20.0 * (1 << 20));
 }
 
-TEST_CASE("host_sync: a device synchronisation after every two kernels") {
+TEST_CASE("host_sync: a device synchronisation after every two kernels, then host work") {
   const Run run = runSample("host_sync", 200);
   checkTotals(run, 200);
   CHECK(num(run.sample, "syncs") == 200.0 * 8);
-  CHECK(num(run.collected, "busy_ratio") < 0.9);
-  CHECK(num(run.collected, "host_sync_s") > 0.5 * num(run.collected, "gpu_span_s"));
+  // 40 us of kernels, then 40 us of host work after each sync: the GPU idles about half the span.
+  CHECK(num(run.collected, "busy_ratio") < 0.65);
+  CHECK(num(run.collected, "host_sync_s") > 0.3 * num(run.collected, "gpu_span_s"));
 }
 
 TEST_CASE("small_footprint: a few GB of a 141 GB GPU, busy a small fraction of the time") {
