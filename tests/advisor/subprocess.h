@@ -3,6 +3,8 @@
 // waited for with a deadline (polling, never a fixed sleep).
 #pragma once
 
+#include "tests/sanitizer_env.h"
+
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
@@ -80,6 +82,7 @@ public:
       if (!overridden) all_env.emplace_back(*e);
     }
     all_env.insert(all_env.end(), env.begin(), env.end());
+    gpuwise::test::keepSanitizerPreload(all_env);
     std::vector<char*> args, envp;
     for (const auto& a : argv)
       args.push_back(const_cast<char*>(a.c_str()));

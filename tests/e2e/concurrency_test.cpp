@@ -3,6 +3,7 @@
 // advisor staying fair when one connection floods it. Every number in the report is checked
 // against what the fault program says it launched.
 #include "tests/e2e/e2e_support.h"
+#include "tests/sanitizer_env.h"
 #include "transport/codec.h"
 #include "transport/zmq/endpoints.h"
 
@@ -42,6 +43,10 @@ TEST_CASE("64 threads launching at once: every kernel of every thread reaches th
 }
 
 TEST_CASE("a process that forks 100 children using the device: each child is its own process") {
+  if (gpuwise::test::underThreadSanitizer()) {
+    WARN("skipped under ThreadSanitizer: it cannot run the children of a multithreaded fork");
+    return;
+  }
   TempDir dir;
   const int kChildren = 100;
   const long kKernels = 200;

@@ -200,14 +200,21 @@ TEST_CASE("garbage, forged, bomb and oversized messages: dropped and counted, me
         return bool(status = app.wait(0ms));
       },
       120s));
-  CHECK(*status == 0);
-  REQUIRE(eventually(
+  {
+    INFO(app.err());
+    CHECK(*status == 0);
+  }
+  // The attacker thread must be joined on every path (a joinable std::thread's destructor
+  // terminates the test binary and hides the failure).
+  const bool attack_done = eventually(
       [&] {
         sample();
         return done.load();
       },
-      120s));
+      120s);
   attack.join();
+  INFO(sent.load() << " hostile messages sent");
+  REQUIRE(attack_done);
   REQUIRE(advisor.finished(2, 60s)); // the program and the marker
   sample();
   auto stopped = advisor.stop();

@@ -2,6 +2,8 @@
 // nothing is printed, exit codes unchanged), into a CUDA-shaped program on FakeCudart (it records,
 // forwards, names its drain thread, and exits promptly), loaded through CUDA_INJECTION64_PATH's
 // InitializeInjection, and the fork program. Every child runs with a deadline.
+#include "tests/sanitizer_env.h"
+
 #include <catch2/catch.hpp>
 
 #include <chrono>
@@ -35,18 +37,6 @@ std::string buildDir() {
 }
 std::string shim() { return buildDir() + "/lib/libgpuwise.so"; }
 
-// Under a sanitizer lane (cmake/sanitizers.cmake) the children need the sanitizer runtime
-// preloaded before the shim, and the lane's options; both are absent from a normal run.
-void passSanitizerEnvironment(std::vector<std::string>& env) {
-  for (const char* name : {"ASAN_OPTIONS", "LSAN_OPTIONS", "UBSAN_OPTIONS", "TSAN_OPTIONS"})
-    if (const char* v = std::getenv(name)) env.push_back(std::string(name) + "=" + v);
-  const char* runtime = std::getenv("GPUWISE_SANITIZER_PRELOAD");
-  if (!runtime || !*runtime) return;
-  for (auto& e : env)
-    if (e.rfind("LD_PRELOAD=", 0) == 0) return void(e.insert(11, std::string(runtime) + ":"));
-  env.push_back(std::string("LD_PRELOAD=") + runtime);
-}
-
 // Runs argv with exactly `env` as its environment (plus PATH), capturing output, killing it at
 // the deadline.
 Result run(std::vector<std::string> argv, std::vector<std::string> env,
@@ -55,7 +45,7 @@ Result run(std::vector<std::string> argv, std::vector<std::string> env,
   REQUIRE(pipe2(out, O_CLOEXEC) == 0);
   REQUIRE(pipe2(err, O_CLOEXEC) == 0);
   env.push_back(std::string("PATH=") + (std::getenv("PATH") ? std::getenv("PATH") : "/usr/bin:/bin"));
-  passSanitizerEnvironment(env);
+  gpuwise::test::passSanitizerEnvironment(env);
   auto t0 = std::chrono::steady_clock::now();
   pid_t pid = fork();
   REQUIRE(pid >= 0);

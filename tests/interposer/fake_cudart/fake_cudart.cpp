@@ -3,6 +3,8 @@
 // the libcudart.so.13 version node like the real library; driver symbols are unversioned-default.
 //
 // Behaviour: "device" memory is malloc'd host memory, copies are memcpy, kernels do nothing.
+// Copies and memsets run one at a time under one lock, as a device's copy engine orders them: the
+// test programs memset the same buffer from several threads, which on a GPU is not a host race.
 // Special inputs produce errors so result pass-through can be checked: cudaMalloc of
 // kFailBytes bytes fails with cudaErrorMemoryAllocation (2); cuMemAlloc_v2 likewise with
 // CUDA_ERROR_OUT_OF_MEMORY (2). fakeCalls(name) counts calls that reached this library.
@@ -23,6 +25,11 @@
 
 namespace {
 std::mutex g_mutex;
+std::mutex g_device; // orders the "device" work (copies, memsets) of all threads
+template <typename F> void onDevice(F&& work) {
+  std::lock_guard<std::mutex> lock(g_device);
+  work();
+}
 std::unordered_map<std::string, long>& calls() {
   static auto* m = new std::unordered_map<std::string, long>;
   return *m;
@@ -35,6 +42,7 @@ void count(const char* name) {
 // threads are calling in here).
 __attribute__((constructor)) void registerForkHandlers() {
   pthread_atfork([] { g_mutex.lock(); }, [] { g_mutex.unlock(); }, [] { g_mutex.unlock(); });
+  pthread_atfork([] { g_device.lock(); }, [] { g_device.unlock(); }, [] { g_device.unlock(); });
 }
 std::atomic<long> g_sync_delay_ns{0};
 void delay() {
@@ -164,13 +172,13 @@ FAKE_EXPORT cudaError_t cudaFreeAsync(void* p, cudaStream_t) {
 }
 FAKE_EXPORT cudaError_t cudaMemcpy(void* d, const void* s, size_t n, cudaMemcpyKind) {
   count("cudaMemcpy");
-  std::memcpy(d, s, n);
+  onDevice([&] { std::memcpy(d, s, n); });
   return cudaSuccess;
 }
 FAKE_EXPORT cudaError_t cudaMemcpyAsync(void* d, const void* s, size_t n, cudaMemcpyKind,
                                         cudaStream_t) {
   count("cudaMemcpyAsync");
-  std::memcpy(d, s, n);
+  onDevice([&] { std::memcpy(d, s, n); });
   return cudaSuccess;
 }
 FAKE_EXPORT cudaError_t cudaMemcpy2D(void*, size_t, const void*, size_t, size_t, size_t,
@@ -185,12 +193,12 @@ FAKE_EXPORT cudaError_t cudaMemcpy2DAsync(void*, size_t, const void*, size_t, si
 }
 FAKE_EXPORT cudaError_t cudaMemset(void* p, int v, size_t n) {
   count("cudaMemset");
-  std::memset(p, v, n);
+  onDevice([&] { std::memset(p, v, n); });
   return cudaSuccess;
 }
 FAKE_EXPORT cudaError_t cudaMemsetAsync(void* p, int v, size_t n, cudaStream_t) {
   count("cudaMemsetAsync");
-  std::memset(p, v, n);
+  onDevice([&] { std::memset(p, v, n); });
   return cudaSuccess;
 }
 FAKE_EXPORT cudaError_t cudaDeviceSynchronize() {
@@ -233,7 +241,7 @@ FAKE_EXPORT CUresult cuMemFree_v2(CUdeviceptr p) {
 }
 FAKE_EXPORT CUresult cuMemcpyHtoD_v2(CUdeviceptr d, const void* s, size_t n) {
   count("cuMemcpyHtoD_v2");
-  std::memcpy(reinterpret_cast<void*>(d), s, n);
+  onDevice([&] { std::memcpy(reinterpret_cast<void*>(d), s, n); });
   return CUDA_SUCCESS;
 }
 FAKE_EXPORT CUresult cuCtxSynchronize() {

@@ -1,0 +1,47 @@
+// Children of a test under a sanitizer lane (cmake/sanitizers.cmake) need the sanitizer runtime
+// preloaded ahead of anything the test preloads itself (the shim): a test that sets LD_PRELOAD
+// replaces the lane's, and a sanitized shim loaded without its runtime first crashes at its first
+// intercepted call (TSan: SEGV at address 0). In a normal build GPUWISE_SANITIZER_PRELOAD is unset
+// and nothing changes.
+#pragma once
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+namespace gpuwise::test {
+
+// True in the TSan lane. TSan turns itself off in the child of a multithreaded fork() (its
+// maintainers: "tsan simply disables itself after multithreaded fork", llvm-project#96600), and
+// gcc 12's runtime aborts such a child at its first thread ("dup thread with used id"): fork
+// children cannot be checked there; the normal and ASan lanes run them.
+inline bool underThreadSanitizer() {
+  const char* runtime = std::getenv("GPUWISE_SANITIZER_PRELOAD");
+  return runtime && std::string(runtime).find("libtsan") != std::string::npos;
+}
+
+// Prepends the lane's runtime to an LD_PRELOAD=... entry of `env`, once.
+inline void keepSanitizerPreload(std::vector<std::string>& env) {
+  const char* runtime = std::getenv("GPUWISE_SANITIZER_PRELOAD");
+  if (!runtime || !*runtime) return;
+  const std::string prefix = "LD_PRELOAD=";
+  for (auto& e : env) {
+    if (e.rfind(prefix, 0) != 0) continue;
+    if (e.find(runtime) == std::string::npos) e.insert(prefix.size(), std::string(runtime) + ":");
+    return;
+  }
+}
+
+// For a child given exactly `env`: the lane's options and its runtime preloaded.
+inline void passSanitizerEnvironment(std::vector<std::string>& env) {
+  for (const char* name : {"ASAN_OPTIONS", "LSAN_OPTIONS", "UBSAN_OPTIONS", "TSAN_OPTIONS"})
+    if (const char* v = std::getenv(name)) env.push_back(std::string(name) + "=" + v);
+  const char* runtime = std::getenv("GPUWISE_SANITIZER_PRELOAD");
+  if (!runtime || !*runtime) return;
+  bool has_preload = false;
+  for (const auto& e : env) has_preload = has_preload || e.rfind("LD_PRELOAD=", 0) == 0;
+  if (!has_preload) env.push_back(std::string("LD_PRELOAD=") + runtime);
+  keepSanitizerPreload(env);
+}
+
+} // namespace gpuwise::test
