@@ -11,6 +11,14 @@
 
 namespace gpuwise::test {
 
+// True in a sanitizer lane: resident memory there is the sanitizer's shadow and quarantine as
+// much as ours (TSan maps several shadow bytes per byte; ASan holds 256 MiB of freed memory back),
+// so memory bounds measured as RSS are checked in the normal build only.
+inline bool underSanitizer() {
+  const char* runtime = std::getenv("GPUWISE_SANITIZER_PRELOAD");
+  return runtime && *runtime;
+}
+
 // True in the TSan lane. TSan turns itself off in the child of a multithreaded fork() (its
 // maintainers: "tsan simply disables itself after multithreaded fork", llvm-project#96600), and
 // gcc 12's runtime aborts such a child at its first thread ("dup thread with used id"): fork

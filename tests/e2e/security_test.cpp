@@ -4,6 +4,7 @@
 // dropped and counted, the advisor's memory stays bounded, and a real process is served meanwhile.
 #include "advisor/ingest/stream_router.h"
 #include "tests/e2e/e2e_support.h"
+#include "tests/sanitizer_env.h"
 #include "transport/codec.h"
 #include "transport/envelope.h"
 #include "transport/zmq/endpoints.h"
@@ -226,7 +227,11 @@ TEST_CASE("garbage, forged, bomb and oversized messages: dropped and counted, me
   CHECK(sent.load() == 10000);
   // Bound: the decoders' scratch for one 64 MiB decoded message (twice: routing and decoding)
   // plus ZeroMQ's queue; nothing hostile is retained.
-  CHECK(rss_peak - rss_start < 256 * 1024);
+  if (gpuwise::test::underSanitizer())
+    WARN("RSS bound not checked under a sanitizer (its shadow memory counts in RSS): grew "
+         << (rss_peak - rss_start) << " KiB");
+  else
+    CHECK(rss_peak - rss_start < 256 * 1024);
 
   json report = readJson(dir / "reports/gpuwise-report.json");
   REQUIRE(report.is_object());
