@@ -5,36 +5,9 @@
 // large grids; the host synchronises once per many steps; memory use is moderate (a quarter of
 // the GPU). The GPU should be busy more than 95 % of the time.
 #include <cuda_bf16.h>
-#include <mma.h>
 
 #include "samples/common/training_loop.h"
-
-// C[M x N] (fp32) = A[M x K] * B[K x N] (bf16, row-major) on the tensor cores. 128 threads per
-// 64 x 64 tile; each warp computes a 32 x 32 patch as 2 x 2 WMMA 16x16x16 fragments.
-template <typename T>
-__global__ void __launch_bounds__(128)
-    bf16_wmma_gemm_kernel(const T* __restrict__ A, const T* __restrict__ B, float* __restrict__ C,
-                          int M, int N, int K) {
-  using namespace nvcuda;
-  const int warp = threadIdx.x / 32;
-  const int tile_m = blockIdx.y * 64 + (warp / 2) * 32;
-  const int tile_n = blockIdx.x * 64 + (warp % 2) * 32;
-  wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[2][2];
-  for (int i = 0; i < 2; ++i)
-    for (int j = 0; j < 2; ++j) wmma::fill_fragment(acc[i][j], 0.0f);
-  for (int k = 0; k < K; k += 16) {
-    wmma::fragment<wmma::matrix_a, 16, 16, 16, T, wmma::row_major> a[2];
-    wmma::fragment<wmma::matrix_b, 16, 16, 16, T, wmma::row_major> b[2];
-    for (int i = 0; i < 2; ++i) wmma::load_matrix_sync(a[i], A + size_t(tile_m + i * 16) * K + k, K);
-    for (int j = 0; j < 2; ++j) wmma::load_matrix_sync(b[j], B + size_t(k) * N + tile_n + j * 16, N);
-    for (int i = 0; i < 2; ++i)
-      for (int j = 0; j < 2; ++j) wmma::mma_sync(acc[i][j], a[i], b[j], acc[i][j]);
-  }
-  for (int i = 0; i < 2; ++i)
-    for (int j = 0; j < 2; ++j)
-      wmma::store_matrix_sync(C + size_t(tile_m + i * 16) * N + tile_n + j * 16, acc[i][j], N,
-                              wmma::mem_row_major);
-}
+#include "samples/common/wmma_gemm.cuh"
 
 template <typename T>
 __global__ void init_kernel(T* __restrict__ x, int n) {
@@ -85,7 +58,7 @@ int main(int argc, char** argv) {
   GW_CHECK(cudaStreamCreateWithFlags(&copy_stream, cudaStreamNonBlocking));
   GW_CHECK(cudaStreamCreateWithFlags(&compute_stream, cudaStreamNonBlocking));
 
-  auto* gemm = bf16_wmma_gemm_kernel<__nv_bfloat16>;
+  auto* gemm = wmma_gemm_kernel<__nv_bfloat16>;
   const dim3 gemm_block(128), gemm_grid(kDim / 64, kDim / 64);
   const int n = static_cast<int>(matrix_elems);
   const dim3 block(256), grid((n + 255) / 256);
