@@ -69,9 +69,7 @@ int advisorCommand(const AdvisorOptions& o, CliIo io) {
     auto builder = std::make_shared<metrics::ExpositionBuilder>();
     IngestServer* ingest = server.get();
     mo.produce = [ingest, builder] {
-      IngestHealth h;
-      auto streams = ingest->streamAnalyses(&h);
-      return builder->build(metrics::buildMetricsInput(std::move(streams), &h));
+      return builder->build(metrics::buildMetricsInput(ingest->streamAnalyses(nullptr)));
     };
     std::ostream* log = &io.err;
     mo.log = [log](const std::string& line) { *log << "gpuwise advisor: " << line << std::endl; };

@@ -71,8 +71,7 @@ ProcessFigures processFigures(StreamAnalysis& s) {
 
 } // namespace
 
-JobFigures buildMetricsInput(std::vector<StreamAnalysis> streams, const IngestHealth* health) {
-  (void)health; // each stream's analysis carries its own health
+JobFigures buildMetricsInput(std::vector<StreamAnalysis> streams) {
   JobFigures job;
   JobAnalysis merged;
   bool first = true;
@@ -108,7 +107,7 @@ JobFigures buildMetricsInput(model::Trace trace, const IngestHealth* health) {
     s.gpus = aggregateDevices(p, activeDevices(p).size() > 1);
     streams.push_back(std::move(s));
   }
-  return buildMetricsInput(std::move(streams), health);
+  return buildMetricsInput(std::move(streams));
 }
 
 } // namespace gpuwise::advisor::metrics

@@ -54,9 +54,9 @@ struct JobFigures {
   bool simulated = false;
 };
 
-// From each stream's aggregates (in order of first contact); `health` (aligned with `streams`)
-// gives the events the advisor received, the losses it counted and which streams finished.
-JobFigures buildMetricsInput(std::vector<StreamAnalysis> streams, const IngestHealth* health);
+// From each stream's aggregates (in order of first contact); each stream's analysis carries its
+// health (the events the advisor received, the losses it counted, whether it finished).
+JobFigures buildMetricsInput(std::vector<StreamAnalysis> streams);
 
 // Analyses `trace` per process into the same aggregates, as one window each; `health` (aligned
 // with trace.processes) as above; nullptr: all connected.

@@ -258,7 +258,9 @@ TEST_CASE("metrics: a multi-window, multi-GPU stream exports what the whole trac
     REQUIRE(t.processes.size() == 1);
     const model::ProcessTrace raw = t.processes.front();
     auto a = parseProm(bw.build(metrics::buildMetricsInput(std::move(t), &hw)));
-    auto b = parseProm(bn.build(metrics::buildMetricsInput(windowed.streamAnalyses(&hn), &hn)));
+    auto b = parseProm(bn.build(metrics::buildMetricsInput(windowed.streamAnalyses(&hn))));
+    REQUIRE(hn.streams.size() == 1);
+    CHECK(hn.streams[0]->batches == hw.streams[0]->batches);
     INFO((final ? "at the end" : "mid-run"));
     checkSame(a, b, [](const PromSeries& x) -> double {
       // The headers' tolerances: one 1 s bucket in 60 s for the recent busy share, and a copy
@@ -322,8 +324,7 @@ TEST_CASE("metrics: an ingest scraped while 2M events flow keeps its memory boun
   mo.min_pause = std::chrono::milliseconds(20);
   auto builder = std::make_shared<metrics::ExpositionBuilder>();
   mo.produce = [&ingest, builder] {
-    IngestHealth h;
-    return builder->build(metrics::buildMetricsInput(ingest->streamAnalyses(&h), &h));
+    return builder->build(metrics::buildMetricsInput(ingest->streamAnalyses(nullptr)));
   };
   mo.log = [](const std::string&) {};
   auto server = metrics::MetricsServer::start(mo, &error);
