@@ -178,7 +178,7 @@ JobAnalysis WindowAggregator::analyse(model::ProcessTrace& owned, const WindowBo
   t.source.kind = model::SourceKind::Live;
   t.processes.push_back(std::move(owned));
   auto& p = t.processes.front();
-  {
+  if (devices) {
     // The window's own records (before the carried allocations and the context join them).
     size_t used = devices_done_.devices.size();
     if (!devices_done_.split && used <= 1)
@@ -327,7 +327,8 @@ JobAnalysis WindowAggregator::analysis(const model::ProcessTrace& pending,
   IngestHealth one;
   if (health) one.streams.push_back(*health);
   DeviceAggregates open_devices;
-  JobAnalysis a = analyse(open, bounds_, health ? &one : nullptr, &open_devices);
+  JobAnalysis a =
+      analyse(open, bounds_, health ? &one : nullptr, devices ? &open_devices : nullptr);
   if (devices) {
     *devices = devices_done_;
     mergeDevices(*devices, open_devices);

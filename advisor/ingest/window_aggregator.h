@@ -72,8 +72,9 @@ public:
 private:
   void cut(model::ProcessTrace& pending, model::TimeNs until);
   // Analyses `owned` (the window's records, moved in) with the context; `owned` ends up holding
-  // the window's records and the context together. `devices` receives the window's per-GPU
-  // aggregates (split when the process has used more than one device, this window included).
+  // the window's records and the context together. `devices` (may be null: not computed) receives
+  // the window's per-GPU aggregates (split when the process has used more than one device, this
+  // window included).
   JobAnalysis analyse(model::ProcessTrace& owned, const WindowBounds& bounds,
                       const IngestHealth* health, DeviceAggregates* devices) const;
   // `into` (the windows cut so far, or a copy) with a later window's per-GPU aggregates.
