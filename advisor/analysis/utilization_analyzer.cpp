@@ -44,8 +44,35 @@ struct DeviceWork {
   std::vector<Interval> by_activity[kActivities];
 };
 
+int64_t bucketIndex(model::TimeNs t) {
+  return t >= 0 ? t / kRecentBucketNs : -((-t + kRecentBucketNs - 1) / kRecentBucketNs);
+}
+
+// The last kRecentBuckets whole-second buckets of sorted, disjoint intervals [start, end).
+RecentBusy recentBusy(const BusySeries& s, const std::vector<Interval>& merged) {
+  RecentBusy r;
+  r.pid = s.pid;
+  r.rank = s.rank;
+  r.device = s.device;
+  r.start = s.start;
+  r.end = s.end;
+  const int64_t last = bucketIndex(std::max(s.start, s.end - 1));
+  r.first_bucket = std::max(bucketIndex(s.start), last - int64_t(kRecentBuckets) + 1);
+  r.busy_ns.assign(size_t(last - r.first_bucket + 1), 0);
+  const model::TimeNs from = r.first_bucket * kRecentBucketNs;
+  for (auto it = merged.rbegin(); it != merged.rend() && it->end > from; ++it) {
+    for (model::TimeNs a = std::max(it->start, from); a < it->end;) {
+      const int64_t b = bucketIndex(a);
+      const model::TimeNs piece_end = std::min(it->end, (b + 1) * kRecentBucketNs);
+      if (b <= last) r.busy_ns[size_t(b - r.first_bucket)] += piece_end - a;
+      a = piece_end;
+    }
+  }
+  return r;
+}
+
 BusySeries busySeries(const model::ProcessInfo& info, uint32_t device, DeviceWork& work,
-                      size_t wanted) {
+                      size_t wanted, RecentBusy* recent) {
   auto& by_activity = work.by_activity;
   for (auto& v : by_activity)
     mergeInPlace(v);
@@ -63,6 +90,7 @@ BusySeries busySeries(const model::ProcessInfo& info, uint32_t device, DeviceWor
   distribute(all, s.start, s.end, s.busy_ns);
   distribute(by_activity[kKernel], s.start, s.end, s.kernel_ns);
   distribute(by_activity[kCopy], s.start, s.end, s.copy_ns);
+  *recent = recentBusy(s, all);
   return s;
 }
 
@@ -223,6 +251,27 @@ BusySeries mergeBusy(const BusySeries& a, const BusySeries& b) {
   return s;
 }
 
+RecentBusy mergeRecent(const RecentBusy& a, const RecentBusy& b) {
+  RecentBusy r = a;
+  r.start = std::min(a.start, b.start);
+  r.end = std::max(a.end, b.end);
+  const int64_t end_a = a.first_bucket + int64_t(a.busy_ns.size());
+  const int64_t end_b = b.first_bucket + int64_t(b.busy_ns.size());
+  const int64_t last = std::max(end_a, end_b) - 1;
+  r.first_bucket =
+      std::max(std::min(a.first_bucket, b.first_bucket), last - int64_t(kRecentBuckets) + 1);
+  r.busy_ns.assign(size_t(last - r.first_bucket + 1), 0);
+  for (const auto* x : {&a, &b})
+    for (size_t i = 0; i < x->busy_ns.size(); ++i) {
+      const int64_t at = x->first_bucket + int64_t(i) - r.first_bucket;
+      if (at < 0) continue; // older than the latest kRecentBuckets
+      auto& v = r.busy_ns[size_t(at)];
+      // Two windows' records that overlap in time are not united: no bucket is busier than long.
+      v = std::min(v + x->busy_ns[i], kRecentBucketNs);
+    }
+  return r;
+}
+
 MemorySeries mergeMemory(const MemorySeries& a, const MemorySeries& b) {
   MemorySeries s = a;
   s.start = std::min(a.start, b.start);
@@ -268,6 +317,21 @@ double BusySeries::copyRatio(size_t i) const {
   return fraction(copy_ns[i], bucketLength(i));
 }
 
+model::TimeNs RecentBusy::busyBetween(model::TimeNs from, model::TimeNs to) const {
+  model::TimeNs busy = 0;
+  for (size_t i = 0; i < busy_ns.size(); ++i) {
+    if (busy_ns[i] == 0) continue;
+    // The part of the bucket the span covers: busy time lies only there.
+    const model::TimeNs lo = std::max((first_bucket + int64_t(i)) * kRecentBucketNs, start);
+    const model::TimeNs hi = std::min((first_bucket + int64_t(i) + 1) * kRecentBucketNs, end);
+    const model::TimeNs in = std::min(hi, to) - std::max(lo, from);
+    if (hi <= lo || in <= 0) continue;
+    busy += in >= hi - lo ? busy_ns[i]
+                          : model::TimeNs(static_cast<__int128>(busy_ns[i]) * in / (hi - lo));
+  }
+  return busy;
+}
+
 uint64_t MemorySeries::peak() const {
   int64_t high = 0;
   for (auto v : reserved)
@@ -290,8 +354,11 @@ UtilizationResult analyzeUtilization(const model::Trace& trace, size_t buckets) 
       add(kCopy, c.start, c.end, c.device);
     for (const auto& m : p.memsets)
       add(kMemset, m.start, m.end, m.device);
-    for (auto& [device, work] : devices)
-      r.busy.push_back(busySeries(p.info, device, work, buckets));
+    for (auto& [device, work] : devices) {
+      RecentBusy recent;
+      r.busy.push_back(busySeries(p.info, device, work, buckets, &recent));
+      r.recent.push_back(std::move(recent));
+    }
     memorySeries(p, buckets, r.memory);
   }
   return r;
@@ -315,7 +382,17 @@ void UtilizationResult::merge(const UtilizationResult& o) {
       *it = mergeMemory(*it, s);
     }
   }
+  for (const auto& s : o.recent) {
+    auto it =
+        std::find_if(recent.begin(), recent.end(), [&](const auto& x) { return sameKey(x, s); });
+    if (it == recent.end()) {
+      recent.push_back(s);
+    } else {
+      *it = mergeRecent(*it, s);
+    }
+  }
   std::sort(busy.begin(), busy.end(), keyLess<BusySeries>);
+  std::sort(recent.begin(), recent.end(), keyLess<RecentBusy>);
   std::sort(memory.begin(), memory.end(), keyLess<MemorySeries>);
 }
 

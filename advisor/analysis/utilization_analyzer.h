@@ -15,9 +15,18 @@
 // a record carry the level of the previous one (memory stays held until freed). A level of -1
 // means "nothing known yet" (before the first record of that kind).
 //
+// Recent busy series, per (process, device): busy ns (the same union of kernel, copy and memset
+// intervals) per kRecentBucketNs bucket aligned on absolute time, for the last kRecentBuckets
+// buckets of the device's span. Its buckets do not move when the span widens, so windows of a live
+// run merge it exactly (sum per bucket, keep the latest kRecentBuckets): what /metrics's busy share
+// of the last 60 s is computed from without raw records (busyBetween(): exact on whole buckets,
+// at most one bucket's busy time off where the 60 s start falls inside a bucket).
+//
 // Pure function of the trace; any thread. Results merge by (pid, rank, device): the two series
 // are re-bucketed onto the widened span (busy time spread evenly over each old bucket, memory by
-// maximum), which is exact in totals and approximate in shape.
+// maximum), which is exact in totals and approximate in shape; the recent series merge by bucket
+// time (exact, except that records of two windows that overlap in time are not united: each
+// bucket is capped at its length).
 #pragma once
 
 #include "advisor/analysis/memory_analyzer.h"
@@ -65,9 +74,29 @@ struct MemorySeries {
   uint64_t peak() const;
 };
 
+inline constexpr model::TimeNs kRecentBucketNs = 1'000'000'000; // 1 s
+inline constexpr size_t kRecentBuckets = 120;                   // the last 2 minutes
+
+struct RecentBusy {
+  int64_t pid = 0;
+  int32_t rank = -1;
+  uint32_t device = 0;
+  model::TimeNs start = 0, end = 0; // the device's GPU span (as BusySeries)
+  // busy_ns[i] is the busy time in [(first_bucket + i) * kRecentBucketNs, + kRecentBucketNs);
+  // consecutive buckets, at most kRecentBuckets, the last one holding `end`.
+  int64_t first_bucket = 0;
+  std::vector<model::TimeNs> busy_ns;
+
+  // Busy time in [from, to): whole buckets exactly; a bucket cut by `from` or `to` counts its
+  // busy time in proportion to the part of it (within the span) that lies inside. Time before
+  // the series' first bucket counts nothing.
+  model::TimeNs busyBetween(model::TimeNs from, model::TimeNs to) const;
+};
+
 struct UtilizationResult {
   std::vector<BusySeries> busy;     // in trace order; by (pid, rank, device) after merge()
   std::vector<MemorySeries> memory; // only (process, device) pairs with a memory record
+  std::vector<RecentBusy> recent;   // one per BusySeries, same order
 
   void merge(const UtilizationResult& other);
 };

@@ -52,9 +52,6 @@ int advisorCommand(const AdvisorOptions& o, CliIo io) {
   std::string error;
   IngestServer::Options so;
   so.endpoint = o.listen;
-  // The /metrics exposition is still built from the raw records of each process (per-GPU kernel
-  // and copy figures, the last 60 s busy share): with it, the ingest keeps every record.
-  if (!o.metrics_addr.empty()) so.window_events = 0;
   auto server = IngestServer::start(so, &error);
   if (!server) {
     pthread_sigmask(SIG_SETMASK, &previous, nullptr);
@@ -62,8 +59,9 @@ int advisorCommand(const AdvisorOptions& o, CliIo io) {
   }
   io.err << "gpuwise advisor: listening on " << server->endpoint() << std::endl;
 
-  // The Prometheus endpoint: its refresh thread snapshots the ingest (the ingest lock is held only
-  // while the snapshot copies) and analyses the copy; scrapes only read the latest text.
+  // The Prometheus endpoint: its refresh thread reads each stream's aggregates (under the ingest
+  // lock, the open window of each stream is analysed: at most a window of records; the ingest keeps
+  // windowing, so a days-long sidecar's memory stays bounded); scrapes only read the latest text.
   std::unique_ptr<metrics::MetricsServer> metrics_server;
   if (!o.metrics_addr.empty()) {
     metrics::MetricsServer::Options mo;
@@ -71,10 +69,7 @@ int advisorCommand(const AdvisorOptions& o, CliIo io) {
     auto builder = std::make_shared<metrics::ExpositionBuilder>();
     IngestServer* ingest = server.get();
     mo.produce = [ingest, builder] {
-      IngestHealth h;
-      model::Trace t = ingest->snapshot(&h);
-      t.source.kind = model::SourceKind::Live;
-      return builder->build(metrics::buildMetricsInput(std::move(t), &h));
+      return builder->build(metrics::buildMetricsInput(ingest->streamAnalyses(nullptr)));
     };
     std::ostream* log = &io.err;
     mo.log = [log](const std::string& line) { *log << "gpuwise advisor: " << line << std::endl; };

@@ -85,6 +85,11 @@ JobAnalysis IngestServer::analysis() const {
   return router_->analysis();
 }
 
+std::vector<StreamAnalysis> IngestServer::streamAnalyses(IngestHealth* health) const {
+  std::lock_guard lock(mutex_);
+  return router_->streamAnalyses(health);
+}
+
 model::Trace IngestServer::snapshot(IngestHealth* health) const {
   std::lock_guard lock(mutex_);
   return router_->snapshot(health);

@@ -66,6 +66,10 @@ public:
   // each stream's open window (at most a window of records) under the ingest lock; after stop(),
   // the final figures.
   JobAnalysis analysis() const;
+  // Each stream's aggregates (StreamRouter::streamAnalyses()): what /metrics is built from.
+  // Under the ingest lock like analysis(): each stream's open window is analysed (at most a
+  // window of records), no raw record is copied out.
+  std::vector<StreamAnalysis> streamAnalyses(IngestHealth* health) const;
   // A copy of the records not yet folded into a window (all of them with window_events == 0).
   model::Trace snapshot(IngestHealth* health) const;
   // Stops the ingest thread, closes the receiver and finishes the tee file.

@@ -66,16 +66,31 @@ ProcessStream::accept(const transport::MessageOpener& opened) {
   return std::nullopt;
 }
 
-JobAnalysis ProcessStream::analysis() const {
+JobAnalysis ProcessStream::analysis(DeviceAggregates* devices) const {
   auto h = health();
-  if (windows_) return windows_->analysis(trace_, &h);
+  if (windows_) return windows_->analysis(trace_, &h, devices);
   model::Trace t;
   t.processes.push_back(trace_);
   IngestHealth one;
   one.streams.push_back(h);
   auto a = analyzeJob(t, {std::nullopt, &one, {}});
   a.wall_ns.reset();
+  if (devices) {
+    auto& p = t.processes.front();
+    *devices = aggregateDevices(p, activeDevices(p).size() > 1);
+  }
   return a;
+}
+
+StreamAnalysis ProcessStream::aggregates() const {
+  StreamAnalysis s;
+  s.info = trace_.info;
+  s.devices = trace_.devices;
+  s.simulated = simulated_;
+  s.analysis = analysis(&s.gpus);
+  s.analysis.source.simulated = s.analysis.source.simulated || simulated_;
+  s.analysis.wall_ns = wallNs();
+  return s;
 }
 
 std::optional<model::TimeNs> ProcessStream::wallNs() const {

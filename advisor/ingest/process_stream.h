@@ -18,6 +18,17 @@
 
 namespace gpuwise::advisor {
 
+// One stream as /metrics reads it: its identity and its aggregates, no raw records.
+struct StreamAnalysis {
+  model::ProcessInfo info;
+  std::vector<model::DeviceInfo> devices; // as its Hello reported them
+  bool simulated = false;
+  // The whole stream so far (ProcessStream::analysis()), with its health in the collection
+  // figures and wall_ns set to wallNs().
+  JobAnalysis analysis;
+  DeviceAggregates gpus; // per-GPU figures of the same
+};
+
 class ProcessStream {
 public:
   ProcessStream(int64_t pid, uint64_t session_id, size_t window_events = kDefaultWindowEvents);
@@ -39,8 +50,12 @@ public:
   uint64_t events() const { return events_; }
   uint64_t windows() const { return windows_ ? windows_->windows() : 0; }
   // The whole stream so far (windows cut and the open one), with its health; wall_ns unset.
-  JobAnalysis analysis() const;
+  // `devices` (may be null) receives the per-GPU aggregates of the same.
+  JobAnalysis analysis(DeviceAggregates* devices = nullptr) const;
   std::optional<model::TimeNs> wallNs() const;
+  // analysis() with the stream's identity and per-GPU aggregates: what /metrics reads. Analyses
+  // the open window (at most window_events records; every record with windowing off).
+  StreamAnalysis aggregates() const;
 
 private:
   void applyHello(transport::Hello&& hello);

@@ -99,6 +99,20 @@ JobAnalysis StreamRouter::analysis() const {
   return job;
 }
 
+std::vector<StreamAnalysis> StreamRouter::streamAnalyses(IngestHealth* health) const {
+  std::vector<StreamAnalysis> out;
+  out.reserve(streams_.size());
+  for (const auto& s : streams_) {
+    out.push_back(s->aggregates());
+    if (health) health->streams.push_back(s->health());
+  }
+  if (health) {
+    health->messages = progress_.messages;
+    health->rejected_by_reason = rejected_;
+  }
+  return out;
+}
+
 model::Trace StreamRouter::snapshot(IngestHealth* health) const {
   model::Trace t;
   t.source.kind = model::SourceKind::Live;

@@ -64,6 +64,11 @@ public:
   // health); wall_ns: the longest process's wall span. What live reports and /metrics read.
   JobAnalysis analysis() const;
 
+  // Each stream's aggregates (ProcessStream::aggregates()), in order of first contact, with the
+  // ingest's figures in `health` (may be null; its streams aligned with the result). Analyses
+  // each stream's open window; no raw record is copied out. What /metrics reads.
+  std::vector<StreamAnalysis> streamAnalyses(IngestHealth* health) const;
+
   // A copy of every stream's records not yet folded into a window (all of them with
   // window_events == 0), in order of first contact, with the matching health.
   model::Trace snapshot(IngestHealth* health) const;

@@ -149,7 +149,9 @@ void WindowAggregator::cut(model::ProcessTrace& pending, TimeNs until) {
       if (r.kind == model::RangeKind::Step) last_step_end = std::max(last_step_end, r.end);
   if (bounds_.annotated_steps || last_step_end != WindowBounds::kMin)
     bounds.count_until = std::min(until, std::max(last_step_end, bounds_.steps_from));
-  JobAnalysis window = analyse(owned, bounds, nullptr);
+  DeviceAggregates window_devices;
+  JobAnalysis window = analyse(owned, bounds, nullptr, &window_devices);
+  mergeDevices(devices_done_, window_devices);
   carryAllocations(owned);
   keepContext(owned, window, until, deferred_step_start);
   if (done_) {
@@ -160,12 +162,30 @@ void WindowAggregator::cut(model::ProcessTrace& pending, TimeNs until) {
   ++windows_cut_;
 }
 
+void WindowAggregator::mergeDevices(DeviceAggregates& into, const DeviceAggregates& window) const {
+  // The first split window: every window before was on the one device seen so far.
+  if (window.split && !into.split) {
+    static const KernelResult kNoKernels;
+    static const CopyResult kNoCopies;
+    into.promote(done_ ? done_->kernels : kNoKernels, done_ ? done_->copies : kNoCopies);
+  }
+  into.merge(window);
+}
+
 JobAnalysis WindowAggregator::analyse(model::ProcessTrace& owned, const WindowBounds& bounds,
-                                      const IngestHealth* health) const {
+                                      const IngestHealth* health, DeviceAggregates* devices) const {
   model::Trace t;
   t.source.kind = model::SourceKind::Live;
   t.processes.push_back(std::move(owned));
   auto& p = t.processes.front();
+  if (devices) {
+    // The window's own records (before the carried allocations and the context join them).
+    size_t used = devices_done_.devices.size();
+    if (!devices_done_.split && used <= 1)
+      for (uint32_t d : activeDevices(p))
+        if (!devices_done_.devices.contains(d)) ++used;
+    *devices = aggregateDevices(p, devices_done_.split || used > 1);
+  }
   JobAnalysis a;
   a.source = t.source;
   // Per record, from the window's own records (the carried allocations are not events).
@@ -301,11 +321,18 @@ void WindowAggregator::keepContext(model::ProcessTrace& all, const JobAnalysis& 
 }
 
 JobAnalysis WindowAggregator::analysis(const model::ProcessTrace& pending,
-                                       const StreamHealth* health) const {
+                                       const StreamHealth* health,
+                                       DeviceAggregates* devices) const {
   model::ProcessTrace open = pending; // every pending record belongs to the open window
   IngestHealth one;
   if (health) one.streams.push_back(*health);
-  JobAnalysis a = analyse(open, bounds_, health ? &one : nullptr);
+  DeviceAggregates open_devices;
+  JobAnalysis a =
+      analyse(open, bounds_, health ? &one : nullptr, devices ? &open_devices : nullptr);
+  if (devices) {
+    *devices = devices_done_;
+    mergeDevices(*devices, open_devices);
+  }
   if (!done_) return a;
   JobAnalysis all = *done_;
   all.merge(a); // the open window brings the stream's cumulative drops, shim cost and health

@@ -23,14 +23,21 @@
 // not on the timeline (lateEvents() counts them); a device silent for a whole window loses its
 // context, so the idle before its next activity is "other"; context is capped at half a window
 // (a process whose steps cannot be inferred keeps at most that much; eight windows while an
-// annotated step is open, and in the first eight windows before any step is known), and inferred steps are found per window: their count and cut points
-// can differ from a whole-trace inference (the time figures and the input stall do not); the utilisation series are re-bucketed at each
-// merge (exact totals, approximate shape); kernel duration percentiles merge approximately.
+// annotated step is open, and in the first eight windows before any step is known), and inferred
+// steps are found per window: their count and cut points can differ from a whole-trace inference
+// (the time figures and the input stall do not); the utilisation series are re-bucketed at each
+// merge (exact totals, approximate shape; the recent 1 s series merge exactly); kernel duration
+// percentiles merge approximately.
+//
+// Per-GPU figures (device_aggregates.h) are aggregated alongside, for /metrics: kernels and copies
+// per device once the process has used a second device (exact: they are per-record figures),
+// memory held now per device.
 //
 // Owned by one ProcessStream, on its thread. Never throws except std::bad_alloc.
 #pragma once
 
 #include "advisor/analysis/job_analysis.h"
+#include "advisor/ingest/device_aggregates.h"
 #include "profiler/model/trace.h"
 
 #include <cstddef>
@@ -51,8 +58,9 @@ public:
   bool maybeCut(model::ProcessTrace& pending);
   // The whole process so far: the windows cut and the open window (`pending` and the context),
   // with `health` (this stream's view, may be null) in the collection figures. wall_ns is left
-  // unset (see wallNs()).
-  JobAnalysis analysis(const model::ProcessTrace& pending, const StreamHealth* health) const;
+  // unset (see wallNs()). `devices` (may be null) receives the per-GPU aggregates of the same.
+  JobAnalysis analysis(const model::ProcessTrace& pending, const StreamHealth* health,
+                       DeviceAggregates* devices = nullptr) const;
   // The process's wall time: the producer's span when known, else its records' span.
   std::optional<model::TimeNs> wallNs(const model::ProcessTrace& pending) const;
 
@@ -64,15 +72,20 @@ public:
 private:
   void cut(model::ProcessTrace& pending, model::TimeNs until);
   // Analyses `owned` (the window's records, moved in) with the context; `owned` ends up holding
-  // the window's records and the context together.
+  // the window's records and the context together. `devices` (may be null: not computed) receives
+  // the window's per-GPU aggregates (split when the process has used more than one device, this
+  // window included).
   JobAnalysis analyse(model::ProcessTrace& owned, const WindowBounds& bounds,
-                      const IngestHealth* health) const;
+                      const IngestHealth* health, DeviceAggregates* devices) const;
+  // `into` (the windows cut so far, or a copy) with a later window's per-GPU aggregates.
+  void mergeDevices(DeviceAggregates& into, const DeviceAggregates& window) const;
   void carryAllocations(const model::ProcessTrace& owned);
   void keepContext(model::ProcessTrace& all, const JobAnalysis& window, model::TimeNs until,
                    model::TimeNs deferred_step_start);
 
   size_t window_events_;
   std::optional<JobAnalysis> done_; // the windows cut so far, merged
+  DeviceAggregates devices_done_;   // their per-GPU aggregates
   model::ProcessTrace context_;     // records carried for the next window (vectors only)
   std::vector<model::Allocation> carried_allocations_; // live at the last cut
   WindowBounds bounds_;             // what the next window counts

@@ -1,13 +1,20 @@
-// What the Prometheus exposition is built from: per (process, GPU) figures of a live job, taken
-// from one snapshot of the ingest. The analysis runs per process (the contract labels every series
-// with the process's rank), and the kernel and copy analyzers per GPU of a multi-GPU process.
+// What the Prometheus exposition is built from: per (process, GPU) figures of a live job. The live
+// advisor builds them from each stream's aggregates (IngestServer::streamAnalyses(): the windows
+// analysed so far and the open one, never the raw records of the run, so its memory stays bounded,
+// issue 7); a whole trace (tests, replays) is analysed per process into the same aggregates. The
+// contract labels every series with the process's rank, so figures are per process; the kernel and
+// copy figures are per GPU for a process that used several (device_aggregates.h).
 //
-// Pure; any thread. buildMetricsInput() takes the snapshot by value and moves the processes out of
-// it, so the caller's copy of a long run is not copied again.
+// busy_ratio_60s comes from the utilisation analyzer's recent series (1 s buckets): exact while the
+// device's span is shorter than 60 s; otherwise the bucket the 60 s window starts in counts in
+// proportion to the part of it inside, off by at most that bucket's busy time (1 s in 60 s).
+//
+// Pure; any thread. The inputs are taken by value and moved from.
 #pragma once
 
 #include "advisor/analysis/collection_analyzer.h"
 #include "advisor/analysis/job_analysis.h"
+#include "advisor/ingest/process_stream.h"
 #include "advisor/rules/recommendation.h"
 #include "profiler/model/trace.h"
 
@@ -47,8 +54,12 @@ struct JobFigures {
   bool simulated = false;
 };
 
-// Analyses `trace` per process; `health` (aligned with trace.processes) gives the events the
-// advisor received, the losses it counted and which streams finished; nullptr: all connected.
+// From each stream's aggregates (in order of first contact); each stream's analysis carries its
+// health (the events the advisor received, the losses it counted, whether it finished).
+JobFigures buildMetricsInput(std::vector<StreamAnalysis> streams);
+
+// Analyses `trace` per process into the same aggregates, as one window each; `health` (aligned
+// with trace.processes) as above; nullptr: all connected.
 JobFigures buildMetricsInput(model::Trace trace, const IngestHealth* health);
 
 } // namespace gpuwise::advisor::metrics
