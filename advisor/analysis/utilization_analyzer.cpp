@@ -364,33 +364,26 @@ UtilizationResult analyzeUtilization(const model::Trace& trace, size_t buckets) 
   return r;
 }
 
+namespace {
+
+// Folds each series of `later` into the one of `mine` with the same key, or appends it.
+template <typename T, typename Merge>
+void mergeByKey(std::vector<T>& mine, const std::vector<T>& later, Merge merge) {
+  for (const auto& s : later) {
+    auto it = std::find_if(mine.begin(), mine.end(), [&](const T& x) { return sameKey(x, s); });
+    if (it == mine.end())
+      mine.push_back(s);
+    else
+      *it = merge(*it, s);
+  }
+}
+
+} // namespace
+
 void UtilizationResult::merge(const UtilizationResult& o) {
-  for (const auto& s : o.busy) {
-    auto it = std::find_if(busy.begin(), busy.end(), [&](const auto& x) { return sameKey(x, s); });
-    if (it == busy.end()) {
-      busy.push_back(s);
-    } else {
-      *it = mergeBusy(*it, s);
-    }
-  }
-  for (const auto& s : o.memory) {
-    auto it =
-        std::find_if(memory.begin(), memory.end(), [&](const auto& x) { return sameKey(x, s); });
-    if (it == memory.end()) {
-      memory.push_back(s);
-    } else {
-      *it = mergeMemory(*it, s);
-    }
-  }
-  for (const auto& s : o.recent) {
-    auto it =
-        std::find_if(recent.begin(), recent.end(), [&](const auto& x) { return sameKey(x, s); });
-    if (it == recent.end()) {
-      recent.push_back(s);
-    } else {
-      *it = mergeRecent(*it, s);
-    }
-  }
+  mergeByKey(busy, o.busy, mergeBusy);
+  mergeByKey(memory, o.memory, mergeMemory);
+  mergeByKey(recent, o.recent, mergeRecent);
   std::sort(busy.begin(), busy.end(), keyLess<BusySeries>);
   std::sort(recent.begin(), recent.end(), keyLess<RecentBusy>);
   std::sort(memory.begin(), memory.end(), keyLess<MemorySeries>);
