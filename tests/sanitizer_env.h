@@ -28,6 +28,13 @@ inline bool underThreadSanitizer() {
   return runtime && std::string(runtime).find("libtsan") != std::string::npos;
 }
 
+// "RUNTIME:" in a sanitizer lane, "" otherwise: what keepSanitizerPreload() puts in front of a
+// test's own LD_PRELOAD, for tests that check the exact value a child sees.
+inline std::string sanitizerPreloadPrefix() {
+  const char* runtime = std::getenv("GPUWISE_SANITIZER_PRELOAD");
+  return runtime && *runtime ? std::string(runtime) + ":" : std::string();
+}
+
 // Prepends the lane's runtime to an LD_PRELOAD=... entry of `env`, once.
 inline void keepSanitizerPreload(std::vector<std::string>& env) {
   const char* runtime = std::getenv("GPUWISE_SANITIZER_PRELOAD");

@@ -57,7 +57,8 @@ TEST_CASE("gpuwise run: reports the fake shim's run and exits with its code") {
   INFO(p.err());
   // The environment the shim gets.
   auto env = readEnvFile(dir / "env");
-  CHECK(env["LD_PRELOAD"] == emptyShim() + ":libm.so.6");
+  CHECK(env["LD_PRELOAD"] ==
+        emptyShim() + ":" + gpuwise::test::sanitizerPreloadPrefix() + "libm.so.6");
   CHECK(env["CUDA_INJECTION64_PATH"] == emptyShim());
   CHECK(env["GPUWISE_ENDPOINT"].rfind("ipc:///", 0) == 0);
   // The private socket directory is gone after the run.
