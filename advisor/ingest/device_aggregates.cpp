@@ -52,11 +52,15 @@ std::set<uint32_t> activeDevices(const model::ProcessTrace& p) {
   return d;
 }
 
-DeviceAggregates aggregateDevices(model::ProcessTrace& p, bool split) {
+DeviceAggregates aggregateDevices(model::ProcessTrace& p, const DeviceAggregates& before) {
   DeviceAggregates r;
-  r.split = split;
-  for (uint32_t d : activeDevices(p))
+  std::set<uint32_t> used = activeDevices(p);
+  for (uint32_t d : used)
     r.devices[d];
+  for (const auto& [d, _] : before.devices)
+    used.insert(d);
+  r.split = before.split || used.size() > 1;
+  const bool split = r.split;
   for (const auto& s : p.memory_samples) {
     if (s.reserved_bytes < 0) continue;
     auto& d = r.devices[s.device];

@@ -51,9 +51,11 @@ struct DeviceAggregates {
 // Devices with any activity in `p`: kernels, copies, memsets, device allocations, memory samples.
 std::set<uint32_t> activeDevices(const model::ProcessTrace& p);
 
-// The aggregates of `p`'s own records; with `split`, its kernels and copies analysed per device
-// (the per-device analysis copies one device's kernels and copies at a time and borrows p's name
-// table, which is back in `p` when this returns; p's records are not changed).
-DeviceAggregates aggregateDevices(model::ProcessTrace& p, bool split);
+// The aggregates of `p`'s own records. `before` is what the same process's earlier records gave
+// (empty for a whole process): kernels and copies are analysed per device (split) once the process
+// has used more than one device, counting `before`'s (the per-device analysis copies one device's
+// kernels and copies at a time and borrows p's name table, which is back in `p` when this returns;
+// p's records are not changed).
+DeviceAggregates aggregateDevices(model::ProcessTrace& p, const DeviceAggregates& before = {});
 
 } // namespace gpuwise::advisor

@@ -77,7 +77,7 @@ JobAnalysis ProcessStream::analysis(DeviceAggregates* devices) const {
   a.wall_ns.reset();
   if (devices) {
     auto& p = t.processes.front();
-    *devices = aggregateDevices(p, activeDevices(p).size() > 1);
+    *devices = aggregateDevices(p);
   }
   return a;
 }

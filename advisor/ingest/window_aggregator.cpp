@@ -180,11 +180,7 @@ JobAnalysis WindowAggregator::analyse(model::ProcessTrace& owned, const WindowBo
   auto& p = t.processes.front();
   if (devices) {
     // The window's own records (before the carried allocations and the context join them).
-    size_t used = devices_done_.devices.size();
-    if (!devices_done_.split && used <= 1)
-      for (uint32_t d : activeDevices(p))
-        if (!devices_done_.devices.contains(d)) ++used;
-    *devices = aggregateDevices(p, devices_done_.split || used > 1);
+    *devices = aggregateDevices(p, devices_done_);
   }
   JobAnalysis a;
   a.source = t.source;

@@ -104,7 +104,7 @@ JobFigures buildMetricsInput(model::Trace trace, const IngestHealth* health) {
     s.info = p.info;
     s.devices = p.devices;
     s.simulated = trace.source.simulated;
-    s.gpus = aggregateDevices(p, activeDevices(p).size() > 1);
+    s.gpus = aggregateDevices(p);
     streams.push_back(std::move(s));
   }
   return buildMetricsInput(std::move(streams));
