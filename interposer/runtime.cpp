@@ -107,9 +107,7 @@ void knowDevices(Session& s) {
   }
   if (s.nvml_tried || s.devices.devices.empty()) return;
   s.nvml_tried = true;
-  if (!g_deps->make_nvml_port) return;
-  s.nvml_port = g_deps->make_nvml_port();
-  if (!s.nvml_port) return;
+  if (!s.nvml_port) return; // loaded (or not) by doStart, see there
   auto monitor = std::make_unique<profiler::NvmlMonitor>(*s.nvml_port);
   std::string why;
   if (!monitor->open(&why)) {
@@ -188,6 +186,13 @@ bool doStart() {
       logLine(LogLevel::Debug, "interposer tier: %s", r.reason.c_str());
     }
   }
+
+  // Every library the shim loads is loaded here, on the application's thread that starts it, never
+  // on the drain thread: a fork while another thread is inside dlopen leaves the child's loader
+  // mid-update, and the child's next dlopen aborts it (glibc: "Inconsistency detected by ld.so:
+  // dl-open.c: ... r_state == RT_CONSISTENT"). The application's own loads race its own forks; the
+  // shim must not add a thread that does. NVML's slow nvmlInit still runs on the drain thread.
+  if (g_deps->make_nvml_port) s->nvml_port = g_deps->make_nvml_port();
 
   // CUPTI records every launch with its API interval: the hooks need only count them.
   const bool launches_covered =

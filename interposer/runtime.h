@@ -34,7 +34,8 @@ struct ShimDeps {
                                            uint64_t session_id, int64_t pid, std::string* error)>
       make_sink;
   std::function<std::unique_ptr<profiler::CuptiPort>()> make_cupti_port;
-  // Default DlNvmlPort("libnvidia-ml.so.1"); null: no device facts from NVML.
+  // Default DlNvmlPort("libnvidia-ml.so.1"); null: no device facts from NVML. Both factories are
+  // called on the thread that starts the shim, never on the drain thread (they dlopen).
   std::function<std::unique_ptr<profiler::NvmlPort>()> make_nvml_port;
   // Tests shorten the coverage horizons; zero keeps the defaults.
   DrainOptions drain;

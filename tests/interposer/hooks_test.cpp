@@ -7,6 +7,7 @@
 #include "interposer/recorder.h"
 #include "interposer/runtime.h"
 #include "profiler/cupti/fake_cupti_port.h"
+#include "profiler/nvml/fake_nvml_port.h"
 
 #include <catch2/catch.hpp>
 
@@ -31,6 +32,8 @@ namespace {
 
 FakeBatchSink* g_sink = nullptr;
 profiler::FakeCuptiPort* g_port = nullptr;
+// The threads the port factories ran on (they dlopen in production: see doStart).
+std::vector<std::thread::id> g_port_factory_threads;
 
 struct Options {
   bool cupti = false;
@@ -58,7 +61,12 @@ void startWith(Options o) {
     g_sink = s.get();
     return std::unique_ptr<BatchSink>(std::move(s));
   };
+  d.make_nvml_port = [] {
+    g_port_factory_threads.push_back(std::this_thread::get_id());
+    return std::unique_ptr<profiler::NvmlPort>(std::make_unique<profiler::FakeNvmlPort>());
+  };
   d.make_cupti_port = [o] {
+    g_port_factory_threads.push_back(std::this_thread::get_id());
     auto p = std::make_unique<profiler::FakeCuptiPort>();
     p->subscribe_result_ = o.subscribe;
     p->enable_results_[CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL] = o.kernels_enable;
@@ -66,6 +74,7 @@ void startWith(Options o) {
     return std::unique_ptr<profiler::CuptiPort>(std::move(p));
   };
   g_sink = nullptr;
+  g_port_factory_threads.clear();
   configure(c, d);
 }
 
@@ -469,4 +478,16 @@ TEST_CASE("A tool holding CUPTI's activity: the shim gives CUPTI back, records w
   CHECK(st.tier == model::CollectionTier::Interposer);
   CHECK(st.tier_reason.find("privileges") != std::string::npos);
   CHECK(resetForTest(std::chrono::seconds(10)));
+}
+
+TEST_CASE("Libraries are loaded on the thread that starts the shim, never on the drain thread "
+          "(a fork during a drain-thread dlopen aborts the child in ld.so)") {
+  startWith({.cupti = true});
+  void* p = nullptr;
+  CHECK(cudaMalloc(&p, 256) == cudaSuccess);
+  received(); // the drain has gone round: Hello sent, devices and NVML asked
+  REQUIRE(g_port_factory_threads.size() == 2); // CUPTI's port and NVML's, once each
+  for (auto id : g_port_factory_threads)
+    CHECK(id == std::this_thread::get_id());
+  CHECK(cudaFree(p) == cudaSuccess);
 }
