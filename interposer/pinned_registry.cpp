@@ -1,5 +1,7 @@
 #include "interposer/pinned_registry.h"
 
+#include "profiler/model/process_lifetime.h"
+
 #include <algorithm>
 #include <cstdlib>
 #include <memory>
@@ -124,6 +126,8 @@ size_t PinnedRegistry::retiredCount() const {
 
 void PinnedRegistry::clear() {
   // The parent's snapshots are abandoned (not freed): cheap, and safe whatever state they were in.
+  for (const Snapshot* s : retired_) model::keptForProcessLifetime(s);
+  model::keptForProcessLifetime(current_.load(std::memory_order_seq_cst));
   ranges_.clear();
   retired_.clear();
   current_.store(nullptr, std::memory_order_seq_cst);

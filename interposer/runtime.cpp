@@ -7,6 +7,7 @@
 #include "profiler/clock/clock.h"
 #include "profiler/cupti/cupti_collector.h"
 #include "profiler/cupti/dl_cupti_port.h"
+#include "profiler/model/process_lifetime.h"
 #include "profiler/nvml/dl_nvml_port.h"
 #include "profiler/nvml/nvml_monitor.h"
 
@@ -155,18 +156,18 @@ bool doStart() {
   profiler::Clock& clock = profiler::initProcessClock(c.allow_counter_clock);
 
   if (!g_rings.load()) {
-    auto* rings = new RingPool;
+    auto* rings = model::keptForProcessLifetime(new RingPool);
     if (!rings->init(c.max_threads, c.ring_events)) {
       logLine(LogLevel::Warn, "could not reserve %u rings of %u events: off", c.max_threads,
               c.ring_events);
       delete rings;
       return false;
     }
-    g_pinned.store(new PinnedRegistry(rings->ringCount()));
+    g_pinned.store(model::keptForProcessLifetime(new PinnedRegistry(rings->ringCount())));
     g_rings.store(rings, std::memory_order_release);
   }
 
-  auto* s = new Session; // leaked, see above
+  auto* s = model::keptForProcessLifetime(new Session); // leaked, see above
   s->id = newSessionId();
   s->pid = getpid();
   s->start_ns = clock.nowNs();
@@ -288,8 +289,8 @@ ShimDeps defaultDeps() {
 }
 
 void configure(const Config& config, ShimDeps deps) {
-  g_config = new Config(config);
-  g_deps = new ShimDeps(std::move(deps));
+  g_config = model::keptForProcessLifetime(new Config(config));
+  g_deps = model::keptForProcessLifetime(new ShimDeps(std::move(deps)));
   setLogLevel(config.log);
   g_mode.store(config.disabled ? kModeOff : kModeUnstarted, std::memory_order_release);
 }

@@ -4,6 +4,7 @@
 #include "profiler/cupti/cupti_cbids.h"
 #include "profiler/cupti/cupti_port.h"
 #include "profiler/cupti/timestamp_mapper.h"
+#include "profiler/model/process_lifetime.h"
 
 #include <atomic>
 
@@ -102,7 +103,7 @@ CuptiCollector::StartResult CuptiCollector::start(TimestampFn timestamp) {
   port_.setThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
 
   if (!pool_) {
-    pool_ = new BufferPool(options_.buffer_bytes, options_.buffer_count);
+    pool_ = model::keptForProcessLifetime(new BufferPool(options_.buffer_bytes, options_.buffer_count));
     if (!pool_->valid()) {
       undo();
       return {false, "could not reserve CUPTI activity buffers"};

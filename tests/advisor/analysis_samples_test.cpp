@@ -109,7 +109,13 @@ TEST_CASE("launch_bound: the GPU idles between tiny kernels for the launches") {
   const auto& s = r.report["summary"];
   const auto& idle = r.report["idle"];
   REQUIRE(s["launch_overhead_ratio"].is_number());
-  CHECK(idle["launch_overhead_gaps"].get<double>() > 0.5 * idle["gaps"].get<double>());
+  // Under a sanitizer the instrumented host side (the simulated runtime, the shim) spends ~20 us
+  // per launch instead of ~2: the gaps are then rightly host-bound, not launch overhead, and the
+  // cause checks below hold in the normal lane only.
+  const bool host_slowed = gpuwise::test::underSanitizer();
+  if (host_slowed) WARN("sanitizer lane: launch-overhead shares not checked");
+  if (!host_slowed)
+    CHECK(idle["launch_overhead_gaps"].get<double>() > 0.5 * idle["gaps"].get<double>());
   CHECK(idle["short_kernels"] == idle["timed_kernels"]);
   CHECK(s["sm_fill"].get<double>() < 0.1); // grids of 16 blocks on 132 SMs
   CHECK(s["input_stall_ratio"].get<double>() < 0.01);
@@ -133,10 +139,10 @@ TEST_CASE("launch_bound: the GPU idles between tiny kernels for the launches") {
   const double launch_s = idle["seconds_by_cause"]["launch_overhead"].get<double>();
   INFO("idle in gaps < 1 ms: " << gaps.short_s << " s, in longer gaps: " << gaps.long_s
                                << " s, launch overhead: " << launch_s << " s");
-  CHECK(launch_s > 0.5 * gaps.short_s);
+  if (!host_slowed) CHECK(launch_s > 0.5 * gaps.short_s);
   CHECK(launch_s <= gaps.short_s + 1e-9);
-  if (gaps.long_s < gaps.short_s)
+  if (!host_slowed && gaps.long_s < gaps.short_s)
     CHECK(s["launch_overhead_ratio"].get<double>() > 0.2);
-  else
+  else if (!host_slowed)
     WARN("the host descheduled the sample for " << gaps.long_s << " s: ratio not checked");
 }

@@ -77,7 +77,9 @@ Run runTrain(const TempDir& dir, const std::string& tag, const std::vector<std::
   }
   for (const std::string& a : {train, std::string("--steps"), std::string("60")}) cmd.push_back(a);
   cmd.insert(cmd.end(), flags.begin(), flags.end());
-  Process p(cmd, env, dir.path, dir.path, tag);
+  std::vector<std::string> child_env = env;
+  gpuwise::test::withoutLeakChecks(child_env); // python (tests/sanitizer_env.h)
+  Process p(cmd, child_env, dir.path, dir.path, tag);
   Run r;
   r.status = p.wait(std::chrono::seconds(300)).value_or(-1);
   r.err = p.err();
@@ -229,10 +231,12 @@ TEST_CASE("a CUDA runtime loaded RTLD_LOCAL (ctypes' default) is still found beh
   // a libcudart that arrived with an RTLD_LOCAL dlopen is found by its soname instead. Before
   // that, every call answered "initialization error" and the program failed.
   TempDir dir;
+  std::vector<std::string> env;
+  gpuwise::test::withoutLeakChecks(env); // python (tests/sanitizer_env.h)
   Process p({buildDir() + "/bin/gpuwise", "run", "--simulate", "--report-json", dir / "local.json",
              "--", python(), sourceDir() + "/tests/pytorch/local_runtime.py",
              buildDir() + "/samples/pytorch/libgwtrain_sim.so", "5"},
-            {}, dir.path, dir.path, "local");
+            env, dir.path, dir.path, "local");
   REQUIRE(p.wait(std::chrono::seconds(300)).value_or(-1) == 0);
   INFO(p.err());
   static const std::regex kernels_re(R"(local_runtime kernels=(\d+))");
