@@ -43,7 +43,8 @@ struct Session {
   std::unique_ptr<Drain> drain;
   bool devices_queried = false; // drain thread only
   DeviceQuery devices;          // drain thread only
-  // NVML, opened on the drain thread once the devices are known (never on an application thread).
+  // NVML: the library is loaded by doStart (see there); nvmlInit and every query run on the drain
+  // thread once the devices are known, never on an application thread.
   bool nvml_tried = false;
   std::unique_ptr<profiler::NvmlPort> nvml_port;
   std::unique_ptr<profiler::NvmlMonitor> nvml;

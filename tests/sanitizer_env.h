@@ -64,12 +64,38 @@ inline void passSanitizerEnvironment(std::vector<std::string>& env) {
   keepSanitizerPreload(env);
 }
 
+// Removes the lane's runtime from the LD_PRELOAD entry of `env` (the entry goes when nothing else
+// is left in it), for a program that never loads our code: there the preloaded runtime only gets in
+// the way (gcc 12's libasan preloaded into curl deadlocks in its first setlocale).
+inline void withoutSanitizerRuntime(std::vector<std::string>& env) {
+  const char* runtime = std::getenv("GPUWISE_SANITIZER_PRELOAD");
+  if (!runtime || !*runtime) return;
+  const std::string prefix = "LD_PRELOAD=";
+  for (size_t i = 0; i < env.size(); ++i) {
+    if (env[i].rfind(prefix, 0) != 0) continue;
+    std::string kept, list = env[i].substr(prefix.size());
+    for (size_t at = 0; at <= list.size();) {
+      size_t end = list.find_first_of(": ", at);
+      if (end == std::string::npos) end = list.size();
+      std::string item = list.substr(at, end - at);
+      if (!item.empty() && item != runtime) kept += (kept.empty() ? "" : ":") + item;
+      at = end + 1;
+    }
+    if (kept.empty())
+      env.erase(env.begin() + long(i));
+    else
+      env[i] = prefix + kept;
+    return;
+  }
+}
+
 // The ASan lane checks leaks in the programs we build. `withoutLeakChecks(env)` turns the check
 // off (detect_leaks=0 after the lane's ASAN_OPTIONS, in the ASAN_OPTIONS entry of `env`, added when
 // absent) for a child whose leaks LeakSanitizer cannot judge:
 // - programs we do not build, and what they start (bash, openssl, curl, python: their own leaks
 //   are not ours, and LeakSanitizer's tracer cannot stop Python's threads: "Tracer caught signal
-//   11"); advisor::test::Process does this by itself when argv[0] is not in the build tree;
+//   11"); advisor::test::Process does this by itself when argv[0] is not in the build tree (and
+//   takes the runtime away from those that do not run our programs, withoutSanitizerRuntime());
 // - the child of a fork() in a multithreaded process: the parent's other threads do not exist
 //   there, LeakSanitizer cannot suspend and scan them ("Running thread N was not suspended. False
 //   leaks are possible.") and reports what only their stacks held.

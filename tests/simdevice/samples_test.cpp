@@ -10,6 +10,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "tests/sanitizer_env.h"
 #include "tests/simdevice/test_support.h"
 
 namespace {
@@ -113,7 +114,11 @@ TEST_CASE("host_sync: a device synchronisation after every two kernels, then hos
   CHECK(num(run.sample, "syncs") == 200.0 * 8);
   // 40 us of kernels, then 40 us of host work after each sync: the GPU idles about half the span.
   CHECK(num(run.collected, "busy_ratio") < 0.65);
-  CHECK(num(run.collected, "host_sync_s") > 0.3 * num(run.collected, "gpu_span_s"));
+  // The syncs' share of the span: under a sanitizer the instrumented host side (the simulated
+  // runtime) launches slower than the simulated GPU runs, its syncs find the work done and return
+  // at once; the share is checked in the normal lane only.
+  if (!gpuwise::test::underSanitizer())
+    CHECK(num(run.collected, "host_sync_s") > 0.3 * num(run.collected, "gpu_span_s"));
 }
 
 TEST_CASE("small_footprint: a few GB of a 141 GB GPU, busy a small fraction of the time") {
