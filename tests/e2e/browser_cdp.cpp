@@ -1,6 +1,7 @@
 #include "tests/e2e/browser_cdp.h"
 
 #include "tests/e2e/browser_png.h"
+#include "tests/sanitizer_env.h"
 
 #include <cerrno>
 #include <csignal>
@@ -40,6 +41,23 @@ std::string readAll(const std::string& path) {
   return ss.str();
 }
 
+// The environment the browser runs in: this process's, without a sanitizer lane's runtime and leak
+// checks (tests/sanitizer_env.h: the browser never loads our code, and libasan preloaded into it
+// hangs its start). Kept alive with the pointers into it.
+struct BrowserEnvironment {
+  std::vector<std::string> entries;
+  std::vector<char*> pointers;
+  BrowserEnvironment() {
+    for (char** e = environ; *e; ++e)
+      entries.emplace_back(*e);
+    gpuwise::test::withoutSanitizerRuntime(entries);
+    gpuwise::test::withoutLeakChecks(entries);
+    for (auto& e : entries)
+      pointers.push_back(e.data());
+    pointers.push_back(nullptr);
+  }
+};
+
 // The captured output of a short command, and whether it exited 0.
 bool capture(const std::vector<std::string>& argv, std::string* out) {
   std::string path =
@@ -53,7 +71,8 @@ bool capture(const std::vector<std::string>& argv, std::string* out) {
     args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   pid_t pid;
-  int rc = posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), environ);
+  BrowserEnvironment env;
+  int rc = posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), env.pointers.data());
   posix_spawn_file_actions_destroy(&fa);
   if (rc != 0) return false;
   int status = 0;
@@ -135,7 +154,8 @@ Chromium::Chromium(const std::string& binary, const std::string& work_dir)
   for (const auto& a : argv)
     args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
-  int rc = posix_spawn(&pid_, binary.c_str(), &fa, &attr, args.data(), environ);
+  BrowserEnvironment env;
+  int rc = posix_spawn(&pid_, binary.c_str(), &fa, &attr, args.data(), env.pointers.data());
   posix_spawn_file_actions_destroy(&fa);
   posix_spawnattr_destroy(&attr);
   ::close(child_in);
