@@ -157,13 +157,14 @@ bool doStart() {
   profiler::Clock& clock = profiler::initProcessClock(c.allow_counter_clock);
 
   if (!g_rings.load()) {
-    auto* rings = model::keptForProcessLifetime(new RingPool);
+    auto* rings = new RingPool;
     if (!rings->init(c.max_threads, c.ring_events)) {
       logLine(LogLevel::Warn, "could not reserve %u rings of %u events: off", c.max_threads,
               c.ring_events);
       delete rings;
       return false;
     }
+    model::keptForProcessLifetime(rings);
     g_pinned.store(model::keptForProcessLifetime(new PinnedRegistry(rings->ringCount())));
     g_rings.store(rings, std::memory_order_release);
   }

@@ -94,8 +94,7 @@ inline void withoutSanitizerRuntime(std::vector<std::string>& env) {
 // absent) for a child whose leaks LeakSanitizer cannot judge:
 // - programs we do not build, and what they start (bash, openssl, curl, python: their own leaks
 //   are not ours, and LeakSanitizer's tracer cannot stop Python's threads: "Tracer caught signal
-//   11"); advisor::test::Process does this by itself when argv[0] is not in the build tree (and
-//   takes the runtime away from those that do not run our programs, withoutSanitizerRuntime());
+//   11"); forProgram() below does this for every program outside the build tree;
 // - the child of a fork() in a multithreaded process: the parent's other threads do not exist
 //   there, LeakSanitizer cannot suspend and scan them ("Running thread N was not suspended. False
 //   leaks are possible.") and reports what only their stacks held.
@@ -109,6 +108,18 @@ inline void withoutLeakChecks(std::vector<std::string>& env) {
   }
   const char* lane = std::getenv("ASAN_OPTIONS");
   if (lane && *lane) env.push_back(prefix + lane + ":detect_leaks=0");
+}
+
+// The sanitizer lanes' rule for the full environment `env` of a child running `program`: leaks are
+// checked in the programs we build only (those under `build_dir`), and the runtime stays preloaded
+// only where our code may run: our programs, and Python, which runs them (gpu-check, train.py
+// under `gpuwise run`). curl, openssl, bash scripts, kubectl and the browser never load our code.
+inline void forProgram(const std::string& program, const std::string& build_dir,
+                       std::vector<std::string>& env) {
+  if (!build_dir.empty() && program.rfind(build_dir + "/", 0) == 0) return;
+  withoutLeakChecks(env);
+  const std::string name = program.substr(program.rfind('/') + 1);
+  if (name.rfind("python", 0) != 0) withoutSanitizerRuntime(env);
 }
 
 } // namespace gpuwise::test

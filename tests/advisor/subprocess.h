@@ -83,15 +83,7 @@ public:
     }
     all_env.insert(all_env.end(), env.begin(), env.end());
     gpuwise::test::keepSanitizerPreload(all_env);
-    // Sanitizer lanes (tests/sanitizer_env.h): leaks are checked in the programs we build only, and
-    // the runtime stays preloaded only where our code may run: our programs, and Python (which
-    // runs them: gpu-check, train.py under `gpuwise run`). curl, openssl, bash scripts, kubectl
-    // and the browser never load our code.
-    if (argv.empty() || argv[0].rfind(buildDir() + "/", 0) != 0) {
-      gpuwise::test::withoutLeakChecks(all_env);
-      const std::string program = argv.empty() ? "" : argv[0].substr(argv[0].rfind('/') + 1);
-      if (program.rfind("python", 0) != 0) gpuwise::test::withoutSanitizerRuntime(all_env);
-    }
+    gpuwise::test::forProgram(argv.empty() ? "" : argv[0], buildDir(), all_env);
     std::vector<char*> args, envp;
     for (const auto& a : argv)
       args.push_back(const_cast<char*>(a.c_str()));

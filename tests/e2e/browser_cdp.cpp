@@ -41,17 +41,16 @@ std::string readAll(const std::string& path) {
   return ss.str();
 }
 
-// The environment the browser runs in: this process's, without a sanitizer lane's runtime and leak
-// checks (tests/sanitizer_env.h: the browser never loads our code, and libasan preloaded into it
-// hangs its start). Kept alive with the pointers into it.
+// The environment the browser `binary` runs in: this process's, as the sanitizer lanes' rule has it
+// for a program we do not build (tests/sanitizer_env.h: libasan preloaded into Chromium hangs its
+// start). Kept alive with the pointers into it.
 struct BrowserEnvironment {
   std::vector<std::string> entries;
   std::vector<char*> pointers;
-  BrowserEnvironment() {
+  explicit BrowserEnvironment(const std::string& binary) {
     for (char** e = environ; *e; ++e)
       entries.emplace_back(*e);
-    gpuwise::test::withoutSanitizerRuntime(entries);
-    gpuwise::test::withoutLeakChecks(entries);
+    gpuwise::test::forProgram(binary, "", entries);
     for (auto& e : entries)
       pointers.push_back(e.data());
     pointers.push_back(nullptr);
@@ -71,7 +70,7 @@ bool capture(const std::vector<std::string>& argv, std::string* out) {
     args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   pid_t pid;
-  BrowserEnvironment env;
+  BrowserEnvironment env(argv[0]);
   int rc = posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), env.pointers.data());
   posix_spawn_file_actions_destroy(&fa);
   if (rc != 0) return false;
@@ -154,7 +153,7 @@ Chromium::Chromium(const std::string& binary, const std::string& work_dir)
   for (const auto& a : argv)
     args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
-  BrowserEnvironment env;
+  BrowserEnvironment env(binary);
   int rc = posix_spawn(&pid_, binary.c_str(), &fa, &attr, args.data(), env.pointers.data());
   posix_spawn_file_actions_destroy(&fa);
   posix_spawnattr_destroy(&attr);
