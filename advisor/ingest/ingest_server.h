@@ -67,8 +67,9 @@ public:
   // the final figures.
   JobAnalysis analysis() const;
   // Each stream's aggregates (StreamRouter::streamAnalyses()): what /metrics is built from.
-  // Under the ingest lock like analysis(): each stream's open window is analysed (at most a
-  // window of records), no raw record is copied out.
+  // Takes the ingest lock once per stream, for as long as it takes to copy that stream's open
+  // window (FrozenStream); the analysis of the copy runs after the lock is released. Streams are
+  // copied one after another, so two streams' figures may be a few messages apart.
   std::vector<StreamAnalysis> streamAnalyses(IngestHealth* health) const;
   // A copy of the records not yet folded into a window (all of them with window_events == 0).
   model::Trace snapshot(IngestHealth* health) const;

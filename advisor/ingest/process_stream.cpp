@@ -66,40 +66,63 @@ ProcessStream::accept(const transport::MessageOpener& opened) {
   return std::nullopt;
 }
 
-JobAnalysis ProcessStream::analysis(DeviceAggregates* devices) const {
-  auto h = health();
-  if (windows_) return windows_->analysis(trace_, &h, devices);
+namespace {
+
+// One stream's analysis: through its window aggregator, or of the whole trace when windowing is
+// off. `trace` by value: callers with a copy of their own move it in.
+JobAnalysis analyseStream(model::ProcessTrace trace, const WindowAggregator* windows,
+                          const StreamHealth& health, DeviceAggregates* devices) {
+  if (windows) return windows->analysis(std::move(trace), &health, devices);
   model::Trace t;
-  t.processes.push_back(trace_);
+  t.processes.push_back(std::move(trace));
   IngestHealth one;
-  one.streams.push_back(h);
+  one.streams.push_back(health);
   auto a = analyzeJob(t, {std::nullopt, &one, {}});
   a.wall_ns.reset();
-  if (devices) {
-    auto& p = t.processes.front();
-    *devices = aggregateDevices(p);
-  }
+  if (devices) *devices = aggregateDevices(t.processes.front());
   return a;
 }
 
-StreamAnalysis ProcessStream::aggregates() const {
-  StreamAnalysis s;
-  s.info = trace_.info;
-  s.devices = trace_.devices;
-  s.simulated = simulated_;
-  s.analysis = analysis(&s.gpus);
-  s.analysis.source.simulated = s.analysis.source.simulated || simulated_;
-  s.analysis.wall_ns = wallNs();
-  return s;
+std::optional<model::TimeNs> streamWallNs(const model::ProcessTrace& trace,
+                                          const WindowAggregator* windows) {
+  if (windows) return windows->wallNs(trace);
+  if (trace.wall_start != 0 && trace.wall_end >= trace.wall_start)
+    return trace.wall_end - trace.wall_start;
+  auto lo = recordSpanStart(trace), hi = recordSpanEnd(trace);
+  if (!lo || !hi) return std::nullopt;
+  return *hi - *lo;
+}
+
+} // namespace
+
+JobAnalysis ProcessStream::analysis(DeviceAggregates* devices) const {
+  return analyseStream(trace_, windows_.get(), health(), devices);
 }
 
 std::optional<model::TimeNs> ProcessStream::wallNs() const {
-  if (windows_) return windows_->wallNs(trace_);
-  if (trace_.wall_start != 0 && trace_.wall_end >= trace_.wall_start)
-    return trace_.wall_end - trace_.wall_start;
-  auto lo = recordSpanStart(trace_), hi = recordSpanEnd(trace_);
-  if (!lo || !hi) return std::nullopt;
-  return *hi - *lo;
+  return streamWallNs(trace_, windows_.get());
+}
+
+FrozenStream ProcessStream::freeze() const {
+  FrozenStream f;
+  f.trace = trace_;
+  if (windows_) f.windows = *windows_;
+  f.health = health();
+  f.simulated = simulated_;
+  return f;
+}
+
+StreamAnalysis FrozenStream::aggregates() && {
+  StreamAnalysis s;
+  s.info = trace.info;
+  s.devices = trace.devices;
+  s.simulated = simulated;
+  const WindowAggregator* w = windows ? &*windows : nullptr;
+  auto wall = streamWallNs(trace, w); // before the records move into the analysis
+  s.analysis = analyseStream(std::move(trace), w, health, &s.gpus);
+  s.analysis.source.simulated = s.analysis.source.simulated || simulated;
+  s.analysis.wall_ns = wall;
+  return s;
 }
 
 void ProcessStream::applyHello(transport::Hello&& hello) {

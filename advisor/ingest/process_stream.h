@@ -29,6 +29,22 @@ struct StreamAnalysis {
   DeviceAggregates gpus; // per-GPU figures of the same
 };
 
+// A stream's state as its aggregates are computed from it, copied: the open window's records, the
+// window aggregator (the windows cut, the context carried into the open one), health and
+// identity. Taken under the lock that guards the stream and analysed after it is released
+// (IngestServer::streamAnalyses), so a /metrics refresh holds the ingest thread up for a copy of
+// one stream's records rather than the analysis of every stream (advisor_ingest_bench,
+// BM_MetricsRefreshLockHold).
+struct FrozenStream {
+  model::ProcessTrace trace;
+  std::optional<WindowAggregator> windows; // empty: windowing off, `trace` holds every record
+  StreamHealth health;
+  bool simulated = false;
+
+  // The analysis; consumes the copied records.
+  StreamAnalysis aggregates() &&;
+};
+
 class ProcessStream {
 public:
   ProcessStream(int64_t pid, uint64_t session_id, size_t window_events = kDefaultWindowEvents);
@@ -55,7 +71,9 @@ public:
   std::optional<model::TimeNs> wallNs() const;
   // analysis() with the stream's identity and per-GPU aggregates: what /metrics reads. Analyses
   // the open window (at most window_events records; every record with windowing off).
-  StreamAnalysis aggregates() const;
+  StreamAnalysis aggregates() const { return freeze().aggregates(); }
+  // The copy aggregates() analyses: the part that needs the stream to hold still.
+  FrozenStream freeze() const;
 
 private:
   void applyHello(transport::Hello&& hello);

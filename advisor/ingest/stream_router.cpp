@@ -102,15 +102,22 @@ JobAnalysis StreamRouter::analysis() const {
 std::vector<StreamAnalysis> StreamRouter::streamAnalyses(IngestHealth* health) const {
   std::vector<StreamAnalysis> out;
   out.reserve(streams_.size());
-  for (const auto& s : streams_) {
-    out.push_back(s->aggregates());
-    if (health) health->streams.push_back(s->health());
-  }
-  if (health) {
-    health->messages = progress_.messages;
-    health->rejected_by_reason = rejected_;
-  }
+  for (size_t i = 0; i < streams_.size(); ++i)
+    out.push_back(freezeStream(i, health).aggregates());
+  fillIngestHealth(health);
   return out;
+}
+
+FrozenStream StreamRouter::freezeStream(size_t i, IngestHealth* health) const {
+  FrozenStream f = streams_.at(i)->freeze();
+  if (health) health->streams.push_back(f.health);
+  return f;
+}
+
+void StreamRouter::fillIngestHealth(IngestHealth* health) const {
+  if (!health) return;
+  health->messages = progress_.messages;
+  health->rejected_by_reason = rejected_;
 }
 
 model::Trace StreamRouter::snapshot(IngestHealth* health) const {
@@ -121,10 +128,7 @@ model::Trace StreamRouter::snapshot(IngestHealth* health) const {
     t.source.simulated = t.source.simulated || s->simulated();
     if (health) health->streams.push_back(s->health());
   }
-  if (health) {
-    health->messages = progress_.messages;
-    health->rejected_by_reason = rejected_;
-  }
+  fillIngestHealth(health);
   return t;
 }
 

@@ -65,9 +65,16 @@ public:
   JobAnalysis analysis() const;
 
   // Each stream's aggregates (ProcessStream::aggregates()), in order of first contact, with the
-  // ingest's figures in `health` (may be null; its streams aligned with the result). Analyses
-  // each stream's open window; no raw record is copied out. What /metrics reads.
+  // ingest's figures in `health` (may be null; its streams aligned with the result). Analyses a
+  // copy of each stream's open window (FrozenStream). What /metrics reads.
   std::vector<StreamAnalysis> streamAnalyses(IngestHealth* health) const;
+  // The same in parts, for a caller that must not hold the router still while streams are
+  // analysed (IngestServer): the streams so far, stream i's copy with its health appended to
+  // `health` (may be null), and the ingest's own figures. Streams are only ever added (until
+  // take()), so index i names the same stream between calls.
+  size_t streamCount() const { return streams_.size(); }
+  FrozenStream freezeStream(size_t i, IngestHealth* health) const;
+  void fillIngestHealth(IngestHealth* health) const;
 
   // A copy of every stream's records not yet folded into a window (all of them with
   // window_events == 0), in order of first contact, with the matching health.

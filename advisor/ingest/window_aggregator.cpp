@@ -316,15 +316,14 @@ void WindowAggregator::keepContext(model::ProcessTrace& all, const JobAnalysis& 
   bounds_.owned_from = until;
 }
 
-JobAnalysis WindowAggregator::analysis(const model::ProcessTrace& pending,
-                                       const StreamHealth* health,
+JobAnalysis WindowAggregator::analysis(model::ProcessTrace pending, const StreamHealth* health,
                                        DeviceAggregates* devices) const {
-  model::ProcessTrace open = pending; // every pending record belongs to the open window
+  // Every pending record belongs to the open window.
   IngestHealth one;
   if (health) one.streams.push_back(*health);
   DeviceAggregates open_devices;
   JobAnalysis a =
-      analyse(open, bounds_, health ? &one : nullptr, devices ? &open_devices : nullptr);
+      analyse(pending, bounds_, health ? &one : nullptr, devices ? &open_devices : nullptr);
   if (devices) {
     *devices = devices_done_;
     mergeDevices(*devices, open_devices);

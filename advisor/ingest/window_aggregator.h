@@ -59,7 +59,8 @@ public:
   // The whole process so far: the windows cut and the open window (`pending` and the context),
   // with `health` (this stream's view, may be null) in the collection figures. wall_ns is left
   // unset (see wallNs()). `devices` (may be null) receives the per-GPU aggregates of the same.
-  JobAnalysis analysis(const model::ProcessTrace& pending, const StreamHealth* health,
+  // `pending` is taken by value: a caller holding a copy of its own moves it in.
+  JobAnalysis analysis(model::ProcessTrace pending, const StreamHealth* health,
                        DeviceAggregates* devices = nullptr) const;
   // The process's wall time: the producer's span when known, else its records' span.
   std::optional<model::TimeNs> wallNs(const model::ProcessTrace& pending) const;

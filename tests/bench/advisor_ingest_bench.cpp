@@ -10,6 +10,12 @@
 //                                events_per_cpu_s: the same per CPU-second of every thread (the
 //                                ingest thread's work and the senders' sends), steadier than wall
 //                                time on a shared machine.
+//   BM_MetricsRefreshLockHold/P  what a /metrics refresh (IngestServer::streamAnalyses) costs the
+//                                ingest thread: P processes, each with an open window of 120k
+//                                kernels (about half a window, the usual state between cuts); a
+//                                probe thread takes the ingest lock in a loop as the ingest thread
+//                                does per message, and its longest wait during the refresh is
+//                                how long ingest stood still (max_ingest_wait_ms).
 #include "advisor/ingest/ingest_server.h"
 #include "advisor/ingest/stream_router.h"
 #include "transport/codec.h"
@@ -17,7 +23,9 @@
 
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <sys/resource.h>
 #include <thread>
 
@@ -35,7 +43,7 @@ struct Stream {
 // One process's messages: a Hello, then `batches` batches of `per_batch` kernels drawn from 50
 // launch sites, timed like a steady loop (3% jitter-free, so this is the codec's best case and
 // the decoder's fastest path; the shim's real batches differ only in residual sizes).
-Stream makeStream(int64_t pid, uint64_t session, int batches, int per_batch) {
+Stream makeStream(int64_t pid, uint64_t session, int batches, int per_batch, bool ends = true) {
   Stream s;
   model::NameTable names;
   transport::BatchEncoder enc(names, session, pid);
@@ -61,7 +69,7 @@ Stream makeStream(int64_t pid, uint64_t session, int batches, int per_batch) {
       enc.add(k);
       t += 2000;
     }
-    s.batches.push_back(enc.encode(0, b + 1 == batches, t));
+    s.batches.push_back(enc.encode(0, ends && b + 1 == batches, t));
     enc.confirm(true);
     s.events += size_t(per_batch);
     s.bytes += s.batches.back().size();
@@ -167,6 +175,75 @@ BENCHMARK(BM_IngestProcesses)
     ->Arg(64)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
+
+void BM_MetricsRefreshLockHold(benchmark::State& state) {
+  const int processes = static_cast<int>(state.range(0));
+  const int kBatches = 12, kPerBatch = 10000; // 120k events: an open window, never cut
+  IngestServer::Options o;
+  o.endpoint = "tcp://127.0.0.1:*";
+  o.log = [](std::string_view) {};
+  std::string error;
+  auto server = IngestServer::start(o, &error);
+  if (!server) {
+    state.SkipWithError(error.c_str());
+    return;
+  }
+  size_t total_events = 0;
+  {
+    transport::PushSender::Options so;
+    so.send_hwm = 1000;
+    so.linger_ms = 5000;
+    for (int p = 0; p < processes; ++p) {
+      Stream s = makeStream(2000 + p, 9000 + uint64_t(p), kBatches, kPerBatch, false);
+      auto sender = transport::PushSender::connect(server->endpoint(), so, &error);
+      while (!sender->takeReconnected())
+        std::this_thread::yield();
+      auto send = [&](const std::vector<uint8_t>& m) {
+        while (sender->trySend(m) != transport::SendResult::Sent)
+          std::this_thread::yield();
+      };
+      send(s.hello);
+      for (const auto& m : s.batches)
+        send(m);
+      sender->close();
+      total_events += s.events;
+    }
+  }
+  if (!server->waitFor([&](const IngestProgress& pr) { return pr.events >= total_events; },
+                       std::chrono::steady_clock::now() + std::chrono::seconds(300))) {
+    state.SkipWithError("not every event arrived");
+    return;
+  }
+  if (server->progress().windows != 0) {
+    state.SkipWithError("a window was cut: the open windows are not what is measured");
+    return;
+  }
+  using Clock = std::chrono::steady_clock;
+  double max_wait_ms = 0, refresh_ms_sum = 0;
+  for (auto _ : state) {
+    std::atomic<bool> refreshing{true};
+    double wait_ms = 0;
+    std::thread probe([&] {
+      while (refreshing.load()) {
+        auto t0 = Clock::now();
+        benchmark::DoNotOptimize(server->progress().events);
+        wait_ms = std::max(wait_ms, std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+        std::this_thread::yield();
+      }
+    });
+    auto t0 = Clock::now();
+    auto streams = server->streamAnalyses(nullptr);
+    refresh_ms_sum += std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+    refreshing = false;
+    probe.join();
+    if (streams.size() != size_t(processes)) state.SkipWithError("a stream is missing");
+    max_wait_ms = std::max(max_wait_ms, wait_ms);
+  }
+  state.counters["processes"] = processes;
+  state.counters["refresh_ms"] = refresh_ms_sum / double(state.iterations());
+  state.counters["max_ingest_wait_ms"] = max_wait_ms;
+}
+BENCHMARK(BM_MetricsRefreshLockHold)->Arg(8)->Arg(64)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3);
 
 } // namespace
 
