@@ -26,6 +26,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <stdexcept>
 #include <sys/resource.h>
 #include <thread>
 
@@ -101,6 +102,42 @@ double processCpuSeconds() {
   return sec(u.ru_utime) + sec(u.ru_stime);
 }
 
+// An ingest server on a free loopback port that logs nothing; null, the benchmark skipped, when
+// it cannot bind.
+std::unique_ptr<IngestServer> startServer(benchmark::State& state) {
+  IngestServer::Options o;
+  o.endpoint = "tcp://127.0.0.1:*";
+  o.log = [](std::string_view) {};
+  std::string error;
+  auto server = IngestServer::start(o, &error);
+  if (!server) state.SkipWithError(error.c_str());
+  return server;
+}
+
+// A PUSH sender as the shim sets one up, connected (the sends that follow reach the server).
+std::unique_ptr<transport::PushSender> connectSender(const IngestServer& server) {
+  transport::PushSender::Options so;
+  so.send_hwm = 1000;
+  so.linger_ms = 5000;
+  std::string error;
+  auto sender = transport::PushSender::connect(server.endpoint(), so, &error);
+  if (!sender) throw std::runtime_error("cannot connect to the ingest server: " + error);
+  while (!sender->takeReconnected())
+    std::this_thread::yield();
+  return sender;
+}
+
+// The stream's Hello and batches, each retried while the send queue is full.
+void sendStream(transport::PushSender& sender, const Stream& s) {
+  auto send = [&](const std::vector<uint8_t>& m) {
+    while (sender.trySend(m) != transport::SendResult::Sent)
+      std::this_thread::yield();
+  };
+  send(s.hello);
+  for (const auto& m : s.batches)
+    send(m);
+}
+
 void BM_IngestProcesses(benchmark::State& state) {
   const int processes = static_cast<int>(state.range(0));
   const int kTotalBatches = 64, kPerBatch = 10000;
@@ -115,37 +152,18 @@ void BM_IngestProcesses(benchmark::State& state) {
                   // measures the neighbours; CPU per event measures the ingest's cost
   for (auto _ : state) {
     state.PauseTiming();
-    IngestServer::Options o;
-    o.endpoint = "tcp://127.0.0.1:*";
-    o.log = [](std::string_view) {};
-    std::string error;
-    auto server = IngestServer::start(o, &error);
-    if (!server) {
-      state.SkipWithError(error.c_str());
-      return;
-    }
+    auto server = startServer(state);
+    if (!server) return;
     std::vector<std::unique_ptr<transport::PushSender>> senders;
-    for (int p = 0; p < processes; ++p) {
-      transport::PushSender::Options so;
-      so.send_hwm = 1000;
-      so.linger_ms = 5000;
-      senders.push_back(transport::PushSender::connect(server->endpoint(), so, &error));
-      while (!senders.back()->takeReconnected())
-        std::this_thread::yield();
-    }
+    for (int p = 0; p < processes; ++p)
+      senders.push_back(connectSender(*server));
     std::atomic<int> go{0};
     std::vector<std::thread> threads;
     for (int p = 0; p < processes; ++p) {
       threads.emplace_back([&, p] {
         while (go.load() == 0)
           std::this_thread::yield();
-        auto send = [&](const std::vector<uint8_t>& m) {
-          while (senders[size_t(p)]->trySend(m) != transport::SendResult::Sent)
-            std::this_thread::yield();
-        };
-        send(streams[size_t(p)].hello);
-        for (const auto& m : streams[size_t(p)].batches)
-          send(m);
+        sendStream(*senders[size_t(p)], streams[size_t(p)]);
       });
     }
     state.ResumeTiming();
@@ -179,35 +197,15 @@ BENCHMARK(BM_IngestProcesses)
 void BM_MetricsRefreshLockHold(benchmark::State& state) {
   const int processes = static_cast<int>(state.range(0));
   const int kBatches = 12, kPerBatch = 10000; // 120k events: an open window, never cut
-  IngestServer::Options o;
-  o.endpoint = "tcp://127.0.0.1:*";
-  o.log = [](std::string_view) {};
-  std::string error;
-  auto server = IngestServer::start(o, &error);
-  if (!server) {
-    state.SkipWithError(error.c_str());
-    return;
-  }
+  auto server = startServer(state);
+  if (!server) return;
   size_t total_events = 0;
-  {
-    transport::PushSender::Options so;
-    so.send_hwm = 1000;
-    so.linger_ms = 5000;
-    for (int p = 0; p < processes; ++p) {
-      Stream s = makeStream(2000 + p, 9000 + uint64_t(p), kBatches, kPerBatch, false);
-      auto sender = transport::PushSender::connect(server->endpoint(), so, &error);
-      while (!sender->takeReconnected())
-        std::this_thread::yield();
-      auto send = [&](const std::vector<uint8_t>& m) {
-        while (sender->trySend(m) != transport::SendResult::Sent)
-          std::this_thread::yield();
-      };
-      send(s.hello);
-      for (const auto& m : s.batches)
-        send(m);
-      sender->close();
-      total_events += s.events;
-    }
+  for (int p = 0; p < processes; ++p) {
+    Stream s = makeStream(2000 + p, 9000 + uint64_t(p), kBatches, kPerBatch, false);
+    auto sender = connectSender(*server);
+    sendStream(*sender, s);
+    sender->close();
+    total_events += s.events;
   }
   if (!server->waitFor([&](const IngestProgress& pr) { return pr.events >= total_events; },
                        std::chrono::steady_clock::now() + std::chrono::seconds(300))) {
