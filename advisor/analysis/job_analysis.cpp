@@ -91,16 +91,24 @@ JobAnalysis analyzeJob(const model::Trace& trace, const AnalysisOptions& options
     a.timeline.append(analyzeTimeline(index, options.idle, &idle));
     if (auto steps = analyzeSteps(index, idle, options.idle)) a.steps.processes.push_back(std::move(*steps));
   }
+  analyzeRecords(trace, options.ingest, a);
+  analyzeMemoryLevels(trace, a);
+  return a;
+}
+
+void analyzeRecords(const model::Trace& trace, const IngestHealth* ingest, JobAnalysis& a) {
+  a.collection = analyzeCollection(trace, ingest);
   a.kernels = analyzeKernels(trace);
   a.precision = analyzePrecision(a.kernels);
   a.blas = analyzeBlasPrecision(trace);
   a.copies = analyzeCopies(trace);
   a.syncs = analyzeSyncs(trace);
-  a.memory = analyzeMemory(trace);
   a.nvml = analyzeNvml(trace);
-  a.collection = analyzeCollection(trace, options.ingest);
+}
+
+void analyzeMemoryLevels(const model::Trace& trace, JobAnalysis& a) {
+  a.memory = analyzeMemory(trace);
   a.utilization = analyzeUtilization(trace);
-  return a;
 }
 
 std::optional<model::TimeNs> recordSpanStart(const model::ProcessTrace& process) {

@@ -1,9 +1,10 @@
 // JobAnalysis: every analyzer's result for one job (or one window of a live job), side by side.
 //
 // Adding an analyzer: write analysis/<name>_analyzer.{h,cpp} with a result struct (with merge())
-// and a pure `analyze<Name>(const model::Trace&)`, add a member below, a line in analyzeJob() and
-// merge(), and a line in the report sinks (report/report_json.cpp, terminal_summary.cpp,
-// html_report.cpp).
+// and a pure `analyze<Name>(const model::Trace&)`, add a member below, a line in analyzeRecords()
+// (or analyzeMemoryLevels(), when it reads the device-memory level) and merge(), and a line in the
+// report sinks (report/report_json.cpp, terminal_summary.cpp, html_report.cpp). analyzeJob() and
+// a live run's windows (ingest/window_aggregator.cpp) both run those two lists.
 //
 // Pure; any thread. A JobAnalysis owns its results and holds no reference to the trace.
 #pragma once
@@ -69,6 +70,13 @@ struct JobAnalysis {
 };
 
 JobAnalysis analyzeJob(const model::Trace& trace, const AnalysisOptions& options = {});
+
+// The analyzers that read records one at a time, not on a timeline (kernels, precision, BLAS,
+// copies, syncs, NVML, collection): into `a`. `ingest`: the ingest's figures (may be null).
+void analyzeRecords(const model::Trace& trace, const IngestHealth* ingest, JobAnalysis& a);
+// The analyzers that follow the device-memory level through allocations and frees (memory,
+// utilisation): a window runs them after the allocations still live at its start are added.
+void analyzeMemoryLevels(const model::Trace& trace, JobAnalysis& a);
 
 // First start and last end of a process's timed records (wallTime()'s fallback), nullopt when
 // it has none.

@@ -184,20 +184,12 @@ JobAnalysis WindowAggregator::analyse(model::ProcessTrace& owned, const WindowBo
   }
   JobAnalysis a;
   a.source = t.source;
-  // Per record, from the window's own records (the carried allocations are not events).
-  a.collection = analyzeCollection(t, health);
-  a.kernels = analyzeKernels(t);
-  a.precision = analyzePrecision(a.kernels);
-  // Every analyzer of analyzeJob() (job_analysis.cpp) has its line here too: a live run's report
-  // is made of these windows only.
-  a.blas = analyzeBlasPrecision(t);
-  a.copies = analyzeCopies(t);
-  a.syncs = analyzeSyncs(t);
-  a.nvml = analyzeNvml(t);
+  // The same analyzers as analyzeJob(): per record, from the window's own records (the carried
+  // allocations are not events), then the memory level with the allocations live at the start.
+  analyzeRecords(t, health, a);
   p.allocations.insert(p.allocations.begin(), carried_allocations_.begin(),
                        carried_allocations_.end());
-  a.memory = analyzeMemory(t);
-  a.utilization = analyzeUtilization(t);
+  analyzeMemoryLevels(t, a);
   // In time, with the context.
   appendAll(p.kernels, context_.kernels);
   appendAll(p.copies, context_.copies);
