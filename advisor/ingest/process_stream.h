@@ -69,10 +69,9 @@ public:
   // `devices` (may be null) receives the per-GPU aggregates of the same.
   JobAnalysis analysis(DeviceAggregates* devices = nullptr) const;
   std::optional<model::TimeNs> wallNs() const;
-  // analysis() with the stream's identity and per-GPU aggregates: what /metrics reads. Analyses
-  // the open window (at most window_events records; every record with windowing off).
-  StreamAnalysis aggregates() const { return freeze().aggregates(); }
-  // The copy aggregates() analyses: the part that needs the stream to hold still.
+  // A copy of what /metrics reads (FrozenStream::aggregates(): analysis() with the stream's
+  // identity and per-GPU aggregates, the open window analysed): the part that needs the stream to
+  // hold still.
   FrozenStream freeze() const;
 
 private:

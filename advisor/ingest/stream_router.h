@@ -64,7 +64,7 @@ public:
   // health); wall_ns: the longest process's wall span. What live reports and /metrics read.
   JobAnalysis analysis() const;
 
-  // Each stream's aggregates (ProcessStream::aggregates()), in order of first contact, with the
+  // Each stream's aggregates (FrozenStream::aggregates()), in order of first contact, with the
   // ingest's figures in `health` (may be null; its streams aligned with the result). Analyses a
   // copy of each stream's open window (FrozenStream). What /metrics reads.
   std::vector<StreamAnalysis> streamAnalyses(IngestHealth* health) const;
