@@ -43,12 +43,7 @@ TEST_CASE("64 threads launching at once: every kernel of every thread reaches th
 }
 
 TEST_CASE("a process that forks 100 children using the device: each child is its own process") {
-  // Skipped in the sanitizer lanes: TSan cannot run the children of a multithreaded fork (see
-  // underThreadSanitizer()); under gcc 12's ASan runtime the same 20-child run passed in 15 s once
-  // and hung past its 180 s deadline in a from-scratch lane run (100 children always overran it).
-  // The fork paths' memory errors are still looked for there by interposer_process_test's fork
-  // case; this one runs in the normal lane.
-  if (gpuwise::test::underSanitizer()) {
+  if (!gpuwise::test::forkChildrenCheckable()) { // the sanitizer lanes: tests/sanitizer_env.h
     WARN("skipped under a sanitizer: children of a multithreaded fork");
     return;
   }
