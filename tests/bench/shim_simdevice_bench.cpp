@@ -151,6 +151,9 @@ int main(int argc, char** argv) {
     setenv("GPUWISE_ENDPOINT", endpoint.c_str(), 1);
     setenv("LD_PRELOAD", shim, 1);
     setenv("GWSIM_LAUNCH_HOST_NS", "0", 1);
+    // The hooks' full cost: a loop of nothing but launches is far over the 1 % budget, and the
+    // shim would otherwise soon count, not record, in the interposer tier.
+    setenv("GPUWISE_OVERHEAD_BUDGET", "0", 0);
     // The stand-in libcupti.so.13 sits next to libcudart.so.13; the shim dlopens it by name.
     std::string simdevice =
         std::filesystem::canonical("/proc/self/exe").parent_path().parent_path() / "simdevice";
