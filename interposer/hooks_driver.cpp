@@ -48,11 +48,12 @@ constexpr CUresult kNoDriver = CUDA_ERROR_NOT_INITIALIZED;
 
 inline uint16_t clamp16(unsigned v) { return v > 0xffff ? 0xffff : uint16_t(v); }
 
+// Counting inline, recording out of line, each hook stating its real call twice: see recordLaunch
+// in hooks_launch.cpp.
 template <class Call>
 [[gnu::noinline]] CUresult recordLaunch(ApiId api, CUfunction f, unsigned gx, unsigned gy, unsigned gz,
                              unsigned bx, unsigned by, unsigned bz, unsigned shared,
                              CUstream stream, Call&& call) {
-  if (countingLaunches()) return countLaunch(call);
   Recorder rec;
   if (!rec.begin()) return call();
   CUresult r = call();
@@ -133,6 +134,9 @@ GPUWISE_EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, u
   auto fn = real_cuLaunchKernel.get();
   if (!fn) return kNoDriver;
   if (Recorder::off()) return fn(f, gx, gy, gz, bx, by, bz, shared, stream, params, extra);
+  if (countingLaunches())
+    return countLaunch(
+        [=] { return fn(f, gx, gy, gz, bx, by, bz, shared, stream, params, extra); });
   return recordLaunch(ApiId::cuLaunchKernel, f, gx, gy, gz, bx, by, bz, shared, stream,
                       [=] { return fn(f, gx, gy, gz, bx, by, bz, shared, stream, params, extra); });
 }
@@ -143,6 +147,7 @@ GPUWISE_EXPORT CUresult cuLaunchKernelEx(const CUlaunchConfig* config, CUfunctio
   if (!fn) return kNoDriver;
   if (!config) return fn(config, f, params, extra);
   if (Recorder::off()) return fn(config, f, params, extra);
+  if (countingLaunches()) return countLaunch([=] { return fn(config, f, params, extra); });
   return recordLaunch(ApiId::cuLaunchKernelEx, f, config->gridDimX, config->gridDimY,
                       config->gridDimZ, config->blockDimX, config->blockDimY, config->blockDimZ,
                       config->sharedMemBytes, config->hStream,
