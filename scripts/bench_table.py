@@ -2,6 +2,7 @@
 """Prints one table from the Google Benchmark JSON files in a folder (scripts/bench writes them)."""
 import json
 import os
+import re
 import sys
 
 
@@ -49,7 +50,9 @@ def main(folder):
                     figures.append(f"B/s={fmt(v)}")
                 elif isinstance(v, (int, float)):
                     figures.append(f"{k}={fmt(v)}")
-            rows.append((fname[:-5], b["name"].split("/min_time")[0], "  ".join(figures)))
+            # "BM_X/48/iterations:400/manual_time" -> "BM_X/48": the run settings are not the name.
+            name = re.sub(r"/(min_time|iterations|repeats):.*$", "", b["name"])
+            rows.append((fname[:-5], name, "  ".join(figures)))
     if not rows:
         print("no benchmark results in", folder)
         return 1
