@@ -12,6 +12,7 @@
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <regex>
@@ -125,13 +126,19 @@ TEST_CASE("the sidecar advisor scraped on /metrics during a long run keeps its m
   CHECK(scrapes > 10);
   REQUIRE(curve.size() >= 8);
   REQUIRE(end_mib);
-  double quarter = curve.front().second;
+  // Against the highest sample of the first half, not one sample a quarter in: the sidecar's arenas
+  // step up at moments of their own, and a single early sample taken before a step failed this
+  // check about once in 15 runs. Growth without bound still fails it: keeping every record, the
+  // sidecar ended at 365-560 MiB; growing evenly from ~100 MiB, that is 130-230 MiB in the second
+  // half alone.
+  double first_half = curve.front().second;
   for (const auto& [launches, mib] : curve)
-    if (launches <= kLaunches / 4) quarter = mib;
+    if (launches <= kLaunches / 2) first_half = std::max(first_half, mib);
+  INFO("end " << *end_mib << " MiB, first half's highest " << first_half << " MiB");
   if (sanitized)
     WARN("memory bound not checked under a sanitizer (its shadow memory counts in RSS)");
   else
-    CHECK(*end_mib <= quarter + kAdvisorMarginMiB);
+    CHECK(*end_mib <= first_half + kAdvisorMarginMiB);
   auto report = nlohmann::json::parse(readFile(dir / "reports/gpuwise-report.json"));
   CHECK(report["summary"]["kernel_count"].get<uint64_t>() >= kLaunches);
 }
