@@ -31,10 +31,7 @@ inline bool underSanitizer() {
 //   SizeClassAllocator64::GetFromAllocator -> Mutex::Lock. That was 6 of 40 runs on a quiet
 //   machine; the normal build passed 60 of 60.
 // The normal lane runs every fork case.
-inline bool forkChildrenCheckable() {
-  const char* runtime = std::getenv("GPUWISE_SANITIZER_PRELOAD");
-  return !(runtime && *runtime);
-}
+inline bool forkChildrenCheckable() { return !underSanitizer(); }
 
 // "RUNTIME:" in a sanitizer lane, "" otherwise: what keepSanitizerPreload() puts in front of a
 // test's own LD_PRELOAD, for tests that check the exact value a child sees.
@@ -99,13 +96,12 @@ inline void withoutSanitizerRuntime(std::vector<std::string>& env) {
 
 // The ASan lane checks leaks in the programs we build. `withoutLeakChecks(env)` turns the check
 // off (detect_leaks=0 after the lane's ASAN_OPTIONS, in the ASAN_OPTIONS entry of `env`, added when
-// absent) for a child whose leaks LeakSanitizer cannot judge:
-// - programs we do not build, and what they start (bash, openssl, curl, python: their own leaks
-//   are not ours, and LeakSanitizer's tracer cannot stop Python's threads: "Tracer caught signal
-//   11"); forProgram() below does this for every program outside the build tree;
-// - the child of a fork() in a multithreaded process: the parent's other threads do not exist
-//   there, LeakSanitizer cannot suspend and scan them ("Running thread N was not suspended. False
-//   leaks are possible.") and reports what only their stacks held.
+// absent) for a child whose leaks LeakSanitizer cannot judge: programs we do not build, and what
+// they start (bash, openssl, curl, python: their own leaks are not ours, and LeakSanitizer's tracer
+// cannot stop Python's threads: "Tracer caught signal 11"); forProgram() below does this for every
+// program outside the build tree. (The children of a multithreaded fork() needed it too: the
+// parent's other threads do not exist there, so LeakSanitizer cannot scan their stacks. Those
+// tests now skip in the sanitizer lanes: forkChildrenCheckable().)
 // Outside the ASan lane it changes nothing.
 inline void withoutLeakChecks(std::vector<std::string>& env) {
   const std::string prefix = "ASAN_OPTIONS=";
