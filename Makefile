@@ -4,7 +4,7 @@ BUILD_TYPE ?= RelWithDebInfo
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps configure build test demo bench clean test-asan test-tsan fuzz
+.PHONY: all deps configure build test demo bench clean test-asan test-tsan fuzz gpu-bundle
 
 all: build
 
@@ -25,6 +25,11 @@ demo: build
 
 bench: build
 	@scripts/bench $(BUILD_DIR)
+
+# What scripts/gpu-check runs, packed to run on a GPU machine without building (docs/gpu-check.md).
+gpu-bundle: configure
+	@cmake --build $(BUILD_DIR) -j $(JOBS) --target gpuwise_exe gpuwise samples simdevice gwtrain_sim
+	@scripts/gpu-bundle $(BUILD_DIR)
 
 # Sanitizer lanes and fuzzers (issue 7), each in its own build directory; see scripts/sanitize,
 # scripts/fuzz and tests/fuzz/README.md. FUZZ_SECONDS: how long each fuzzer runs.

@@ -317,10 +317,10 @@ TEST_CASE("container scripts: shellcheck-clean, and the shim bundle resolves its
   }
   std::string shim = gpuwise::advisor::test::buildDir() + "/lib/libgpuwise.so";
   if (which("patchelf").empty() || which("objdump").empty() || !fs::exists(shim)) {
-    WARN("patchelf, objdump or " + shim + " missing: bundle-shim.sh not run");
+    WARN("patchelf, objdump or " + shim + " missing: bundle-elf.sh not run");
     return;
   }
-  Run bundle = run({"bash", repoPath("containers/scripts/bundle-shim.sh"), shim, scratch / "shim"},
+  Run bundle = run({"bash", repoPath("containers/scripts/bundle-elf.sh"), shim, scratch / "shim"},
                    scratch.path, scratch, "bundle");
   INFO(bundle.err);
   REQUIRE(bundle.rc == 0);

@@ -1,11 +1,13 @@
 // scripts/gpu-check --simulate: the GPU lane's script, run on the simulated device so its logic
 // (builds skipped, runs, expectations, process checks, the table, the exit status, the files it
-// leaves) is tested where there is no GPU. The table is parsed as a person would read it.
+// leaves) is tested where there is no GPU. The table is parsed as a person would read it. Also
+// scripts/gpu-bundle: what gpu-check runs, packed for a GPU machine without our libraries.
 #include "tests/advisor/subprocess.h"
 
 #include <catch2/catch.hpp>
 
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <sstream>
@@ -66,7 +68,7 @@ TEST_CASE("gpu-check --simulate runs every check and prints one table that says 
   REQUIRE((*status == 0 || *status == 1));
 
   Table t = parseTable(stdout_text);
-  REQUIRE(t.header.size() == 10);
+  REQUIRE(t.header.size() == 11);
   CHECK(t.header.front() == "check");
   CHECK(t.header.back() == "result");
   std::map<std::string, std::map<std::string, std::string>> by_name;
@@ -89,6 +91,9 @@ TEST_CASE("gpu-check --simulate runs every check and prints one table that says 
     CHECK((r.at("result") == "PASS" || r.at("result") == "FAIL"));
     failed += r.at("result") == "FAIL";
     if (r.at("check").rfind("train.py", 0) == 0) CHECK(r.at("backend") == "sim");
+    // Every profiled run is on the CUPTI tier (the simulated device has CUPTI); a run on the
+    // interposer tier would fail its row with the reason.
+    if (r.at("check") != "train.py healthy: shim overhead") CHECK(r.at("tier") == "cupti");
   }
   // The exit status and the FAIL lines under the table agree with the result column.
   CHECK((*status == 1) == (failed > 0));
@@ -114,4 +119,91 @@ TEST_CASE("gpu-check --simulate runs every check and prints one table that says 
     CHECK(fs::file_size(out + "/traces/" + tag + ".gwt") > 0);
     CHECK(fs::exists(out + "/reports/" + std::string(tag) + ".json"));
   }
+}
+
+namespace {
+
+// The libraries `ldd file` resolves outside `dir`, but for the C and C++ runtimes (the system's
+// own on any machine), one "soname => path" a line.
+std::string resolvedOutside(const std::string& file, const std::string& dir) {
+  TempDir scratch;
+  Process ldd({"/usr/bin/ldd", file}, {}, scratch.path, scratch.path, "ldd");
+  REQUIRE(ldd.wait(std::chrono::seconds(60)) == 0);
+  std::string outside;
+  std::istringstream in(ldd.out());
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream words(line);
+    std::string soname, arrow, path;
+    words >> soname >> arrow >> path;
+    if (arrow != "=>") continue;
+    static const char* system[] = {"libc.so", "libm.so", "libdl.so", "libpthread.so", "librt.so",
+                                   "libresolv.so", "libstdc++.so", "libgcc_s.so", "ld-linux"};
+    bool runtime = false;
+    for (const char* s : system) runtime = runtime || soname.rfind(s, 0) == 0;
+    if (!runtime && path.rfind(dir + "/", 0) != 0) outside += soname + " => " + path + "\n";
+  }
+  return outside;
+}
+
+} // namespace
+
+TEST_CASE("gpu-bundle packs what gpu-check runs, with its libraries, and gpu-check runs it") {
+  namespace fs = std::filesystem;
+  TempDir dir;
+  const std::string bundle = dir / "bundle";
+  Process pack({sourceDir() + "/scripts/gpu-bundle", "--ordinary-shim", buildDir(), bundle},
+               {}, dir.path, dir.path, "gpu-bundle");
+  auto packed = pack.wait(std::chrono::seconds(300));
+  INFO(pack.err());
+  REQUIRE(packed == 0);
+  CHECK(pack.out() == bundle + "\n"); // one line: the folder
+
+  // The CLI and the shim load every library but the C/C++ runtimes from the bundle.
+  CHECK(resolvedOutside(bundle + "/bin/gpuwise", bundle) == "");
+  CHECK(resolvedOutside(bundle + "/lib/libgpuwise.so", bundle) == "");
+  CHECK(fs::exists(bundle + "/bin/deps/libzmq.so.5"));
+  CHECK(fs::exists(bundle + "/lib/deps/libzmq.so.5"));
+  CHECK_FALSE(fs::exists(bundle + "/bin/deps/libc.so.6"));
+  for (const char* f : {"samples/fp32_gemm", "samples/healthy", "samples/pytorch/libgwtrain_sim.so",
+                        "simdevice/libcudart.so.13", "simdevice/libcupti.so.13"}) {
+    INFO(f);
+    CHECK(fs::exists(bundle + "/" + f));
+  }
+  std::string info = readFile(bundle + "/BUNDLE");
+  CHECK(info.find("shim: ordinary") != std::string::npos);
+  CHECK(info.find("requires: GLIBC_2.") != std::string::npos);
+  CHECK(info.find("samples: fp32_gemm healthy host_sync input_stall launch_bound pageable_copies "
+                  "small_footprint") != std::string::npos);
+
+  // gpu-check takes a bundle for a build folder and never builds it.
+  const std::string out = dir / "out";
+  Process check({python(), sourceDir() + "/scripts/gpu-check", "--simulate", "--only", "samples",
+                 "--build-dir", bundle, "--out", out},
+                {}, dir.path, dir.path, "gpu-check");
+  auto status = check.wait(std::chrono::seconds(600));
+  std::cout << check.out();
+  INFO(check.err());
+  REQUIRE(status.has_value());
+  CHECK(check.err().find("running the bundle in " + bundle) != std::string::npos);
+  CHECK_FALSE(fs::exists(out + "/logs/build.log"));
+  Table t = parseTable(check.out());
+  REQUIRE(t.rows.size() == 7);
+  for (const auto& r : t.rows) {
+    INFO(r.at("check"));
+    CHECK(r.at("tier") == "cupti");
+    if (r.at("check") == "sample pageable_copies" || r.at("check") == "sample fp32_gemm")
+      CHECK(r.at("result") == "PASS");
+  }
+
+  // A bundle that cannot run here stops the check at once, with the loader's words and what
+  // the bundle needs, before any run.
+  { std::ofstream truncate(bundle + "/bin/deps/libzmq.so.5", std::ios::trunc); }
+  Process broken({python(), sourceDir() + "/scripts/gpu-check", "--simulate", "--build-dir", bundle,
+                  "--out", dir / "out2"},
+                 {}, dir.path, dir.path, "gpu-check-broken");
+  REQUIRE(broken.wait(std::chrono::seconds(120)) == 2);
+  CHECK(broken.err().find("bin/gpuwise does not run here: ") != std::string::npos);
+  CHECK(broken.err().find("libzmq.so.5") != std::string::npos);
+  CHECK(broken.err().find("requires: GLIBC_2.") != std::string::npos);
+  CHECK_FALSE(fs::exists(dir / "out2/gpu-check.txt"));
 }
