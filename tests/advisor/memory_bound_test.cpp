@@ -40,7 +40,10 @@ TEST_CASE("a long live run keeps the advisor's memory bounded and the shim's fla
   REQUIRE(curve.points.size() >= 8);
   const auto* quarter = curve.at(0.25, kLaunches);
   const auto& end = curve.points.back();
-  REQUIRE(end.launches == kLaunches);
+  // The last sample is the last progress line the application printed while it still had an RSS
+  // to read: the final line is often followed at once by its exit (seen under load: 1.9 M of
+  // 2 M). That the run finished is what the exit status and the report's count say.
+  REQUIRE(end.launches + kEvery >= kLaunches);
   if (sanitized) {
     WARN("memory bounds not checked under a sanitizer (its shadow memory counts in RSS)");
   } else {
