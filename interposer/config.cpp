@@ -54,6 +54,11 @@ Config readConfig(const GetEnv& getenv) {
     if (!std::strcmp(v, "0") || !std::strcmp(v, "false")) c.cupti = false;
     else if (std::strcmp(v, "1") && std::strcmp(v, "true")) note(c, "GPUWISE_CUPTI", v, "is not 0 or 1");
   }
+  if (const char* v = getenv("GPUWISE_CUPTI_LIBRARY")) c.cupti_library = v;
+  for (const char* name : {"CUDA_HOME", "CUDA_PATH"}) {
+    const char* v = getenv(name);
+    if (v && *v && c.cuda_home.empty()) c.cuda_home = v;
+  }
   if (const char* v = getenv("GPUWISE_LOG"); v && *v) {
     if (!std::strcmp(v, "quiet")) c.log = LogLevel::Quiet;
     else if (!std::strcmp(v, "warn")) c.log = LogLevel::Warn;

@@ -6,6 +6,8 @@
 //                         discards). Unset: the shim stays off (nothing to send to).
 //   GPUWISE_DISABLE=1     off: hooks only forward.
 //   GPUWISE_CUPTI=0       stay on the interposer tier (no CUPTI).
+//   GPUWISE_CUPTI_LIBRARY the libcupti.so.13 to load, and no other (default: searched for, see
+//                         profiler/cupti/cupti_library.h; CUDA_HOME or CUDA_PATH is one place)
 //   GPUWISE_LOG           quiet | warn (default) | debug
 //   GPUWISE_RING_EVENTS   events per thread ring (default 8192, rounded up to a power of two)
 //   GPUWISE_MAX_THREADS   rings in the pool: threads that can record at once (default 256)
@@ -33,6 +35,8 @@ struct Config {
   std::string endpoint;
   bool disabled = false;
   bool cupti = true;
+  std::string cupti_library; // GPUWISE_CUPTI_LIBRARY
+  std::string cuda_home;     // CUDA_HOME, else CUDA_PATH: where a toolkit's CUPTI may be
   LogLevel log = LogLevel::Warn;
   uint32_t ring_events = 8192;
   uint32_t max_threads = 256;

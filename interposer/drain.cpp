@@ -16,6 +16,9 @@ namespace gpuwise::interposer {
 
 namespace {
 
+// Drain::yield_: nobody asked for CUPTI; the application asked; CUPTI has been handed over.
+constexpr uint32_t kYieldNone = 0, kYieldAsked = 1, kYieldDone = 2;
+
 void futexWait(std::atomic<uint32_t>* word, uint32_t expected, int64_t timeout_ns) {
   if (timeout_ns <= 0) return;
   timespec ts{time_t(timeout_ns / 1000000000), long(timeout_ns % 1000000000)};
@@ -165,6 +168,7 @@ void Drain::countDropped(uint64_t n) {
 void Drain::cycle(bool final) {
   deps_.clock->recalibrate();
   int64_t now = deps_.clock->nowNs();
+  if (yield_.load(std::memory_order_acquire) == kYieldAsked) handOverCupti(now);
   drainRings();
   route(hook_records_);
   drainCupti(final, now);
@@ -247,6 +251,44 @@ void Drain::drainCupti(bool final, int64_t now) {
   for (const auto& s : decoded_.syncs) tracker_.holdCuptiSync(s, now);
   for (const auto& a : decoded_.allocations) tracker_.holdCuptiAllocation(a, now);
   decoded_.clear();
+}
+
+bool Drain::yieldCupti(std::chrono::milliseconds budget) {
+  uint32_t state = kYieldNone;
+  yield_.compare_exchange_strong(state, kYieldAsked, std::memory_order_acq_rel);
+  if (state == kYieldDone) return true;
+  kick();
+  int64_t deadline = steadyNs() + int64_t(budget.count()) * 1000000;
+  while (yield_.load(std::memory_order_acquire) != kYieldDone) {
+    // A drain that has stopped (exit) or died never answers: no reason to wait for it.
+    if (!running_.load() || done_.load(std::memory_order_acquire)) return false;
+    int64_t left = deadline - steadyNs();
+    if (left <= 0) return false;
+    futexWait(&yield_, kYieldAsked, std::min<int64_t>(left, 10000000));
+  }
+  return true;
+}
+
+void Drain::handOverCupti(int64_t now) {
+  profiler::CuptiCollector* cupti = deps_.cupti;
+  if (cupti && cupti->active()) {
+    // The hooks record launches from here on: CUPTI will not.
+    deps_.launches_covered = false;
+    if (deps_.count_launches) deps_.count_launches->store(0, std::memory_order_relaxed);
+    cupti->disableActivity();
+    // Everything CUPTI recorded so far, joined with the hook records it covers, then released:
+    // what the hooks record from now on is the only record of its call.
+    drainRings();
+    route(hook_records_);
+    drainCupti(true, now);
+    tracker_.decideAll(pending_);
+    cupti->stop();
+    cupti->restoreDefaultClock();
+    hello_needed_ = true; // the advisor learns the new tier
+    if (deps_.on_cupti_released) deps_.on_cupti_released();
+  }
+  yield_.store(kYieldDone, std::memory_order_release);
+  futexWake(&yield_);
 }
 
 void Drain::sampleDevices(bool final, int64_t now) {

@@ -67,6 +67,9 @@ struct DrainDeps {
   // Appends NVML samples of the process's devices (drain thread; may take milliseconds). Null:
   // no device samples.
   std::function<void(int64_t now, std::vector<model::DeviceSample>& out)> sample_devices;
+  // Called on the drain thread once CUPTI has been handed over (yieldCupti): the session's tier
+  // becomes the interposer's from here on.
+  std::function<void()> on_cupti_released;
 };
 
 class Drain {
@@ -99,6 +102,14 @@ public:
   Stats stats() const;
   uint64_t cycles() const { return cycles_.load(std::memory_order_acquire); }
 
+  // Hands CUPTI over to the application's own profiler (torch.profiler calling cuptiSubscribe),
+  // from any thread but the drain's: the drain thread stops new CUPTI records, takes every record
+  // made so far, unsubscribes, switches the hooks back to recording launches, restores CUPTI's
+  // default clock and sends a new Hello (the interposer tier, and why). Waits at most `budget`;
+  // true once it is done (at once when there was no CUPTI to give back), false at the deadline
+  // or when the drain has stopped.
+  bool yieldCupti(std::chrono::milliseconds budget);
+
 private:
   static void* threadMain(void* self);
   void run();
@@ -111,6 +122,7 @@ private:
   void countDropped(uint64_t n);
   void govern(int64_t now);
   void sampleDevices(bool final, int64_t now);
+  void handOverCupti(int64_t now);
 
   DrainDeps deps_;
   DrainOptions options_;
@@ -136,6 +148,7 @@ private:
   std::atomic<bool> stop_{false};
   std::atomic<bool> running_{false};
   std::atomic<uint64_t> cycles_{0};
+  std::atomic<uint32_t> yield_{0}; // kYieldNone, kYieldAsked, kYieldDone (futex word)
   // Stats, written by the drain thread, read anywhere.
   std::atomic<uint64_t> events_drained_{0}, records_sent_{0}, batches_sent_{0}, batches_failed_{0},
       hellos_sent_{0}, dropped_total_{0}, dropped_reported_{0}, cupti_records_{0},

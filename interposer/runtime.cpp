@@ -6,13 +6,16 @@
 #include "interposer/recorder.h"
 #include "profiler/clock/clock.h"
 #include "profiler/cupti/cupti_collector.h"
+#include "profiler/cupti/cupti_library.h"
 #include "profiler/cupti/dl_cupti_port.h"
 #include "profiler/model/process_lifetime.h"
 #include "profiler/nvml/dl_nvml_port.h"
 #include "profiler/nvml/nvml_monitor.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 
 #include <dlfcn.h>
 #include <sys/random.h>
@@ -38,6 +41,9 @@ struct Session {
   int64_t start_ns = 0;
   std::unique_ptr<profiler::CuptiPort> port;
   std::unique_ptr<profiler::CuptiCollector> cupti;
+  // Set at start; changed once more by the drain thread if CUPTI is handed over to the
+  // application (yieldCuptiToApplication). Read under tier_mu after the drain has started.
+  std::mutex tier_mu;
   model::CollectionTier tier = model::CollectionTier::Interposer;
   std::string tier_reason;
   std::unique_ptr<Drain> drain;
@@ -60,6 +66,9 @@ std::atomic<Session*> g_session{nullptr};
 std::atomic<uint64_t> g_unringed_drops{0};
 std::atomic<bool> g_shutdown_done{false};
 std::atomic<bool> g_exit_registered{false};
+// The CUPTI call by which the application showed it runs its own CUPTI client (torch.profiler's
+// Kineto, another tool linked in), or null: from then on gpuwise leaves CUPTI to it.
+std::atomic<const char*> g_app_cupti_call{nullptr};
 
 // Releases the thread's ring when the thread exits. Only touched on a thread's first event.
 struct RingReleaser {
@@ -137,8 +146,11 @@ transport::Hello makeHello(Session& s) {
   transport::Hello h;
   h.session_id = s.id;
   h.process = readProcessInfo(*g_config);
-  h.process.tier = s.tier;
-  h.process.tier_reason = s.tier_reason;
+  {
+    std::lock_guard<std::mutex> lock(s.tier_mu);
+    h.process.tier = s.tier;
+    h.process.tier_reason = s.tier_reason;
+  }
   knowDevices(s);
   h.devices = s.devices.devices;
   h.simulated = s.devices.simulated;
@@ -173,7 +185,10 @@ bool doStart() {
   s->id = newSessionId();
   s->pid = getpid();
   s->start_ns = clock.nowNs();
-  if (!c.cupti) {
+  if (const char* call = g_app_cupti_call.load(std::memory_order_acquire)) {
+    s->tier_reason = std::string("the application runs its own CUPTI client (it called ") + call +
+                     ", as torch.profiler does): CUPTI is left to it";
+  } else if (!c.cupti) {
     s->tier_reason = "GPUWISE_CUPTI=0";
   } else if (!g_deps->make_cupti_port) {
     s->tier_reason = "no CUPTI in this build";
@@ -213,6 +228,19 @@ bool doStart() {
   d.sample_devices = [s](int64_t now, std::vector<model::DeviceSample>& out) {
     sampleDevices(*s, now, out);
   };
+  d.on_cupti_released = [s] {
+    const double at_s = double(profiler::processClock() ? profiler::processClock()->nowNs() - s->start_ns
+                                                         : 0) / 1e9;
+    const char* call = g_app_cupti_call.load(std::memory_order_acquire);
+    char when[32];
+    std::snprintf(when, sizeof when, "%.2f", at_s);
+    std::lock_guard<std::mutex> lock(s->tier_mu);
+    s->tier = model::CollectionTier::Interposer;
+    s->tier_reason = std::string("handed to the application's own CUPTI client ") + when +
+                     " s into the session (it called " + (call ? call : "CUPTI") +
+                     ", as torch.profiler does); CUPTI's records until then, the hooks' since";
+    logLine(LogLevel::Debug, "interposer tier from now: %s", s->tier_reason.c_str());
+  };
   d.resolver = resolveName;
   d.unringed_drops = &g_unringed_drops;
   d.count_launches = &g_count_launches;
@@ -231,9 +259,12 @@ bool doStart() {
   // From the first launch on, launches CUPTI records are only counted by the hooks (the drain
   // thread keeps this up to date from here).
   g_count_launches.store(launches_covered, std::memory_order_relaxed);
-  g_session.store(s, std::memory_order_release);
   logLine(LogLevel::Debug, "recording to %s, %s tier (%s)", c.endpoint.c_str(),
           s->tier == model::CollectionTier::Cupti ? "cupti" : "interposer", s->tier_reason.c_str());
+  g_session.store(s, std::memory_order_release);
+  // An application thread that asked for CUPTI while this one was starting found no session yet.
+  if (const char* call = g_app_cupti_call.load(std::memory_order_acquire); call && s->cupti)
+    yieldCuptiToApplication(call);
   return true;
 }
 
@@ -285,7 +316,17 @@ ShimDeps defaultDeps() {
                    std::string* error) {
     return makeSink(c.endpoint, names, session, pid, int(c.linger_ms), error);
   };
-  d.make_cupti_port = [] { return std::make_unique<profiler::DlCuptiPort>(); };
+  d.make_cupti_port = [] {
+    profiler::CuptiSearch search;
+    if (g_config) {
+      search.library = g_config->cupti_library;
+      search.cuda_home = g_config->cuda_home;
+    }
+    search.loaded = profiler::loadedObjects();
+    auto port = std::make_unique<profiler::DlCuptiPort>(profiler::cuptiCandidates(search));
+    if (port->available()) logLine(LogLevel::Debug, "CUPTI from %s", port->loadedFrom().c_str());
+    return port;
+  };
   d.make_nvml_port = [] { return std::make_unique<profiler::DlNvmlPort>(); };
   return d;
 }
@@ -373,6 +414,17 @@ void forkChild() {
   t_releaser.slot = nullptr;
 }
 
+void yieldCuptiToApplication(const char* call) {
+  const char* none = nullptr;
+  g_app_cupti_call.compare_exchange_strong(none, call, std::memory_order_acq_rel);
+  Session* s = g_session.load(std::memory_order_acquire);
+  if (!s || s->pid != getpid() || !s->cupti || !s->cupti->active()) return;
+  uint32_t budget = g_config ? g_config->exit_timeout_ms : 2000;
+  if (!s->drain->yieldCupti(std::chrono::milliseconds(budget)))
+    logLine(LogLevel::Warn, "could not hand CUPTI over to the application within %u ms (%s)",
+            budget, call);
+}
+
 PinnedRegistry* pinnedRegistry() { return g_pinned.load(std::memory_order_acquire); }
 
 ShimStatus shimStatus() {
@@ -382,6 +434,7 @@ ShimStatus shimStatus() {
   if (Session* s = g_session.load()) {
     st.session = true;
     st.session_id = s->id;
+    std::lock_guard<std::mutex> lock(s->tier_mu);
     st.tier = s->tier;
     st.tier_reason = s->tier_reason;
     st.drain = s->drain->stats();

@@ -57,6 +57,13 @@ void forkPrepare();
 void forkParent();
 void forkChild();
 
+// The application called `call` (cuptiSubscribe, cuptiActivityRegisterCallbacks): it runs its own
+// CUPTI client, which CUPTI allows only one of. A running session hands CUPTI over (Drain::
+// yieldCupti, bounded by GPUWISE_EXIT_TIMEOUT_MS) and goes on at the interposer tier; a session
+// started later leaves CUPTI alone. From any application thread (hooks_cupti.cpp); `call` must be
+// a string literal.
+void yieldCuptiToApplication(const char* call);
+
 // The pinned/managed host ranges (null before the first start).
 PinnedRegistry* pinnedRegistry();
 

@@ -7,6 +7,7 @@
 #include "profiler/model/process_lifetime.h"
 
 #include <atomic>
+#include <ctime>
 
 namespace gpuwise::profiler {
 
@@ -187,6 +188,24 @@ uint64_t CuptiCollector::takeDroppedRecords() {
 }
 
 uint64_t CuptiCollector::poolExhausted() const { return pool_ ? pool_->exhausted() : 0; }
+
+void CuptiCollector::disableActivity() {
+  for (int i = 0; i < enabled_kind_count_; ++i)
+    port_.activityDisable(CUpti_ActivityKind(enabled_kinds_[i]));
+  enabled_kind_count_ = 0;
+}
+
+namespace {
+uint64_t CUPTIAPI realtimeNs() {
+  timespec ts{};
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
+}
+} // namespace
+
+void CuptiCollector::restoreDefaultClock() {
+  if (!mapper_ && host_now_) port_.activityRegisterTimestampCallback(&realtimeNs);
+}
 
 void CuptiCollector::stop() {
   if (!active_ && !subscriber_) return;

@@ -79,6 +79,14 @@ public:
   // Disables activity and unsubscribes (tests, and a CUPTI that fails mid-run).
   void stop();
 
+  // Handing CUPTI over to the application's own profiler (drain thread, in this order):
+  // disableActivity() stops new records while the collector stays active, so a forced flush() and
+  // consume() still deliver everything recorded so far and covers() still matches the hooks'
+  // twins; then stop(); then restoreDefaultClock(), so a tool that takes CUPTI after us and sets
+  // no clock of its own gets CUPTI's documented Linux default (CLOCK_REALTIME), not ours.
+  void disableActivity();
+  void restoreDefaultClock();
+
 private:
   void undo();
   bool sampleClock();

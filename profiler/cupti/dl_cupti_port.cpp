@@ -8,20 +8,41 @@ namespace {
 constexpr CUptiResult kUnavailable = CUPTI_ERROR_NOT_INITIALIZED;
 } // namespace
 
-DlCuptiPort::DlCuptiPort(const char* library) {
-  void* handle = dlopen(library, RTLD_NOW | RTLD_LOCAL);
-  if (!handle) {
-    const char* err = dlerror();
-    why_ = std::string(library) + " not loadable: " + (err ? err : "unknown dlopen error");
+DlCuptiPort::DlCuptiPort(const char* library)
+    : DlCuptiPort(std::vector<std::string>{library ? library : ""}) {}
+
+DlCuptiPort::DlCuptiPort(const std::vector<std::string>& candidates) {
+  std::string first_error;
+  for (const auto& library : candidates) {
+    void* handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!handle) {
+      // The first error says the most (the plain name's); the others are mostly "no such file".
+      const char* err = dlerror();
+      if (first_error.empty()) first_error = err ? err : "unknown dlopen error";
+      continue;
+    }
+    // A library that loads but lacks a function ends the search: it is a CUPTI, just not one we
+    // can use, and a second copy from elsewhere would be worse.
+    if (bind(handle, library)) loaded_from_ = library;
     return;
   }
+  if (candidates.size() == 1) {
+    why_ = candidates.front() + " not loadable: " + first_error;
+    return;
+  }
+  why_ = std::string("libcupti not found (tried");
+  for (const auto& c : candidates) why_ += " " + c;
+  why_ += "): " + first_error + "; GPUWISE_CUPTI_LIBRARY names it";
+}
+
+bool DlCuptiPort::bind(void* handle, const std::string& library) {
   Table t;
   bool missing = false;
   auto load = [&](auto& slot, const char* name) {
     slot = reinterpret_cast<std::remove_reference_t<decltype(slot)>>(dlsym(handle, name));
     if (!slot && !missing) {
       missing = true;
-      why_ = std::string(library) + " lacks " + name;
+      why_ = library + " lacks " + name;
     }
   };
   load(t.subscribe, "cuptiSubscribe");
@@ -42,6 +63,7 @@ DlCuptiPort::DlCuptiPort(const char* library) {
   // already have started threads that point into it.
   t.valid = !missing;
   table_ = t;
+  return t.valid;
 }
 
 #define GPUWISE_CUPTI_FORWARD(fn, ...) return table_.valid ? table_.fn(__VA_ARGS__) : kUnavailable

@@ -1,7 +1,8 @@
-// The real CUPTI, loaded with dlopen("libcupti.so.13") through the normal library search path (so
-// the simulated device's stand-in is picked up when LD_LIBRARY_PATH points at it) behind a
-// function table with a `valid` flag: a machine without CUPTI loads the shim and simply stays on
-// the interposer tier.
+// The real CUPTI, loaded with dlopen from the first of a list of candidates that loads (the shim
+// passes cuptiCandidates(), cupti_library.h: the plain name first, so the simulated device's
+// stand-in is picked up when LD_LIBRARY_PATH points at it) behind a function table with a `valid`
+// flag: a machine without CUPTI loads the shim and simply stays on the interposer tier, and
+// whyUnavailable() names every place tried.
 //
 // Threads: construct on one thread; calls as CuptiPort says. The library handle is never closed:
 // CUPTI keeps threads and callbacks alive until process exit.
@@ -10,6 +11,7 @@
 #include "profiler/cupti/cupti_port.h"
 
 #include <string>
+#include <vector>
 
 namespace gpuwise::profiler {
 
@@ -17,6 +19,11 @@ class DlCuptiPort final : public CuptiPort {
 public:
   // `library`: the name handed to dlopen.
   explicit DlCuptiPort(const char* library = "libcupti.so.13");
+  // Each of `candidates` in turn, until one loads.
+  explicit DlCuptiPort(const std::vector<std::string>& candidates);
+
+  // The candidate that loaded, or empty.
+  const std::string& loadedFrom() const { return loaded_from_; }
 
   bool available() const override { return table_.valid; }
   const char* whyUnavailable() const override { return why_.c_str(); }
@@ -55,8 +62,12 @@ private:
     decltype(&::cuptiGetResultString) getResultString = nullptr;
     decltype(&::cuptiGetTimestamp) getTimestamp = nullptr; // optional: not part of `valid`
   };
+  // Fills table_ from a loaded `handle`; false (why_ set) when a function is missing.
+  bool bind(void* handle, const std::string& library);
+
   Table table_;
   std::string why_;
+  std::string loaded_from_;
 };
 
 } // namespace gpuwise::profiler

@@ -31,6 +31,19 @@ TEST_CASE("Defaults when nothing is set") {
   CHECK(c.problems.empty());
 }
 
+TEST_CASE("Where CUPTI is looked for: GPUWISE_CUPTI_LIBRARY, and CUDA_HOME before CUDA_PATH") {
+  Config none = readConfig(envOf({}));
+  CHECK(none.cupti_library.empty());
+  CHECK(none.cuda_home.empty());
+  Config both = readConfig(envOf({{"GPUWISE_CUPTI_LIBRARY", "/opt/cupti/libcupti.so.13"},
+                                  {"CUDA_HOME", "/opt/cuda-13.0"},
+                                  {"CUDA_PATH", "/usr/local/cuda-12"}}));
+  CHECK(both.cupti_library == "/opt/cupti/libcupti.so.13");
+  CHECK(both.cuda_home == "/opt/cuda-13.0");
+  CHECK(readConfig(envOf({{"CUDA_HOME", ""}, {"CUDA_PATH", "/usr/local/cuda-12"}})).cuda_home ==
+        "/usr/local/cuda-12");
+}
+
 TEST_CASE("Every variable is read, bad values are named and defaults kept") {
   Config c = readConfig(envOf({{"GPUWISE_ENDPOINT", "tcp://127.0.0.1:5555"},
                                {"GPUWISE_DISABLE", "1"},

@@ -171,6 +171,16 @@ TEST_CASE("Preloaded into a CUDA program: forwards, records every call, exits pr
   CHECK((cupti.err.find("interposer tier") != std::string::npos ||
          cupti.err.find("cupti tier") != std::string::npos));
 
+  // GPUWISE_CUPTI_LIBRARY names the one CUPTI to load: a wrong one leaves the interposer tier,
+  // and the reason names the file.
+  Result named = run({app}, {libs, preload, "GPUWISE_ENDPOINT=null:", "GPUWISE_LOG=debug",
+                             "GPUWISE_CUPTI_LIBRARY=/nonexistent/libcupti.so.13"});
+  INFO(named.err);
+  CHECK(named.code == 0);
+  CHECK(named.out == "sum=522753 drain=yes\n");
+  CHECK(named.err.find("interposer tier (CUPTI unavailable: /nonexistent/libcupti.so.13 not "
+                       "loadable: ") != std::string::npos);
+
   // An endpoint this build cannot reach: the program is unaffected and exits within the budget.
   Result far = run({app}, {libs, preload, "GPUWISE_ENDPOINT=tcp://127.0.0.1:9",
                            "GPUWISE_EXIT_TIMEOUT_MS=1000"});
