@@ -462,6 +462,7 @@ bool resetForTest(std::chrono::milliseconds deadline) {
   bool ok = !s || s->drain->finish(deadline);
   g_session.store(nullptr);
   g_count_launches.store(0);
+  g_app_cupti_call.store(nullptr);
   g_shutdown_done.store(false);
   if (RingPool* rings = g_rings.load(); rings && ok) rings->resetAfterFork();
   t_state.ring = nullptr;

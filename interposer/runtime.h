@@ -81,7 +81,8 @@ ShimStatus shimStatus();
 // Tests: wake the drain and wait until it has completed `cycles` more cycles (deadline bounded).
 bool drainAndWait(std::chrono::milliseconds deadline, int cycles = 2);
 // Tests only: final-flushes the current session (like exit) and returns to "unstarted", so the next
-// configure()/startShim() begins a new session in the same process.
+// configure()/startShim() begins a new session in the same process (and forgets that the
+// application took CUPTI).
 bool resetForTest(std::chrono::milliseconds deadline);
 
 } // namespace gpuwise::interposer

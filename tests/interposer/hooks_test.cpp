@@ -12,6 +12,7 @@
 #include <catch2/catch.hpp>
 
 #include <cuda.h>
+#include <cupti.h>
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -74,6 +75,7 @@ void startWith(Options o) {
     return std::unique_ptr<profiler::CuptiPort>(std::move(p));
   };
   g_sink = nullptr;
+  g_port = nullptr;
   g_port_factory_threads.clear();
   configure(c, d);
 }
@@ -477,6 +479,64 @@ TEST_CASE("A tool holding CUPTI's activity: the shim gives CUPTI back, records w
   st = shimStatus();
   CHECK(st.tier == model::CollectionTier::Interposer);
   CHECK(st.tier_reason.find("privileges") != std::string::npos);
+  CHECK(resetForTest(std::chrono::seconds(10)));
+}
+
+TEST_CASE("The application's own CUPTI client: the shim hands CUPTI over, then records launches") {
+  startWith({.cupti = true});
+  auto launch = [] {
+    return cudaLaunchKernel(reinterpret_cast<const void*>(&stubA), dim3(8), dim3(128), nullptr, 0,
+                            nullptr);
+  };
+  for (int i = 0; i < 20; ++i) REQUIRE(launch() == cudaSuccess);
+  REQUIRE(shimStatus().tier == model::CollectionTier::Cupti);
+  REQUIRE(g_port);
+  REQUIRE(g_port->subscribed_);
+  REQUIRE(received().hellos.size() == 1); // the CUPTI tier's Hello is out
+
+  // What torch.profiler's start does: the hook hands over, then calls the real cuptiSubscribe
+  // (no libcupti in this test program: "not initialised", returned unchanged).
+  CUpti_SubscriberHandle handle = nullptr;
+  CHECK(cuptiSubscribe(&handle, nullptr, nullptr) == CUPTI_ERROR_NOT_INITIALIZED);
+  auto st = shimStatus();
+  CHECK(st.tier == model::CollectionTier::Interposer);
+  CHECK(st.tier_reason.rfind("handed to the application's own CUPTI client ", 0) == 0);
+  CHECK(st.tier_reason.find("(it called cuptiSubscribe, as torch.profiler does)") !=
+        std::string::npos);
+  CHECK_FALSE(g_port->subscribed_);
+  CHECK(g_port->enabled_kinds_.empty());
+  // CUPTI's own default clock is back (CLOCK_REALTIME) for whoever takes it next.
+  REQUIRE(g_port->timestamp_);
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  const int64_t real = int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+  CHECK(std::llabs(int64_t(g_port->timestamp_()) - real) < 50000000);
+
+  // From here the hooks record every launch, with nothing for CUPTI to add.
+  for (int i = 0; i < 30; ++i) REQUIRE(launch() == cudaSuccess);
+  Received r = received();
+  CHECK(r.cost.launches_counted == 19); // the first launch started the shim and was recorded
+  CHECK(r.kernels.size() == 31);
+  REQUIRE(r.hellos.size() == 2);
+  CHECK(r.hellos[0].process.tier == model::CollectionTier::Cupti);
+  CHECK(r.hellos[1].process.tier == model::CollectionTier::Interposer);
+  CHECK(r.hellos[1].process.tier_reason == st.tier_reason);
+
+  // Asking again, or registering buffer callbacks next, changes nothing more.
+  CHECK(cuptiActivityRegisterCallbacks(nullptr, nullptr) == CUPTI_ERROR_NOT_INITIALIZED);
+  CHECK(shimStatus().tier_reason == st.tier_reason);
+
+  // An application that starts its client before its first CUDA call keeps CUPTI: the session
+  // that starts then never touches it.
+  startWith({.cupti = true});
+  CHECK(cuptiSubscribe(&handle, nullptr, nullptr) == CUPTI_ERROR_NOT_INITIALIZED);
+  CHECK(shimStatus().mode == kModeUnstarted);
+  REQUIRE(launch() == cudaSuccess);
+  st = shimStatus();
+  CHECK(st.tier == model::CollectionTier::Interposer);
+  CHECK(st.tier_reason == "the application runs its own CUPTI client (it called cuptiSubscribe, as "
+                          "torch.profiler does): CUPTI is left to it");
+  CHECK_FALSE(g_port);
   CHECK(resetForTest(std::chrono::seconds(10)));
 }
 
