@@ -38,6 +38,9 @@ std::string describe(CuptiPort& port, const char* call, CUptiResult r) {
   std::string code = std::string(call) + " returned " + port.resultString(r);
   switch (r) {
   case CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED:
+    if (*port.subscriberHolding())
+      return std::string("CUPTI held by another subscriber, \"") + port.subscriberHolding() +
+             "\": " + code;
     return "CUPTI held by another subscriber (torch.profiler, Nsight Systems, ncu or another "
            "tool): " + code;
   case CUPTI_ERROR_NOT_INITIALIZED:

@@ -23,8 +23,13 @@ public:
   virtual bool available() const = 0;
   virtual const char* whyUnavailable() const = 0;
 
+  // cuptiSubscribe_v2 where the library has it (CUPTI 13), naming us "gpuwise" to the tool that
+  // later finds CUPTI taken; cuptiSubscribe otherwise.
   virtual CUptiResult subscribe(CUpti_SubscriberHandle* subscriber, CUpti_CallbackFunc callback,
                                 void* userdata) = 0;
+  // After subscribe() failed with CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED: the name CUPTI
+  // gave for the tool holding it ("CUPTI for <name>", cuptiSubscribe_v2), or empty when unknown.
+  virtual const char* subscriberHolding() const { return ""; }
   virtual CUptiResult unsubscribe(CUpti_SubscriberHandle subscriber) = 0;
   virtual CUptiResult activityRegisterTimestampCallback(CUpti_TimestampCallbackFunc fn) = 0;
   virtual CUptiResult setThreadIdType(CUpti_ActivityThreadIdType type) = 0;

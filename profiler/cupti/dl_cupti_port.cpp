@@ -59,6 +59,7 @@ bool DlCuptiPort::bind(void* handle, const std::string& library) {
   load(t.getNextRecord, "cuptiActivityGetNextRecord");
   load(t.getResultString, "cuptiGetResultString");
   t.getTimestamp = reinterpret_cast<decltype(t.getTimestamp)>(dlsym(handle, "cuptiGetTimestamp"));
+  t.subscribeV2 = reinterpret_cast<decltype(t.subscribeV2)>(dlsym(handle, "cuptiSubscribe_v2"));
   // The handle is kept open (never dlclose'd) whether or not the table is complete: CUPTI may
   // already have started threads that point into it.
   t.valid = !missing;
@@ -69,7 +70,18 @@ bool DlCuptiPort::bind(void* handle, const std::string& library) {
 #define GPUWISE_CUPTI_FORWARD(fn, ...) return table_.valid ? table_.fn(__VA_ARGS__) : kUnavailable
 
 CUptiResult DlCuptiPort::subscribe(CUpti_SubscriberHandle* s, CUpti_CallbackFunc cb, void* ud) {
-  GPUWISE_CUPTI_FORWARD(subscribe, s, cb, ud);
+  if (!table_.valid) return kUnavailable;
+  holder_.clear();
+  if (!table_.subscribeV2) return table_.subscribe(s, cb, ud);
+  char holder[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN + 1] = {};
+  CUpti_SubscriberParams params{};
+  params.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
+  params.subscriberName = "gpuwise"; // CUPTI shows "CUPTI for gpuwise" to whoever comes next
+  params.oldSubscriberName = holder;
+  params.oldSubscriberSize = sizeof holder - 1;
+  CUptiResult r = table_.subscribeV2(s, cb, ud, &params);
+  if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) holder_ = holder;
+  return r;
 }
 CUptiResult DlCuptiPort::unsubscribe(CUpti_SubscriberHandle s) {
   GPUWISE_CUPTI_FORWARD(unsubscribe, s);

@@ -30,6 +30,7 @@ public:
 
   CUptiResult subscribe(CUpti_SubscriberHandle* s, CUpti_CallbackFunc cb, void* ud) override;
   CUptiResult unsubscribe(CUpti_SubscriberHandle s) override;
+  const char* subscriberHolding() const override { return holder_.c_str(); }
   CUptiResult activityRegisterTimestampCallback(CUpti_TimestampCallbackFunc fn) override;
   CUptiResult setThreadIdType(CUpti_ActivityThreadIdType type) override;
   CUptiResult activityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc requested,
@@ -61,6 +62,7 @@ private:
     decltype(&::cuptiActivityGetNextRecord) getNextRecord = nullptr;
     decltype(&::cuptiGetResultString) getResultString = nullptr;
     decltype(&::cuptiGetTimestamp) getTimestamp = nullptr; // optional: not part of `valid`
+    decltype(&::cuptiSubscribe_v2) subscribeV2 = nullptr;  // optional (CUPTI 13): names us
   };
   // Fills table_ from a loaded `handle`; false (why_ set) when a function is missing.
   bool bind(void* handle, const std::string& library);
@@ -68,6 +70,7 @@ private:
   Table table_;
   std::string why_;
   std::string loaded_from_;
+  std::string holder_; // who held CUPTI when subscribe() was refused, as CUPTI named it
 };
 
 } // namespace gpuwise::profiler

@@ -25,6 +25,7 @@ public:
   bool available_ = true;
   std::string why_unavailable_ = "fake: unavailable";
   CUptiResult subscribe_result_ = CUPTI_SUCCESS;
+  std::string holder_; // subscriberHolding() after a refused subscribe
   CUptiResult timestamp_result_ = CUPTI_SUCCESS;
   CUptiResult register_callbacks_result_ = CUPTI_SUCCESS;
   std::map<CUpti_ActivityKind, CUptiResult> enable_results_; // default CUPTI_SUCCESS
@@ -68,6 +69,7 @@ public:
   const char* whyUnavailable() const override { return why_unavailable_.c_str(); }
   CUptiResult subscribe(CUpti_SubscriberHandle* s, CUpti_CallbackFunc cb, void* ud) override;
   CUptiResult unsubscribe(CUpti_SubscriberHandle s) override;
+  const char* subscriberHolding() const override { return holder_.c_str(); }
   CUptiResult activityRegisterTimestampCallback(CUpti_TimestampCallbackFunc fn) override;
   CUptiResult setThreadIdType(CUpti_ActivityThreadIdType type) override;
   CUptiResult activityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc requested,

@@ -79,6 +79,18 @@ TEST_CASE("Another subscriber holding CUPTI sends us to the interposer tier, say
   CHECK(port.runtime_cbids_.empty());
 }
 
+TEST_CASE("The tool holding CUPTI is named when CUPTI names it (cuptiSubscribe_v2)") {
+  FakeCuptiPort port;
+  port.subscribe_result_ = CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+  port.holder_ = "CUPTI for Nsight Systems";
+  CuptiCollector c(port, smallPool());
+  auto r = c.start(fixedTimestamp);
+  CHECK_FALSE(r.ok);
+  CHECK(r.reason.rfind("CUPTI held by another subscriber, \"CUPTI for Nsight Systems\": "
+                       "cuptiSubscribe returned ",
+                       0) == 0);
+}
+
 TEST_CASE("A second collector in the same process finds CUPTI taken") {
   FakeCuptiPort port;
   CuptiCollector first(port, smallPool());

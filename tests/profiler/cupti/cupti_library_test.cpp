@@ -94,6 +94,20 @@ TEST_CASE("DlCuptiPort walks the candidates to the first CUPTI that loads, or na
     INFO(port.whyUnavailable());
     CHECK(port.available());
     CHECK(port.loadedFrom() == extras + "libcupti.so.13");
+
+    // We subscribe by name (cuptiSubscribe_v2): a second client is told "CUPTI for gpuwise",
+    // and we are told who holds it when we are the second.
+    CUpti_SubscriberHandle ours = nullptr, theirs = nullptr;
+    REQUIRE(port.subscribe(&ours, nullptr, nullptr) == CUPTI_SUCCESS);
+    CHECK(std::string(port.subscriberHolding()).empty());
+    DlCuptiPort second(Paths{extras + "libcupti.so.13"});
+    REQUIRE(second.available());
+    CHECK(second.subscribe(&theirs, nullptr, nullptr) == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED);
+    CHECK(std::string(second.subscriberHolding()) == "CUPTI for gpuwise");
+    CHECK(port.unsubscribe(ours) == CUPTI_SUCCESS);
+    CHECK(second.subscribe(&theirs, nullptr, nullptr) == CUPTI_SUCCESS);
+    CHECK(std::string(second.subscriberHolding()).empty());
+    CHECK(second.unsubscribe(theirs) == CUPTI_SUCCESS);
   }
   SECTION("found nowhere: every place tried is named, and the variable that overrides them") {
     DlCuptiPort port(Paths{root + "/a/libcupti.so.13", root + "/b/libcupti.so.13"});

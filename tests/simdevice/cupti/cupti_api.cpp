@@ -6,6 +6,8 @@
 // cuptiActivityRegisterTimestampCallback -> cuptiActivityRegisterCallbacks -> cuptiActivityEnable
 // (+ EnableRuntimeApi/EnableDriverApi filters) -> ... cuptiActivityFlushAll -> cuptiFinalize.
 #include <cstring>
+#include <mutex>
+#include <string>
 
 #include <cupti.h>
 
@@ -74,9 +76,23 @@ GWSIM_EXPORT CUptiResult cuptiGetLastError(void) {
 
 // ---- callback API ----
 
+// The name the current subscriber gave (cuptiSubscribe_v2), shown to the next one as "CUPTI for
+// <name>", as the real library does; "gwsim-busy" when GWSIM_CUPTI_BUSY stands for another tool.
+namespace {
+std::mutex g_holder_mutex;
+std::string g_holder_name;
+} // namespace
+
 GWSIM_EXPORT CUptiResult cuptiSubscribe(CUpti_SubscriberHandle* subscriber,
                                         CUpti_CallbackFunc callback, void* userdata) {
-  return guarded([&] { return ::subscriber().subscribe(subscriber, callback, userdata); });
+  return guarded([&] {
+    const CUptiResult result = ::subscriber().subscribe(subscriber, callback, userdata);
+    if (result == CUPTI_SUCCESS) {
+      std::lock_guard lock(g_holder_mutex);
+      g_holder_name.clear();
+    }
+    return result;
+  });
 }
 
 GWSIM_EXPORT CUptiResult cuptiSubscribe_v2(CUpti_SubscriberHandle* subscriber,
@@ -84,10 +100,16 @@ GWSIM_EXPORT CUptiResult cuptiSubscribe_v2(CUpti_SubscriberHandle* subscriber,
                                            CUpti_SubscriberParams* params) {
   return guarded([&] {
     const CUptiResult result = ::subscriber().subscribe(subscriber, callback, userdata);
-    if (result == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED && params != nullptr &&
-        params->oldSubscriberName != nullptr && params->oldSubscriberSize > 0) {
+    std::lock_guard lock(g_holder_mutex);
+    if (result == CUPTI_SUCCESS) {
+      g_holder_name = params != nullptr && params->subscriberName != nullptr
+                          ? std::string("CUPTI for ") + params->subscriberName
+                          : std::string();
+    } else if (result == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED && params != nullptr &&
+               params->oldSubscriberName != nullptr && params->oldSubscriberSize > 0) {
       // Who holds CUPTI, as the real library reports it to the second subscriber.
-      std::strncpy(params->oldSubscriberName, "gwsim-busy", params->oldSubscriberSize - 1);
+      const std::string holder = g_holder_name.empty() ? "gwsim-busy" : g_holder_name;
+      std::strncpy(params->oldSubscriberName, holder.c_str(), params->oldSubscriberSize - 1);
       params->oldSubscriberName[params->oldSubscriberSize - 1] = '\0';
     }
     return result;
@@ -95,7 +117,14 @@ GWSIM_EXPORT CUptiResult cuptiSubscribe_v2(CUpti_SubscriberHandle* subscriber,
 }
 
 GWSIM_EXPORT CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle handle) {
-  return guarded([&] { return ::subscriber().unsubscribe(handle); });
+  return guarded([&] {
+    const CUptiResult result = ::subscriber().unsubscribe(handle);
+    if (result == CUPTI_SUCCESS) {
+      std::lock_guard lock(g_holder_mutex);
+      g_holder_name.clear();
+    }
+    return result;
+  });
 }
 
 GWSIM_EXPORT CUptiResult cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle handle,
