@@ -15,15 +15,10 @@
 # The portable shim (scripts/build-portable-shim) needs only glibc: then deps/ stays empty and no
 # RUNPATH is set; a shim of an ordinary build gets its closure as above.
 #
-# An executable (its own process, nothing else's) may take the C++ runtime along: --cxx-runtime
-# bundles libstdc++ and libgcc_s too, so only glibc is the image's (scripts/gpu-bundle's CLI).
-#
-# usage: bundle-elf.sh [--cxx-runtime] ELF OUT   (needs ldd, patchelf, objdump; writes OUT/<ELF's name>)
+# usage: bundle-elf.sh ELF OUT        (needs ldd, patchelf, objdump; OUT/<ELF's name> is written)
 set -euo pipefail
 
-cxx=0
-if [[ "${1:-}" == --cxx-runtime ]]; then cxx=1; shift; fi
-(($# == 2)) || { echo "usage: bundle-elf.sh [--cxx-runtime] ELF OUT" >&2; exit 2; }
+(($# == 2)) || { echo "usage: bundle-elf.sh ELF OUT" >&2; exit 2; }
 elf="$1"
 out="$2"
 [[ -f "$elf" ]] || { echo "bundle-elf.sh: $elf: no such file" >&2; exit 2; }
@@ -32,7 +27,6 @@ for tool in ldd patchelf objdump; do
 done
 
 system='^(libc|libm|libdl|libpthread|librt|libresolv|libutil|ld-linux[-a-z0-9_]*|libstdc\+\+|libgcc_s)\.so'
-if ((cxx)); then system='^(libc|libm|libdl|libpthread|librt|libresolv|libutil|ld-linux[-a-z0-9_]*)\.so'; fi
 name="$(basename "$elf")"
 mkdir -p "$out/deps"
 cp -f "$elf" "$out/$name"

@@ -164,9 +164,7 @@ TEST_CASE("gpu-bundle packs what gpu-check runs, with its libraries, and gpu-che
   CHECK(fs::exists(bundle + "/bin/deps/libzmq.so.5"));
   CHECK(fs::exists(bundle + "/lib/deps/libzmq.so.5"));
   CHECK_FALSE(fs::exists(bundle + "/bin/deps/libc.so.6"));
-  // The CLI is its own process and takes its C++ runtime along; the shim uses the application's.
-  CHECK(fs::exists(bundle + "/bin/deps/libstdc++.so.6"));
-  CHECK_FALSE(fs::exists(bundle + "/lib/deps/libstdc++.so.6"));
+  CHECK_FALSE(fs::exists(bundle + "/bin/deps/libstdc++.so.6"));
   for (const char* f : {"samples/fp32_gemm", "samples/healthy", "samples/pytorch/libgwtrain_sim.so",
                         "simdevice/libcudart.so.13", "simdevice/libcupti.so.13"}) {
     INFO(f);
@@ -175,6 +173,7 @@ TEST_CASE("gpu-bundle packs what gpu-check runs, with its libraries, and gpu-che
   std::string info = readFile(bundle + "/BUNDLE");
   CHECK(info.find("shim: ordinary") != std::string::npos);
   CHECK(info.find("requires: GLIBC_2.") != std::string::npos);
+  CHECK(info.find(", libstdc++ with GLIBCXX_3.4.") != std::string::npos);
   CHECK(info.find("samples: fp32_gemm healthy host_sync input_stall launch_bound pageable_copies "
                   "small_footprint") != std::string::npos);
 
