@@ -418,7 +418,9 @@ void yieldCuptiToApplication(const char* call) {
   const char* none = nullptr;
   g_app_cupti_call.compare_exchange_strong(none, call, std::memory_order_acq_rel);
   Session* s = g_session.load(std::memory_order_acquire);
-  if (!s || s->pid != getpid() || !s->cupti || !s->cupti->active()) return;
+  // Whether CUPTI is still active is the drain thread's to read (it changes it): it answers at
+  // once when there is nothing left to hand over.
+  if (!s || s->pid != getpid() || !s->cupti) return;
   uint32_t budget = g_config ? g_config->exit_timeout_ms : 2000;
   if (!s->drain->yieldCupti(std::chrono::milliseconds(budget)))
     logLine(LogLevel::Warn, "could not hand CUPTI over to the application within %u ms (%s)",
