@@ -285,7 +285,7 @@ void Drain::handOverCupti(int64_t now) {
     cupti->stop();
     cupti->restoreDefaultClock();
     hello_needed_ = true; // the advisor learns the new tier
-    if (deps_.on_cupti_released) deps_.on_cupti_released();
+    if (deps_.on_cupti_released) deps_.on_cupti_released(now);
   }
   yield_.store(kYieldDone, std::memory_order_release);
   futexWake(&yield_);

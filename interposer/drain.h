@@ -67,9 +67,9 @@ struct DrainDeps {
   // Appends NVML samples of the process's devices (drain thread; may take milliseconds). Null:
   // no device samples.
   std::function<void(int64_t now, std::vector<model::DeviceSample>& out)> sample_devices;
-  // Called on the drain thread once CUPTI has been handed over (yieldCupti): the session's tier
-  // becomes the interposer's from here on.
-  std::function<void()> on_cupti_released;
+  // Called on the drain thread once CUPTI has been handed over (yieldCupti), with the drain's
+  // clock: the session's tier becomes the interposer's from here on.
+  std::function<void(int64_t now)> on_cupti_released;
 };
 
 class Drain {

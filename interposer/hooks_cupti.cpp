@@ -10,7 +10,6 @@
 // Coverage: LD_PRELOAD, where references to these symbols (version node libcupti.so.13,
 // gpuwise.map) bind here. A client that reaches CUPTI through dlsym on its own handle, or a shim
 // injected only through CUDA_INJECTION64_PATH, is not seen: it then finds CUPTI taken, as before.
-#include "interposer/log.h"
 #include "interposer/real_symbol.h"
 #include "interposer/runtime.h"
 #include "interposer/thread_state.h"

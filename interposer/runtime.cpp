@@ -228,12 +228,10 @@ bool doStart() {
   d.sample_devices = [s](int64_t now, std::vector<model::DeviceSample>& out) {
     sampleDevices(*s, now, out);
   };
-  d.on_cupti_released = [s] {
-    const double at_s = double(profiler::processClock() ? profiler::processClock()->nowNs() - s->start_ns
-                                                         : 0) / 1e9;
+  d.on_cupti_released = [s](int64_t now) {
     const char* call = g_app_cupti_call.load(std::memory_order_acquire);
     char when[32];
-    std::snprintf(when, sizeof when, "%.2f", at_s);
+    std::snprintf(when, sizeof when, "%.2f", double(now - s->start_ns) / 1e9);
     std::lock_guard<std::mutex> lock(s->tier_mu);
     s->tier = model::CollectionTier::Interposer;
     s->tier_reason = std::string("handed to the application's own CUPTI client ") + when +

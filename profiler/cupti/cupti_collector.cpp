@@ -164,9 +164,7 @@ CuptiCollector::StartResult CuptiCollector::start(TimestampFn timestamp) {
 }
 
 void CuptiCollector::undo() {
-  for (int i = 0; i < enabled_kind_count_; ++i)
-    port_.activityDisable(CUpti_ActivityKind(enabled_kinds_[i]));
-  enabled_kind_count_ = 0;
+  disableActivity();
   if (subscriber_) port_.unsubscribe(static_cast<CUpti_SubscriberHandle>(subscriber_));
   subscriber_ = nullptr;
   active_ = false;

@@ -7,17 +7,6 @@
 
 namespace gpuwise::profiler {
 
-namespace {
-
-std::string dirOf(const std::string& path) {
-  auto slash = path.rfind('/');
-  return slash == std::string::npos ? "" : path.substr(0, slash);
-}
-
-std::string baseOf(const std::string& path) { return path.substr(path.rfind('/') + 1); }
-
-} // namespace
-
 std::vector<std::string> cuptiCandidates(const CuptiSearch& s) {
   if (!s.library.empty()) return {s.library};
   std::vector<std::string> out;
@@ -25,13 +14,12 @@ std::vector<std::string> cuptiCandidates(const CuptiSearch& s) {
     if (std::find(out.begin(), out.end(), path) == out.end()) out.push_back(path);
   };
   add(kCuptiSoname);
-  for (const auto& obj : s.loaded) {
-    if (baseOf(obj).rfind("libcudart.so", 0) != 0) continue;
-    std::string dir = dirOf(obj);
-    if (dir.empty()) continue;
-    add(dir + "/" + kCuptiSoname);
+  for (const std::filesystem::path obj : s.loaded) {
+    if (obj.filename().string().rfind("libcudart.so", 0) != 0 || !obj.has_parent_path()) continue;
+    const auto dir = obj.parent_path();
+    add(dir / kCuptiSoname);
     // Lexically: a toolkit's lib64 is often a link to targets/<arch>/lib, whose ".." has no extras.
-    add((std::filesystem::path(dir) / "../extras/CUPTI/lib64" / kCuptiSoname).lexically_normal());
+    add((dir / "../extras/CUPTI/lib64" / kCuptiSoname).lexically_normal());
   }
   for (const std::string& root : {s.cuda_home, std::string("/usr/local/cuda")}) {
     if (root.empty()) continue;
