@@ -34,11 +34,13 @@ std::string readFile(const std::string& path) {
   return text.str();
 }
 
+// A new empty file of our own; the caller unlinks it. (The name mkstemp reserves is the file
+// used: a suffix added to it left the reserved file behind after every run.)
 std::string tempPath(const char* what) {
-  char name[] = "/tmp/gwsim-test-XXXXXX";
-  const int fd = mkstemp(name);
+  std::string name = std::string("/tmp/gwsim-test-") + what + "-XXXXXX";
+  const int fd = mkstemp(name.data());
   if (fd >= 0) close(fd);
-  return std::string(name) + "." + what;
+  return name;
 }
 
 } // namespace
