@@ -15,6 +15,7 @@
 #include "tests/advisor/rss_probe.h"
 #include "tests/advisor/trace_builder.h"
 #include "tests/advisor/wire_client.h"
+#include "tests/sanitizer_env.h"
 
 #include <catch2/catch.hpp>
 #include <httplib.h>
@@ -311,7 +312,11 @@ TEST_CASE("metrics: a multi-window, multi-GPU stream exports what the whole trac
 }
 
 TEST_CASE("metrics: an ingest scraped while 2M events flow keeps its memory bounded") {
-  constexpr uint64_t kKernels = 2'000'000, kPerBatch = 10'000;
+  // Under a sanitizer lane RSS is mostly the sanitizer's own: ASan's quarantine keeps filling long
+  // after 25% (one lane saw 432 -> 487 MiB), so there a shorter run checks the scraped, windowed
+  // path for memory errors and the counts, and the RSS bound is checked in the normal build only.
+  const bool sanitized = gpuwise::test::underSanitizer();
+  const uint64_t kKernels = sanitized ? 400'000 : 2'000'000, kPerBatch = 10'000;
   IngestServer::Options o;
   o.endpoint = "tcp://127.0.0.1:*";
   o.window_events = 50'000;
@@ -386,7 +391,7 @@ TEST_CASE("metrics: an ingest scraped while 2M events flow keeps its memory boun
   REQUIRE(sent_hello);
   REQUIRE(sent_all);
   CHECK(scraped == double(kKernels));
-  CHECK(progress.windows >= 30);
+  CHECK(progress.windows >= kKernels / o.window_events * 3 / 4); // 40 (8) windows' worth sent
   CHECK(scrapes > 10);
   CHECK(bad_scrapes == 0);
   REQUIRE(quarter_mib);
@@ -396,5 +401,8 @@ TEST_CASE("metrics: an ingest scraped while 2M events flow keeps its memory boun
               *quarter_mib, *end_mib, (unsigned long long)kKernels,
               (unsigned long long)scrapes.load());
   // Keeping every record would add 1.5M kernel records (~120 bytes each: ~170 MiB) from 25% on.
-  CHECK(*end_mib <= *quarter_mib + 48);
+  if (sanitized)
+    WARN("memory bound not checked under a sanitizer (its shadow and quarantine count in RSS)");
+  else
+    CHECK(*end_mib <= *quarter_mib + 48);
 }
