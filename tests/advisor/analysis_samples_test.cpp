@@ -58,7 +58,18 @@ TEST_CASE("input_stall: most of each step waits for input; healthy: almost none"
   CHECK(s["steps"]["count"].get<int>() >= std::stoi(stall.sample.at("steps")) - 1);
   CHECK(s["steps"]["count"].get<int>() <= std::stoi(stall.sample.at("steps")));
   const auto& idle = stall.report["idle"];
-  CHECK(idle["share_by_cause"]["input"].get<double>() > 0.7);
+  // Under a sanitizer the instrumented simulated runtime makes each launch and sync cost more host
+  // time, which is rightly called host-bound and sync idle (one ASan run: input 69.6%, host 15.3%,
+  // sync 15.1%). There input must still be the cause by far, in the normal lane most of the idle.
+  const auto& cause = idle["share_by_cause"];
+  const double input = cause["input"].get<double>();
+  if (gpuwise::test::underSanitizer()) {
+    CHECK(input > 0.5);
+    for (const auto& [name, share] : cause.items())
+      if (name != "input") CHECK(input > 2 * share.get<double>()); // shares of one known idle
+  } else {
+    CHECK(input > 0.7);
+  }
   // No DataLoader ranges in a live run: all of it is inferred from the host's state.
   CHECK(idle["input_data_loader_seconds"].get<double>() == 0.0);
 
