@@ -103,8 +103,14 @@ public:
   Advisor(const std::string& endpoint, const std::string& report_dir, const std::string& dir,
           const std::string& tag, const std::vector<std::string>& extra = {})
       : process_(args(endpoint, report_dir, extra), {}, dir, dir, tag) {}
+  // Waits for the whole "listening on ENDPOINT" line: std::cerr writes each << apart, so a read
+  // can end just after "listening on " (seen once: an empty endpoint parsed by security_test).
   bool listening() {
-    return eventually([&] { return contains(process_.err(), "listening on"); });
+    return eventually([&] {
+      const std::string err = process_.err();
+      const auto at = err.find("listening on");
+      return at != std::string::npos && err.find('\n', at) != std::string::npos;
+    });
   }
   // Waits for the advisor's "N process(es) connected" line.
   bool connected(size_t n, std::chrono::milliseconds timeout = std::chrono::seconds(30)) {
