@@ -20,7 +20,7 @@ namespace gpuwise::advisor {
 
 int advisorCommand(const AdvisorOptions& o, CliIo io) {
   auto fail = [&](const std::string& line) {
-    io.err << "gpuwise advisor: " << line << '\n';
+    logLine(io.err, "advisor", line);
     return kExitUsage;
   };
   if (o.listen.empty()) return fail("--listen ENDPOINT is required");
@@ -57,11 +57,12 @@ int advisorCommand(const AdvisorOptions& o, CliIo io) {
     pthread_sigmask(SIG_SETMASK, &previous, nullptr);
     return fail(error);
   }
-  io.err << "gpuwise advisor: listening on " << server->endpoint() << std::endl;
+  logLine(io.err, "advisor", "listening on " + server->endpoint());
 
-  // The Prometheus endpoint: its refresh thread reads each stream's aggregates (under the ingest
-  // lock, the open window of each stream is analysed: at most a window of records; the ingest keeps
-  // windowing, so a days-long sidecar's memory stays bounded); scrapes only read the latest text.
+  // The Prometheus endpoint: its refresh thread reads each stream's aggregates (each stream's open
+  // window, at most a window of records, is copied under the ingest lock and analysed after it; the
+  // ingest keeps windowing, so a days-long sidecar's memory stays bounded); scrapes only read the
+  // latest text.
   std::unique_ptr<metrics::MetricsServer> metrics_server;
   if (!o.metrics_addr.empty()) {
     metrics::MetricsServer::Options mo;
@@ -72,15 +73,16 @@ int advisorCommand(const AdvisorOptions& o, CliIo io) {
       return builder->build(metrics::buildMetricsInput(ingest->streamAnalyses(nullptr)));
     };
     std::ostream* log = &io.err;
-    mo.log = [log](const std::string& line) { *log << "gpuwise advisor: " << line << std::endl; };
+    mo.log = [log](const std::string& line) { logLine(*log, "advisor", line); };
     metrics_server = metrics::MetricsServer::start(std::move(mo), &error);
     if (!metrics_server) {
       server.reset();
       pthread_sigmask(SIG_SETMASK, &previous, nullptr);
       return fail(error);
     }
-    io.err << "gpuwise advisor: metrics on http://" << o.metrics_addr << "/metrics (port "
-           << metrics_server->port() << ")" << std::endl;
+    logLine(io.err, "advisor",
+            "metrics on http://" + o.metrics_addr + "/metrics (port " +
+                std::to_string(metrics_server->port()) + ")");
   }
 
   // Wait for a stop signal, saying meanwhile when a process finishes (its final batch arrived):
@@ -91,14 +93,16 @@ int advisorCommand(const AdvisorOptions& o, CliIo io) {
     auto p = server->progress();
     if (p.streams != connected) {
       connected = p.streams;
-      io.err << "gpuwise advisor: " << connected << (connected == 1 ? " process" : " processes")
-             << " connected" << std::endl;
+      logLine(io.err, "advisor",
+              std::to_string(connected) + (connected == 1 ? " process" : " processes") +
+                  " connected");
     }
     if (p.final_streams == finished) continue;
     finished = p.final_streams;
-    io.err << "gpuwise advisor: " << finished << " of " << p.streams
-           << (p.streams == 1 ? " process" : " processes") << " finished, " << p.events << " events"
-           << std::endl;
+    logLine(io.err, "advisor",
+            std::to_string(finished) + " of " + std::to_string(p.streams) +
+                (p.streams == 1 ? " process" : " processes") + " finished, " +
+                std::to_string(p.events) + " events");
   }
 
   // Scrapes keep working until the ingest stops, so Prometheus's last scrape sees the totals.

@@ -45,7 +45,7 @@ std::optional<nlohmann::ordered_json> readReport(const std::string& path, std::s
 
 int diffCommand(const DiffOptionsCli& o, CliIo io) {
   auto fail = [&](const std::string& line) {
-    io.err << "gpuwise diff: " << line << '\n';
+    logLine(io.err, "diff", line);
     return kExitUsage;
   };
   if (!std::isfinite(o.threshold) || o.threshold < 0)

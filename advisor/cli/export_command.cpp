@@ -9,7 +9,7 @@ namespace gpuwise::advisor {
 
 int exportCommand(const ExportOptions& o, CliIo io) {
   auto fail = [&](const std::string& line) {
-    io.err << "gpuwise export: " << line << '\n';
+    logLine(io.err, "export", line);
     return kExitUsage;
   };
   if (o.format != "chrome")

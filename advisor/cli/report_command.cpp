@@ -11,7 +11,7 @@ namespace gpuwise::advisor {
 
 int reportCommand(const ReportOptionsCli& o, CliIo io) {
   auto fail = [&](const std::string& line) {
-    io.err << "gpuwise report: " << line << '\n';
+    logLine(io.err, "report", line);
     return kExitUsage;
   };
   if (o.inputs.empty()) return fail("at least one INPUT is required");

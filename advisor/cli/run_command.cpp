@@ -56,7 +56,7 @@ std::string prepend(const std::string& first, const std::optional<std::string>& 
 
 int runCommand(const RunOptions& o, CliIo io) {
   auto fail = [&](const std::string& line) {
-    io.err << "gpuwise run: " << line << '\n';
+    logLine(io.err, "run", line);
     return kExitUsage;
   };
   if (o.command.empty()) return fail("no command given: gpuwise run [options] -- CMD [ARGS...]");
@@ -108,8 +108,8 @@ int runCommand(const RunOptions& o, CliIo io) {
     if (o.nvtx && !findVariable(base, "NVTX_INJECTION64_PATH"))
       overrides.push_back("NVTX_INJECTION64_PATH=libcupti.so.13");
   } else {
-    io.err << "gpuwise run: the shim was not found at " << shim
-           << " (set GPUWISE_SHIM); running without it\n";
+    logLine(io.err, "run",
+            "the shim was not found at " + shim + " (set GPUWISE_SHIM); running without it");
   }
   if (o.simulate) {
     overrides.push_back("LD_LIBRARY_PATH=" +
@@ -146,11 +146,11 @@ int runCommand(const RunOptions& o, CliIo io) {
   analysis.source.simulated = analysis.source.simulated || o.simulate;
   if (!o.trace.empty()) analysis.source.files.push_back(o.trace);
   if (tee_failed)
-    io.err << "gpuwise run: " << o.trace << ": write failed; the recording is incomplete\n";
+    logLine(io.err, "run", o.trace + ": write failed; the recording is incomplete");
   analysis.wall_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(exited - started).count();
   ReportTargets targets{o.report_json, o.report_html, {o.gpu_hour_price}};
   if (!produceReport(analysis, targets, io.err, &error))
-    io.err << "gpuwise run: " << error << '\n';
+    logLine(io.err, "run", error);
   return status;
 }
 

@@ -80,7 +80,7 @@ CLI::App* addWebhookCommand(CLI::App& app, WebhookOptions& o) {
 
 int webhookCommand(const WebhookOptions& o, CliIo io) {
   auto fail = [&](const std::string& line) {
-    io.err << "gpuwise webhook: " << line << '\n';
+    logLine(io.err, "webhook", line);
     return kExitUsage;
   };
   for (const auto& [flag, value] :
@@ -105,7 +105,7 @@ int webhookCommand(const WebhookOptions& o, CliIo io) {
   so.injection.version = gpuwiseVersion();
   so.limits.max_body_bytes = o.max_body_bytes;
   std::ostream& err = io.err;
-  so.log = [&err](const std::string& line) { err << "gpuwise webhook: " << line << std::endl; };
+  so.log = [&err](const std::string& line) { logLine(err, "webhook", line); };
 
   // Block the stop signals before any thread starts, so they all inherit the mask and only the
   // sigwait below takes SIGINT/SIGTERM.
@@ -122,21 +122,23 @@ int webhookCommand(const WebhookOptions& o, CliIo io) {
     pthread_sigmask(SIG_SETMASK, &previous, nullptr);
     return fail(error);
   }
-  io.err << "gpuwise webhook: listening on https://"
-         << (server->host().find(':') != std::string::npos ? "[" + server->host() + "]"
-                                                           : server->host())
-         << ":" << server->port() << " (image " << so.injection.image << ", "
-         << (o.classic_sidecar ? "classic" : "native") << " sidecar, metrics port "
-         << (o.metrics_port > 0 ? std::to_string(o.metrics_port) : std::string("none")) << ")"
-         << std::endl;
+  const std::string host = server->host().find(':') != std::string::npos
+                               ? "[" + server->host() + "]"
+                               : server->host();
+  logLine(io.err, "webhook",
+          "listening on https://" + host + ":" + std::to_string(server->port()) + " (image " +
+              so.injection.image + ", " + (o.classic_sidecar ? "classic" : "native") +
+              " sidecar, metrics port " +
+              (o.metrics_port > 0 ? std::to_string(o.metrics_port) : std::string("none")) + ")");
 
   int signal = 0;
   sigwait(&stop_signals, &signal);
   server->stop();
   auto c = server->counters();
-  io.err << "gpuwise webhook: stopping on " << (signal == SIGINT ? "SIGINT" : "SIGTERM") << " ("
-         << c.reviews << " reviews, " << c.patched << " pods injected, " << c.rejected
-         << " requests rejected)" << std::endl;
+  logLine(io.err, "webhook",
+          std::string("stopping on ") + (signal == SIGINT ? "SIGINT" : "SIGTERM") + " (" +
+              std::to_string(c.reviews) + " reviews, " + std::to_string(c.patched) +
+              " pods injected, " + std::to_string(c.rejected) + " requests rejected)");
   pthread_sigmask(SIG_SETMASK, &previous, nullptr);
   return 0;
 }

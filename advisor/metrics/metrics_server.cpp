@@ -34,7 +34,7 @@ struct MetricsServer::Impl {
     if (options.log)
       options.log(line);
     else
-      std::cerr << "gpuwise advisor: " << line << std::endl;
+      std::cerr << ("gpuwise advisor: " + line + "\n") << std::flush; // one write: one whole line
   }
 
   // Runs produce() once outside the lock and publishes its text.

@@ -1,3 +1,4 @@
+#include "advisor/cli/cli.h"
 #include "tests/advisor/subprocess.h"
 
 #include <catch2/catch.hpp>
@@ -6,6 +7,8 @@
 #include <nlohmann/json.hpp>
 
 #include <map>
+#include <streambuf>
+#include <vector>
 
 using namespace gpuwise::advisor::test;
 using json = nlohmann::json;
@@ -226,6 +229,30 @@ TEST_CASE("every command exits 2 with one line on bad usage or bad input") {
     CHECK(lineCount(p.err()) == 1);
     CHECK(p.err().find(c.expect) != std::string::npos);
   }
+}
+
+// Each piece the stream's buffer is handed, as it is handed: std::cerr's is unbuffered, so each
+// piece becomes its own write(2), which another thread's line, or a reader, can come between.
+struct PieceRecorder : std::streambuf {
+  std::vector<std::string> pieces;
+  std::streamsize xsputn(const char* s, std::streamsize n) override {
+    pieces.emplace_back(s, size_t(n));
+    return n;
+  }
+  int_type overflow(int_type c) override {
+    if (!traits_type::eq_int_type(c, traits_type::eof())) pieces.emplace_back(1, char(c));
+    return c;
+  }
+};
+
+TEST_CASE("logLine hands the stream each line in one piece, newline included") {
+  PieceRecorder buf;
+  std::ostream os(&buf);
+  gpuwise::advisor::logLine(os, "advisor", "listening on ipc:///run/gpuwise/advisor");
+  gpuwise::advisor::logLine(os, "webhook", "");
+  CHECK(buf.pieces == std::vector<std::string>{
+                          "gpuwise advisor: listening on ipc:///run/gpuwise/advisor\n",
+                          "gpuwise webhook: \n"});
 }
 
 TEST_CASE("gpuwise version and --help exit 0") {
