@@ -44,6 +44,22 @@ Run runSample(const TempDir& dir, const std::string& name) {
   return {json::parse(readFile(dir / (name + ".json"))), sampleLine(p.out()), p.err()};
 }
 
+// pageable_copies synchronises every step, so its simulated GPU idles whenever the host does not
+// run: on a CPU starved by other work (ctest -j4 on 2 cores) its idle went from ~5% to 86-92% of
+// the span, rightly called host-bound and sync idle, and the pageable copies fell to a small share
+// of it. A run whose idle is over half the span is run again, up to three runs in all. (With one
+// other test beside it, as in make test's -j2, its idle was 5-29% in six runs; up to ~50% the
+// checks below hold.)
+Run runUnstarved(const TempDir& dir, const std::string& name, bool* starved) {
+  Run r;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    r = runSample(dir, name);
+    *starved = r.report["summary"]["gpu_idle_ratio"].get<double>() > 0.5;
+    if (!*starved) break;
+  }
+  return r;
+}
+
 uint64_t num(const std::map<std::string, std::string>& kv, const std::string& key) {
   return std::stoull(kv.at(key));
 }
@@ -52,7 +68,8 @@ uint64_t num(const std::map<std::string, std::string>& kv, const std::string& ke
 
 TEST_CASE("gpuwise run --simulate finds the pageable copies the sample plants") {
   TempDir dir;
-  auto r = runSample(dir, "pageable_copies");
+  bool starved = false;
+  auto r = runUnstarved(dir, "pageable_copies", &starved);
   INFO(r.err);
   const auto& s = r.report["summary"];
   CHECK(r.report["source"]["simulated"] == true);
@@ -63,12 +80,25 @@ TEST_CASE("gpuwise run --simulate finds the pageable copies the sample plants") 
   CHECK(s["kernel_count"] == num(r.sample, "kernels"));
   CHECK(s["memcpy"]["h2d_bytes"] == num(r.sample, "h2d_bytes"));
   CHECK(s["memcpy"]["pageable_bytes"] == num(r.sample, "pageable_bytes"));
+  CHECK(r.err.rfind("gpuwise [SIMULATED DEVICE]: GPU busy", 0) == 0);
+  if (starved) {
+    WARN("three runs were host-starved (GPU idle " << s["gpu_idle_ratio"].get<double>()
+                                                    << " of the span): recommendation not checked");
+    return;
+  }
   REQUIRE(r.report["recommendations"].size() >= 1);
   const auto& rec = r.report["recommendations"][0];
   CHECK(rec["id"] == "use_pinned_memory");
   CHECK(rec["expected_saving_ratio"].get<double>() > 0.2);
-  CHECK(rec["evidence"]["pageable_bytes"] == num(r.sample, "pageable_bytes"));
-  CHECK(r.err.rfind("gpuwise [SIMULATED DEVICE]: GPU busy", 0) == 0);
+  const auto& ev = rec["evidence"];
+  CHECK(ev["pageable_bytes"] == num(r.sample, "pageable_bytes"));
+  // The pageable copies are over a third of the GPU's work (the cost model makes it ~54%), and
+  // pinning saves most of their time (~77%), as the saving's own figures say.
+  const double pageable_s = ev["pageable_seconds"].get<double>();
+  CHECK(pageable_s > s["gpu_busy_seconds"].get<double>() / 3);
+  CHECK(ev["saving_seconds"].get<double>() > 0.6 * pageable_s);
+  CHECK(rec["expected_saving_ratio"].get<double>() ==
+        Approx(ev["saving_seconds"].get<double>() / ev["reference_seconds"].get<double>()));
 }
 
 TEST_CASE("gpuwise run --simulate: the healthy sample gets no recommendation") {
