@@ -33,9 +33,9 @@ struct CliIo {
 int runCli(int argc, const char* const* argv, CliIo io = {});
 
 // Writes "gpuwise COMMAND: LINE\n" with one write and flushes it. std::cerr writes each << on its
-// own, and `run`, `advisor` and `webhook` log from several threads (the metrics refresh, the
-// webhook's HTTP threads) while scripts and the e2e tests watch stderr: a line built with << could
-// be split by another thread's line, or read half-written ("listening on " without its endpoint).
+// own, and `advisor` and `webhook` log from several threads (the metrics refresh, the webhook's
+// HTTP threads) while scripts and the e2e tests watch stderr: a line built with << could be split
+// by another thread's line, or read half-written ("listening on " without its endpoint).
 inline void logLine(std::ostream& os, std::string_view command, std::string_view line) {
   std::string whole;
   whole.reserve(command.size() + line.size() + 11);

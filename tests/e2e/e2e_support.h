@@ -103,8 +103,9 @@ public:
   Advisor(const std::string& endpoint, const std::string& report_dir, const std::string& dir,
           const std::string& tag, const std::vector<std::string>& extra = {})
       : process_(args(endpoint, report_dir, extra), {}, dir, dir, tag) {}
-  // Waits for the whole "listening on ENDPOINT" line: std::cerr writes each << apart, so a read
-  // can end just after "listening on " (seen once: an empty endpoint parsed by security_test).
+  // Waits for the whole "listening on ENDPOINT" line, up to its newline: a read that ended just
+  // after "listening on " once gave security_test an empty endpoint, when the advisor still wrote
+  // the line in pieces (it now writes it whole, logLine).
   bool listening() {
     return eventually([&] {
       const std::string err = process_.err();
