@@ -2,6 +2,7 @@
 // correlation joins, host syncs, the process identity, the devices, and the top-level metadata.
 #include "advisor/import/kineto_builder.h"
 
+#include "advisor/import/api_join.h"
 #include "advisor/import/kineto_text.h"
 
 #include <simdjson.h>
@@ -11,9 +12,6 @@
 
 namespace gpuwise::advisor {
 namespace {
-
-using model::CopyDirection;
-using model::SyncKind;
 
 // Optional members of a DOM object, tolerant of absent keys and of numbers written as strings.
 struct Obj {
@@ -122,79 +120,15 @@ model::ProcessTrace KinetoProcessBuilder::finish(std::string_view meta_json) {
 }
 
 void KinetoProcessBuilder::joinCorrelations() {
-  auto& t = trace_;
-  std::unordered_map<uint64_t, uint32_t> apiByCorr;
-  apiByCorr.reserve(t.api_calls.size());
-  for (uint32_t i = 0; i < t.api_calls.size(); ++i)
-    if (t.api_calls[i].correlation) apiByCorr.emplace(t.api_calls[i].correlation, i);
-  auto api = [&](uint64_t corr) -> const model::ApiCall* {
-    if (!corr) return nullptr;
-    auto it = apiByCorr.find(corr);
-    return it == apiByCorr.end() ? nullptr : &t.api_calls[it->second];
-  };
-
-  for (auto& k : t.kernels)
-    if (const auto* a = api(k.correlation)) {
-      k.launch_start = a->start;
-      k.launch_end = a->end;
-      k.thread = a->thread;
-    }
-  std::unordered_map<uint64_t, uint32_t> copyByCorr;
-  for (uint32_t i = 0; i < t.copies.size(); ++i) {
-    auto& c = t.copies[i];
-    if (c.correlation) copyByCorr.emplace(c.correlation, i);
-    if (const auto* a = api(c.correlation)) {
-      c.call_start = a->start;
-      c.call_end = a->end;
-      c.thread = a->thread;
-      c.async = isAsyncApi(t.names.get(a->name));
-    }
-  }
-  for (auto& m : t.memsets)
-    if (const auto* a = api(m.correlation)) {
-      m.call_start = a->start;
-      m.call_end = a->end;
-      m.thread = a->thread;
-      m.async = isAsyncApi(t.names.get(a->name));
-    }
-
-  // The host was blocked for the whole of a synchronising call.
-  std::vector<uint8_t> kindOfName(t.names.size(), 0xff);
-  std::unordered_map<uint64_t, uint32_t> syncByCorr;
-  for (const auto& a : t.api_calls) {
-    uint8_t& cached = kindOfName[a.name];
-    if (cached == 0xff) cached = uint8_t(syncKindForApi(t.names.get(a.name)));
-    const auto kind = SyncKind(cached);
-    if (kind == SyncKind::Unknown) continue;
-    model::HostSync s{.start = a.start, .end = a.end, .correlation = a.correlation, .thread = a.thread, .kind = kind};
-    if (kind == SyncKind::SyncCopy) {
-      // cudaMemcpy device-to-device does not wait for the host (CUDA API sync behaviour).
-      auto it = a.correlation ? copyByCorr.find(a.correlation) : copyByCorr.end();
-      if (it != copyByCorr.end()) {
-        const auto& c = t.copies[it->second];
-        if (c.direction == CopyDirection::DeviceToDevice) continue;
-        s.device = c.device;
-        s.stream = c.stream;
-      }
-    }
-    if (a.correlation) syncByCorr.emplace(a.correlation, uint32_t(t.syncs.size()));
-    t.syncs.push_back(s);
-  }
-  // cuda_sync records (and MTIA event waits): they name the stream and device of a sync call we
-  // already have, or are a wait of their own (Stream Wait Event, a sync CUPTI saw without a call).
+  // A cuda_sync without a call of its own is on the thread Kineto put it on, when that is a
+  // thread of the host process.
+  std::vector<model::HostSync> records;
+  records.reserve(pending_syncs_.size());
   for (auto& p : pending_syncs_) {
-    if (p.sync.correlation) {
-      auto it = syncByCorr.find(p.sync.correlation);
-      if (it != syncByCorr.end() && t.syncs[it->second].kind == p.sync.kind) {
-        t.syncs[it->second].device = p.sync.device;
-        t.syncs[it->second].stream = p.sync.stream;
-        continue;
-      }
-    }
-    if (const auto* a = api(p.sync.correlation)) p.sync.thread = a->thread;
-    else if (p.pid == host_row_pid_) p.sync.thread = u32(p.tid);
-    t.syncs.push_back(p.sync);
+    if (p.pid == host_row_pid_) p.sync.thread = u32(p.tid);
+    records.push_back(p.sync);
   }
+  joinApiCalls(trace_, std::move(records), SyncRecordMerge::SameKind);
 }
 
 void KinetoProcessBuilder::applyMetadata(std::string_view meta_json) {

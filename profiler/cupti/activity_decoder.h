@@ -21,6 +21,7 @@
 #include "profiler/cupti/api_class.h"
 #include "profiler/model/events.h"
 #include "profiler/model/name_table.h"
+#include "profiler/model/range_names.h"
 
 #include <cstdint>
 #include <deque>
@@ -51,11 +52,7 @@ struct DecodedActivity {
   }
 };
 
-// What an NVTX range's name says it is: "ProfilerStep#12", "step 3", "train_step", "iteration_7"
-// are steps (with their number in *step when the name has one, else -1); "enumerate(DataLoader)..."
-// is the data loader; "aten::..." (torch.autograd.profiler.emit_nvtx) an operator; anything else
-// a user annotation.
-model::RangeKind nvtxRangeKind(std::string_view name, int64_t* step);
+using model::nvtxRangeKind; // profiler/model/range_names.h
 
 class ActivityDecoder {
 public:
