@@ -1,6 +1,7 @@
 #include "advisor/cli/trace_input.h"
 
 #include "advisor/import/kineto_importer.h"
+#include "advisor/import/nsys_importer.h"
 #include "advisor/ingest/gwt_replay.h"
 #include "transport/gwt_file.h"
 
@@ -15,7 +16,7 @@
 namespace gpuwise::advisor {
 namespace {
 
-enum class InputKind { Gwt, Kineto, Unknown };
+enum class InputKind { Gwt, Kineto, Nsys, Unknown };
 
 // Reads the first bytes; false with `error` set when the file cannot be read.
 bool sniff(const std::string& path, InputKind* kind, std::string* error) {
@@ -36,6 +37,10 @@ bool sniff(const std::string& path, InputKind* kind, std::string* error) {
     *kind = InputKind::Gwt;
     return true;
   }
+  if (n == sizeof kSqliteMagic && std::memcmp(head, kSqliteMagic, sizeof kSqliteMagic) == 0) {
+    *kind = InputKind::Nsys;
+    return true;
+  }
   bool gzip = n >= 2 && static_cast<unsigned char>(head[0]) == 0x1f &&
               static_cast<unsigned char>(head[1]) == 0x8b;
   size_t i = 0;
@@ -50,8 +55,10 @@ bool sniff(const std::string& path, InputKind* kind, std::string* error) {
 // A progress line about every second, once the import has taken a second.
 class Progress {
 public:
-  Progress(const char* command, std::ostream* out, size_t files)
-      : command_(command), out_(out), files_(files), start_(Clock::now()), last_(start_) {
+  // `unit`: what done and total count, "bytes" or "rows".
+  Progress(const char* command, std::ostream* out, size_t files, const char* unit)
+      : command_(command), out_(out), files_(files), unit_(unit), start_(Clock::now()),
+        last_(start_) {
     in_place_ = out_ == &std::cerr && isatty(STDERR_FILENO);
   }
   ~Progress() {
@@ -64,9 +71,10 @@ public:
     if (now - start_ < std::chrono::seconds(1) || now - last_ < std::chrono::seconds(1)) return;
     last_ = now;
     char line[160];
-    std::snprintf(line, sizeof line, "%s: importing %zu trace%s: %.0f%% of %.1f MB", command_,
+    const bool bytes = std::strcmp(unit_, "bytes") == 0;
+    std::snprintf(line, sizeof line, "%s: importing %zu trace%s: %.0f%% of %.1f %s", command_,
                   files_, files_ == 1 ? "" : "s", 100.0 * double(done) / double(total),
-                  double(total) / 1e6);
+                  double(total) / 1e6, bytes ? "MB" : "M rows");
     *out_ << (in_place_ ? "\r" : "") << line << (in_place_ ? "" : "\n") << std::flush;
     printed_ = true;
   }
@@ -76,6 +84,7 @@ private:
   const char* command_;
   std::ostream* out_;
   size_t files_;
+  const char* unit_;
   Clock::time_point start_, last_;
   bool in_place_ = false, printed_ = false;
 };
@@ -85,19 +94,29 @@ private:
 bool loadTraceInputs(const std::vector<std::string>& paths, const char* command,
                      std::ostream* progress, LoadedInputs* out, std::string* error) {
   std::vector<InputKind> kinds(paths.size());
-  std::vector<std::string> kineto_paths;
+  std::vector<std::string> kineto_paths, nsys_paths;
   for (size_t i = 0; i < paths.size(); ++i) {
     if (!sniff(paths[i], &kinds[i], error)) return false;
     if (kinds[i] == InputKind::Unknown) {
-      *error = paths[i] + ": not a gpuwise .gwt recording or a Kineto (PyTorch profiler) JSON trace";
+      // An Nsight Systems report itself is a format of NVIDIA's own: its SQLite export is what
+      // gpuwise reads.
+      const bool nsys_rep = paths[i].ends_with(".nsys-rep") || paths[i].ends_with(".qdrep");
+      *error =
+          paths[i] +
+          (nsys_rep
+               ? ": an Nsight Systems report; export it first: nsys export --type sqlite " +
+                     paths[i]
+               : ": not a gpuwise .gwt recording, a Kineto (PyTorch profiler) JSON trace or an "
+                 "Nsight Systems SQLite export");
       return false;
     }
     if (kinds[i] == InputKind::Kineto) kineto_paths.push_back(paths[i]);
+    if (kinds[i] == InputKind::Nsys) nsys_paths.push_back(paths[i]);
   }
 
   KinetoImportResult kineto;
   if (!kineto_paths.empty()) {
-    Progress bar(command, progress, kineto_paths.size());
+    Progress bar(command, progress, kineto_paths.size(), "bytes");
     KinetoImportOptions options;
     options.progress = [&](uint64_t done, uint64_t total) { bar.update(done, total); };
     kineto = importKineto(kineto_paths, options);
@@ -107,8 +126,20 @@ bool loadTraceInputs(const std::vector<std::string>& paths, const char* command,
     }
   }
 
+  NsysImportResult nsys;
+  if (!nsys_paths.empty()) {
+    Progress bar(command, progress, nsys_paths.size(), "rows");
+    NsysImportOptions options;
+    options.progress = [&](uint64_t done, uint64_t total) { bar.update(done, total); };
+    nsys = importNsys(nsys_paths, options);
+    if (!nsys.ok()) {
+      *error = nsys.error;
+      return false;
+    }
+  }
+
   LoadedInputs loaded;
-  size_t next_kineto = 0;
+  size_t next_kineto = 0, next_nsys_file = 0, next_nsys_process = 0;
   for (size_t i = 0; i < paths.size(); ++i) {
     if (kinds[i] == InputKind::Kineto) {
       // One process per Kineto file, in the order given.
@@ -116,6 +147,14 @@ bool loadTraceInputs(const std::vector<std::string>& paths, const char* command,
       loaded.health.streams.push_back(std::nullopt);
       loaded.trace.source.kind = model::SourceKind::Kineto;
       loaded.trace.source.simulated = loaded.trace.source.simulated || kineto.trace.source.simulated;
+    } else if (kinds[i] == InputKind::Nsys) {
+      // Every process of an export, in pid order; each file's processes follow the previous one's.
+      for (size_t j = 0; j < nsys.processes_per_file.at(next_nsys_file); ++j) {
+        loaded.trace.processes.push_back(std::move(nsys.trace.processes.at(next_nsys_process++)));
+        loaded.health.streams.push_back(std::nullopt);
+      }
+      ++next_nsys_file;
+      loaded.trace.source.kind = model::SourceKind::Nsys;
     } else {
       StreamRouter router;
       if (!replayGwt(paths[i], router, error)) return false;

@@ -1,8 +1,9 @@
 // Loading recorded traces for the offline commands (`gpuwise report`, `gpuwise export`): each
 // INPUT is recognised by its content, a gpuwise .gwt recording (its magic) replayed through the
-// StreamRouter the live advisor uses, or a PyTorch profiler (Kineto) Chrome trace, plain or
-// gzipped, read by advisor/import. Several inputs are one job: their processes side by side, in
-// the order given (the Kineto files are imported together, in parallel where the host allows).
+// StreamRouter the live advisor uses, a PyTorch profiler (Kineto) Chrome trace, plain or gzipped,
+// or an Nsight Systems SQLite export (every process in it), both read by advisor/import. Several
+// inputs are one job: their processes side by side, in the order given (the Kineto files are
+// imported together, in parallel where the host allows).
 //
 // Long imports report progress on `progress` (a line about every second once an import has run
 // for a second; one line rewritten in place when it is the terminal).
@@ -21,7 +22,7 @@ namespace gpuwise::advisor {
 
 struct LoadedInputs {
   model::Trace trace;
-  IngestHealth health;       // aligned with trace.processes; nullopt streams for Kineto inputs
+  IngestHealth health;       // aligned with trace.processes; nullopt streams for imported inputs
   bool has_ingest = false;   // some input was a .gwt recording
 };
 

@@ -111,9 +111,7 @@ private:
   }
 
   void writeIdentity() {
-    const char* source = trace_.source.kind == SourceKind::Kineto ? "kineto"
-                         : trace_.source.kind == SourceKind::Gwt  ? "gwt"
-                                                                  : "live";
+    const char* source = model::toString(trace_.source.kind);
     w_.raw("\"gpuwise\":{\"exporter\":\"gpuwise chrome trace\",\"source\":").str(source);
     w_.raw(",\"simulated\":").raw(trace_.source.simulated ? "true" : "false").raw(",\"files\":[");
     for (size_t i = 0; i < trace_.source.files.size(); ++i) (i ? w_.raw(',') : w_).str(trace_.source.files[i]);

@@ -101,6 +101,7 @@ const char* toString(SourceKind k) {
   case SourceKind::Live: return "live";
   case SourceKind::Kineto: return "kineto";
   case SourceKind::Gwt: return "gwt";
+  case SourceKind::Nsys: return "nsys";
   }
   return "unknown";
 }

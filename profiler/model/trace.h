@@ -49,7 +49,7 @@ struct ProcessTrace {
   const DeviceInfo* device(uint32_t index) const;
 };
 
-enum class SourceKind : uint8_t { Live, Kineto, Gwt };
+enum class SourceKind : uint8_t { Live, Kineto, Gwt, Nsys };
 
 struct SourceInfo {
   SourceKind kind = SourceKind::Live;

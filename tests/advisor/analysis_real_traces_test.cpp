@@ -1,5 +1,6 @@
 // The analysis engine on the real GPU traces recorded by other projects
-// ($GPUWISE_TRACES_DIR/kineto: V100, A100, H100, B200, MI250/MI210, MTIA):
+// ($GPUWISE_TRACES_DIR/kineto: V100, A100, H100, B200, MI250/MI210, MTIA; nsys: two Nsight
+// Systems exports of A100 jobs):
 //   - `gpuwise report` reads every file of the folder: the Chrome traces give a report (exit 0),
 //     the others one exit-2 line naming the file; a trace without GPU activity says so;
 //   - summary.gpu_idle_ratio matches tests/data/kineto/reference.json (computed independently in
@@ -14,6 +15,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -110,6 +112,44 @@ TEST_CASE("gpuwise report reads every file of the Kineto folder; idle ratio as t
   CHECK(refused == 2); // the execution trace and the memory timeline
   CHECK(empty >= 4);   // CPU-only ranks
   CHECK(compared >= 40);
+}
+
+TEST_CASE("gpuwise report reads both Nsight Systems exports; busy time, devices and findings as "
+          "expected") {
+  const fs::path root = fs::path(env("GPUWISE_TRACES_DIR", "../shared/traces")) / "nsys";
+  if (!fs::exists(root)) {
+    WARN("no traces at " << root);
+    return;
+  }
+  std::ifstream in(fs::path(env("GPUWISE_SOURCE_DIR", ".")) / "tests/data/nsys/reference.json");
+  const auto ref = json::parse(in).at("files");
+  TempDir dir;
+  size_t i = 0;
+  for (const auto& [name, want] : ref.items()) {
+    INFO(name);
+    const std::string out = dir / ("nsys" + std::to_string(i) + ".json");
+    Process p({buildDir() + "/bin/gpuwise", "report", (root / name).string(), "--json", out}, {},
+              dir.path, dir.path, "nsys" + std::to_string(i++));
+    REQUIRE(p.wait(std::chrono::seconds(120)) == 0);
+    const auto r = json::parse(readFile(out));
+    CHECK(r.at("source").at("kind") == "nsys");
+    const auto& proc = want.at("processes").begin().value();
+    const auto& s = r.at("summary");
+    CHECK(std::llround(s.at("gpu_busy_seconds").get<double>() * 1e9) ==
+          proc.at("gpu_busy_ns").get<int64_t>());
+    CHECK(std::llround(s.at("gpu_span_seconds").get<double>() * 1e9) ==
+          proc.at("gpu_span_ns").get<int64_t>());
+    CHECK(s.at("kernel_count") == proc.at("kernel_count"));
+    CHECK(s.at("memcpy").at("pageable_bytes") == proc.at("pageable_bytes"));
+    REQUIRE(r.at("gpus").size() == 1);
+    CHECK(r.at("gpus")[0].at("name") == proc.at("devices").at("0").at("name"));
+    CHECK(r.at("gpus")[0].at("compute_capability") == "8.0");
+    CHECK(r.at("processes")[0].at("tier") == "imported");
+    // Both are FP64 HPC codes: no tensor cores, and no mixed-precision advice for a solver.
+    CHECK(s.at("precision_time_ratio").at("fp64").get<double>() > 0.9);
+    for (const auto& rec : r.at("recommendations"))
+      CHECK(rec.at("id") != "enable_mixed_precision");
+  }
 }
 
 TEST_CASE("on every real trace the idle causes sum to the idle time and steps fill their windows") {

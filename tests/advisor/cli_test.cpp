@@ -189,6 +189,10 @@ TEST_CASE("every command exits 2 with one line on bad usage or bad input") {
   // The magic, then a record that says 16 bytes and holds 3.
   const char truncated[] = {'G', 'W', 'T', 'R', 'A', 'C', 'E', '1', 16, 0, 0, 0, 'a', 'b', 'c'};
   std::ofstream(dir / "truncated.gwt", std::ios::binary).write(truncated, sizeof truncated);
+  // An Nsight Systems report rather than its SQLite export, and SQLite's magic over garbage.
+  std::ofstream(dir / "profile.nsys-rep") << "not ours to read";
+  std::ofstream(dir / "broken.sqlite", std::ios::binary)
+      << std::string("SQLite format 3\0", 16) << std::string(500, 'x');
   struct Case {
     std::vector<std::string> args;
     std::string expect;
@@ -208,10 +212,11 @@ TEST_CASE("every command exits 2 with one line on bad usage or bad input") {
       {{"report", dir / "garbage.bin"}, "garbage.bin"},
       {{"report", dir / "trace.json"}, "trace.json: a PyTorch execution trace"},
       {{"report", dir / "truncated.gwt"}, "truncated.gwt"},
+      {{"report", dir / "profile.nsys-rep"}, "nsys export --type sqlite"},
+      {{"report", dir / "broken.sqlite"}, "broken.sqlite: not a readable SQLite database"},
       {{"report", "--nope", dir / "garbage.bin"}, "--nope"},
       {{"advisor"}, "--listen"},
-      {{"advisor", "--listen", "tcp://127.0.0.1:*", "--metrics-addr", "9400"},
-       "--metrics-addr"},
+      {{"advisor", "--listen", "tcp://127.0.0.1:*", "--metrics-addr", "9400"}, "--metrics-addr"},
       {{"advisor", "--listen", "bogus://x"}, "bogus://x"},
       // A report directory that cannot be created (its parent is a file).
       {{"advisor", "--listen", "tcp://127.0.0.1:*", "--report-dir", dir / "garbage.bin/reports"},

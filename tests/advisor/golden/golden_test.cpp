@@ -7,6 +7,7 @@
 // Update them all in one command after an intended change (then review the diff):
 //     scripts/update-golden            # or: GPUWISE_UPDATE_GOLDEN=1 build/tests/advisor_golden_test
 #include "advisor/import/kineto_importer.h"
+#include "advisor/import/nsys_importer.h"
 #include "advisor/report/report_json.h"
 
 #include <catch2/catch.hpp>
@@ -29,20 +30,28 @@ constexpr int kSignificant = 4;
 
 struct Case {
   const char* name;  // tests/data/golden/<name>.json
-  const char* trace; // under $GPUWISE_TRACES_DIR/kineto
+  const char* trace; // under $GPUWISE_TRACES_DIR/kineto, or /nsys for an Nsight Systems export
+  bool nsys = false;
 };
 
 // Two ResNet-50 runs differing only in num_workers, one without step annotations, NCCL on A100,
 // a recommender with ns timestamps, HF inference on H100, FP8/FP4 on B200, MI250 (no occupancy).
 constexpr Case kCases[] = {
-    {"resnet50_num_workers_0", "kineto_tb_plugin/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz"},
-    {"resnet50_num_workers_4", "kineto_tb_plugin/resnet50_num_workers_4/worker0.1623212756351.pt.trace.json.gz"},
-    {"resnet50_autograd_num_workers_0", "kineto_tb_plugin/resnet50_autograd_api_num_workers_0/worker0.pt.trace.json.gz"},
+    {"resnet50_num_workers_0",
+     "kineto_tb_plugin/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz"},
+    {"resnet50_num_workers_4",
+     "kineto_tb_plugin/resnet50_num_workers_4/worker0.1623212756351.pt.trace.json.gz"},
+    {"resnet50_autograd_num_workers_0",
+     "kineto_tb_plugin/resnet50_autograd_api_num_workers_0/worker0.pt.trace.json.gz"},
     {"hta_nccl_data", "hta/nccl_parser_config/nccl_data.json.gz"},
-    {"hta_ns_resolution_rank0", "hta/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz"},
+    {"hta_ns_resolution_rank0",
+     "hta/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz"},
     {"tracelens_h100_qwen", "tracelens/h100/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz"},
     {"tracelens_b200_eager", "tracelens/b200/eager_trace.json.gz"},
     {"hta_mi250_minitoy", "hta/amd_trace/mi250_minitoy_train_ROCm6_2_kineto.json.gz"},
+    // Nsight Systems exports: an FP64 hydro code syncing after every kernel, an MPI saxpy.
+    {"nsys_cloverleaf_a100", "perlmutter-cloverleaf-cuda.sqlite", true},
+    {"nsys_saxpy_mpi_a100", "saxpy-mpi-cuda_nsys_perlmutter0.sqlite", true},
 };
 
 std::string env(const char* name, const char* fallback) {
@@ -134,7 +143,8 @@ std::string differences(const json& want, const json& got) {
 } // namespace
 
 TEST_CASE("golden report excerpts of real traces") {
-  const fs::path traces = fs::path(env("GPUWISE_TRACES_DIR", "../shared/traces")) / "kineto";
+  const fs::path root = fs::path(env("GPUWISE_TRACES_DIR", "../shared/traces"));
+  const fs::path traces = root / "kineto";
   const fs::path golden = fs::path(env("GPUWISE_SOURCE_DIR", ".")) / "tests/data/golden";
   const bool update = std::getenv("GPUWISE_UPDATE_GOLDEN") != nullptr;
   if (!fs::exists(traces)) {
@@ -144,14 +154,23 @@ TEST_CASE("golden report excerpts of real traces") {
   std::map<std::string, json> excerpts;
   for (const auto& c : kCases) {
     INFO(c.name << ": " << c.trace);
-    auto imported = importKineto({(traces / c.trace).string()});
-    REQUIRE(imported.ok());
-    auto a = analyzeJob(imported.trace);
+    model::Trace trace;
+    if (c.nsys) {
+      auto imported = importNsys({(root / "nsys" / c.trace).string()});
+      INFO(imported.error);
+      REQUIRE(imported.ok());
+      trace = std::move(imported.trace);
+    } else {
+      auto imported = importKineto({(traces / c.trace).string()});
+      REQUIRE(imported.ok());
+      trace = std::move(imported.trace);
+    }
+    auto a = analyzeJob(trace);
     const std::vector<Recommendation> no_recommendations;
     json got = excerpt(buildReportJson({a, no_recommendations}));
     excerpts[c.name] = got;
     const fs::path file = golden / (std::string(c.name) + ".json");
-    json doc = {{"trace", c.trace},
+    json doc = {{"trace", c.nsys ? "nsys/" + std::string(c.trace) : std::string(c.trace)},
                 {"rounding", std::to_string(kSignificant) + " significant digits"},
                 {"excerpt", got}};
     if (update) {

@@ -1,0 +1,101 @@
+// The import of one Nsight Systems SQLite export (nsys_importer.h): one FileImporter per file,
+// reading each table once, row by row, into one ProcessBuild per process. The table readers are
+// in nsys_tables.cpp; the file's identity, devices and the joins in nsys_importer.cpp.
+//
+// One thread. Throws SqliteError (the importer turns it into "<file>: <problem>").
+#pragma once
+
+#include "advisor/import/nsys_importer.h"
+#include "advisor/import/sqlite_db.h"
+
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace gpuwise::advisor::nsys {
+
+using model::TimeNs;
+
+// nsys serializes a process or thread as one integer: hardware and VM ids above bit 48, the pid
+// in bits 24..47, the tid in bits 0..23.
+inline int64_t pidOf(int64_t global_id) {
+  return (global_id >> 24) & 0xFFFFFF;
+}
+inline uint32_t tidOf(int64_t global_id) {
+  return uint32_t(global_id & 0xFFFFFF);
+}
+inline uint32_t u32(int64_t v) {
+  return v < 0 ? 0 : uint32_t(v > int64_t(UINT32_MAX) ? UINT32_MAX : v);
+}
+
+struct ProcessBuild {
+  model::ProcessTrace t;
+  std::unordered_map<int64_t, model::NameId> names; // StringIds id -> this trace's NameId
+  struct ApiRow {
+    uint32_t index;
+    bool primary; // a runtime or driver row, not a repeat of one
+  };
+  std::unordered_map<uint64_t, ApiRow> api_by_correlation;
+  std::vector<model::HostSync> sync_records;
+  TimeNs first = LLONG_MAX, last = LLONG_MIN;
+
+  void span(TimeNs start, TimeNs end) {
+    first = std::min(first, start);
+    last = std::max(last, std::max(start, end));
+  }
+};
+
+class FileImporter {
+public:
+  // Opens the file and checks that it is an Nsight Systems export.
+  FileImporter(const std::string& path, const NsysImportOptions& options, NsysImportStats& stats);
+
+  // Rows of the tables run() reads, for progress.
+  uint64_t rowsToRead() const;
+  // One ProcessTrace per process, in pid order. `rows_done` counts across files, of `rows_total`.
+  std::vector<model::ProcessTrace> run(uint64_t* rows_done, uint64_t rows_total);
+
+private:
+  void readStrings();
+  void readKernels();
+  void readCopies();
+  void readMemsets();
+  void readApiCalls();
+  void readSyncs();
+  void readNvtx();
+  std::vector<model::DeviceInfo> readDevices();
+  void readIdentity(std::map<int64_t, std::string>* names, std::string* host,
+                    std::string* exporter);
+
+  ProcessBuild& process(int64_t pid) { return procs_[pid]; }
+  std::string_view string(int64_t id) const {
+    auto it = strings_.find(id);
+    return it == strings_.end() ? std::string_view() : std::string_view(it->second);
+  }
+  model::NameId intern(ProcessBuild& p, int64_t string_id) {
+    auto [it, inserted] = p.names.try_emplace(string_id, 0);
+    if (inserted) it->second = p.t.names.intern(string(string_id));
+    return it->second;
+  }
+  void row() {
+    ++stats_.rows;
+    if ((++*rows_done_ & 0xFFFF) == 0 && options_.progress)
+      options_.progress(*rows_done_, rows_total_);
+  }
+
+  std::string path_;
+  SqliteDb db_;
+  const NsysImportOptions& options_;
+  NsysImportStats& stats_;
+  uint64_t* rows_done_ = nullptr;
+  uint64_t rows_total_ = 0;
+  std::unordered_map<int64_t, std::string> strings_;
+  std::map<int64_t, ProcessBuild> procs_; // by pid
+};
+
+} // namespace gpuwise::advisor::nsys

@@ -1,0 +1,205 @@
+#include "advisor/import/nsys_importer.h"
+
+#include "advisor/import/api_join.h"
+#include "advisor/import/nsys_file_importer.h"
+
+#include <memory>
+#include <new>
+#include <set>
+#include <utility>
+
+namespace gpuwise::advisor {
+namespace nsys {
+namespace {
+
+constexpr const char* kTablesRead[] = {"StringIds",
+                                       "CUPTI_ACTIVITY_KIND_KERNEL",
+                                       "CUPTI_ACTIVITY_KIND_MEMCPY",
+                                       "CUPTI_ACTIVITY_KIND_MEMSET",
+                                       "CUPTI_ACTIVITY_KIND_RUNTIME",
+                                       "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION",
+                                       "NVTX_EVENTS"};
+
+// "GPU-<uuid>", as NVML and the live report spell it.
+std::string nvmlUuid(std::string_view uuid) {
+  if (uuid.empty() || uuid.starts_with("GPU-") || uuid.starts_with("MIG-"))
+    return std::string(uuid);
+  return "GPU-" + std::string(uuid);
+}
+
+} // namespace
+
+FileImporter::FileImporter(const std::string& path, const NsysImportOptions& options,
+                           NsysImportStats& stats)
+    : path_(path), db_(path), options_(options), stats_(stats) {
+  if (!db_.hasTable("StringIds"))
+    throw SqliteError(
+        "an SQLite database, but not an Nsight Systems export (it has no StringIds table)");
+}
+
+uint64_t FileImporter::rowsToRead() const {
+  uint64_t rows = 0;
+  for (const char* table : kTablesRead)
+    rows += db_.rowCount(table);
+  return rows;
+}
+
+std::vector<model::DeviceInfo> FileImporter::readDevices() {
+  std::vector<model::DeviceInfo> out;
+  const char* table = "TARGET_INFO_GPU";
+  if (!db_.hasTable(table)) return out;
+  auto s =
+      db_.query(selectColumns(db_, table, {"id"},
+                              {"name", "uuid", "totalMemory", "smCount", "computeMajor",
+                               "computeMinor", "maxWarpsPerSm", "threadsPerWarp", "maxBlocksPerSm",
+                               "maxRegistersPerSm", "maxShmemPerSm", "maxShmemPerBlockOptin"}));
+  std::set<int64_t> seen;
+  while (s.step()) {
+    // A capture of several nodes lists each node's devices under the same ids; kernels name the
+    // id only, so the first listing stands for all.
+    if (!seen.insert(s.integer(0)).second) continue;
+    model::DeviceInfo d;
+    d.index = u32(s.integer(0));
+    d.name = std::string(s.text(1));
+    d.uuid = nvmlUuid(s.text(2));
+    d.memory_total_bytes = uint64_t(std::max<int64_t>(0, s.integer(3)));
+    d.sm_count = u32(s.integer(4));
+    d.compute_major = int(s.integer(5));
+    d.compute_minor = int(s.integer(6));
+    d.warp_size = u32(s.integer(8));
+    d.max_threads_per_sm = u32(s.integer(7) * s.integer(8));
+    d.max_blocks_per_sm = u32(s.integer(9));
+    d.registers_per_sm = u32(s.integer(10));
+    d.shared_memory_per_sm = u32(s.integer(11));
+    d.max_shared_memory_per_block = u32(s.integer(12));
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
+void FileImporter::readIdentity(std::map<int64_t, std::string>* names, std::string* host,
+                                std::string* exporter) {
+  if (db_.hasTable("PROCESSES")) {
+    auto s = db_.query(selectColumns(db_, "PROCESSES", {"pid"}, {"name"}));
+    while (s.step())
+      (*names)[s.integer(0)] = std::string(s.text(1));
+  }
+  if (db_.hasTable("TARGET_INFO_SYSTEM_ENV")) {
+    auto s = db_.query(selectColumns(db_, "TARGET_INFO_SYSTEM_ENV", {"name", "value"}, {}));
+    while (s.step())
+      if (s.text(0) == "Hostname") *host = std::string(s.text(1));
+  }
+  // The exporter's version: META_DATA_EXPORT in schema 3, EXPORT_META_DATA in schema 2.
+  for (const char* table : {"META_DATA_EXPORT", "EXPORT_META_DATA"}) {
+    if (!db_.hasTable(table)) continue;
+    auto s = db_.query(selectColumns(db_, table, {"name", "value"}, {}));
+    std::string product, schema;
+    while (s.step()) {
+      if (s.text(0) == "EXPORT_PRODUCT_VERSION") product = std::string(s.text(1));
+      if (s.text(0) == "EXPORT_SCHEMA_VERSION") schema = std::string(s.text(1));
+    }
+    if (!product.empty()) *exporter = "Nsight Systems " + product;
+    if (!schema.empty())
+      *exporter += (exporter->empty() ? "" : ", ") + std::string("schema ") + schema;
+    break;
+  }
+}
+
+std::vector<model::ProcessTrace> FileImporter::run(uint64_t* rows_done, uint64_t rows_total) {
+  rows_done_ = rows_done;
+  rows_total_ = rows_total;
+  std::vector<model::DeviceInfo> devices;
+  std::map<int64_t, std::string> process_names;
+  std::string host, exporter;
+  const char* reading = "StringIds";
+  try {
+    readStrings();
+    reading = "CUPTI_ACTIVITY_KIND_KERNEL";
+    readKernels();
+    reading = "CUPTI_ACTIVITY_KIND_MEMCPY";
+    readCopies();
+    reading = "CUPTI_ACTIVITY_KIND_MEMSET";
+    readMemsets();
+    reading = "CUPTI_ACTIVITY_KIND_RUNTIME";
+    readApiCalls();
+    reading = "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION";
+    readSyncs();
+    reading = "NVTX_EVENTS";
+    readNvtx();
+    reading = "TARGET_INFO_GPU";
+    devices = readDevices();
+    reading = "the process names";
+    readIdentity(&process_names, &host, &exporter);
+  } catch (const SqliteError& e) {
+    throw SqliteError(std::string("reading ") + reading + ": " + e.what());
+  }
+
+  std::vector<model::ProcessTrace> out;
+  for (auto& [pid, p] : procs_) {
+    model::ProcessTrace& t = p.t;
+    joinApiCalls(t, std::move(p.sync_records), SyncRecordMerge::AnyKind);
+    t.info.pid = pid;
+    if (auto it = process_names.find(pid); it != process_names.end()) t.info.command = it->second;
+    t.info.host = host;
+    t.info.tier = model::CollectionTier::Imported;
+    t.info.tier_reason =
+        "Nsight Systems SQLite export" + (exporter.empty() ? "" : " (" + exporter + ")");
+    if (p.first <= p.last) {
+      t.wall_start = p.first;
+      t.wall_end = p.last;
+    }
+    // The devices this process used, as the live report lists them.
+    std::set<uint32_t> used;
+    for (const auto& k : t.kernels)
+      used.insert(k.device);
+    for (const auto& c : t.copies)
+      used.insert(c.device);
+    for (const auto& m : t.memsets)
+      used.insert(m.device);
+    for (uint32_t index : used) {
+      auto it = std::find_if(devices.begin(), devices.end(),
+                             [&](const auto& d) { return d.index == index; });
+      t.devices.push_back(it != devices.end() ? *it : model::DeviceInfo{.index = index});
+    }
+    t.sortByTime();
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+} // namespace nsys
+
+NsysImportResult importNsys(const std::vector<std::string>& paths,
+                            const NsysImportOptions& options) {
+  NsysImportResult result;
+  result.trace.source.kind = model::SourceKind::Nsys;
+  std::string current;
+  try {
+    std::vector<std::unique_ptr<nsys::FileImporter>> files;
+    uint64_t total = 0;
+    for (const auto& path : paths) {
+      current = path;
+      files.push_back(std::make_unique<nsys::FileImporter>(path, options, result.stats));
+      total += files.back()->rowsToRead();
+    }
+    uint64_t done = 0;
+    for (size_t i = 0; i < files.size(); ++i) {
+      current = paths[i];
+      auto processes = files[i]->run(&done, total);
+      result.processes_per_file.push_back(processes.size());
+      for (auto& t : processes)
+        result.trace.processes.push_back(std::move(t));
+      files[i].reset(); // closes the file
+      result.trace.source.files.push_back(paths[i]);
+    }
+  } catch (const SqliteError& e) {
+    result = {};
+    result.error = current + ": " + e.what();
+  } catch (const std::bad_alloc&) {
+    result = {};
+    result.error = current + ": out of memory while importing";
+  }
+  return result;
+}
+
+} // namespace gpuwise::advisor
