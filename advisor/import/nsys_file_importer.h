@@ -65,6 +65,7 @@ private:
   void readKernels();
   void readCopies();
   void readMemsets();
+  void readAllocations();
   void readApiCalls();
   void readSyncs();
   void readNvtx();

@@ -18,7 +18,8 @@ constexpr const char* kTablesRead[] = {"StringIds",
                                        "CUPTI_ACTIVITY_KIND_MEMSET",
                                        "CUPTI_ACTIVITY_KIND_RUNTIME",
                                        "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION",
-                                       "NVTX_EVENTS"};
+                                       "NVTX_EVENTS",
+                                       "CUDA_GPU_MEMORY_USAGE_EVENTS"};
 
 // "GPU-<uuid>", as NVML and the live report spell it.
 std::string nvmlUuid(std::string_view uuid) {
@@ -120,6 +121,8 @@ std::vector<model::ProcessTrace> FileImporter::run(uint64_t* rows_done, uint64_t
     readCopies();
     reading = "CUPTI_ACTIVITY_KIND_MEMSET";
     readMemsets();
+    reading = "CUDA_GPU_MEMORY_USAGE_EVENTS";
+    readAllocations();
     reading = "CUPTI_ACTIVITY_KIND_RUNTIME";
     readApiCalls();
     reading = "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION";
@@ -156,6 +159,9 @@ std::vector<model::ProcessTrace> FileImporter::run(uint64_t* rows_done, uint64_t
       used.insert(c.device);
     for (const auto& m : t.memsets)
       used.insert(m.device);
+    for (const auto& a : t.allocations)
+      if (a.kind == model::MemoryKind::Device || a.kind == model::MemoryKind::Managed)
+        used.insert(a.device);
     for (uint32_t index : used) {
       auto it = std::find_if(devices.begin(), devices.end(),
                              [&](const auto& d) { return d.index == index; });

@@ -19,6 +19,8 @@
 //   CUPTI_ACTIVITY_KIND_SYNCHRONIZATION  -> the stream and device of those HostSyncs
 //   NVTX_EVENTS                          -> Range (push/pop and start/end ranges, marks), steps
 //                                           and data-loader ranges recognised by name
+//   CUDA_GPU_MEMORY_USAGE_EVENTS         -> Allocation (with --cuda-memory-usage=true): the
+//                                           peak device memory
 //   TARGET_INFO_GPU                      -> DeviceInfo of the devices each process used
 //   PROCESSES, TARGET_INFO_SYSTEM_ENV    -> pid, process name, host
 // One ProcessTrace per process with CUDA or NVTX activity (the pid in nsys's serialized global

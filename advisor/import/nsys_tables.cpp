@@ -216,6 +216,32 @@ void FileImporter::readMemsets() {
   }
 }
 
+void FileImporter::readAllocations() {
+  const char* table = "CUDA_GPU_MEMORY_USAGE_EVENTS"; // nsys profile --cuda-memory-usage=true
+  if (!db_.hasTable(table)) return;
+  const EnumNames kinds = memoryKinds(db_);
+  const EnumNames operations(
+      db_, "ENUM_CUDA_DEV_MEM_EVENT_OPER",
+      {{0, "CUDA_DEV_MEM_EVENT_OPR_ALLOCATION"}, {1, "CUDA_DEV_MEM_EVENT_OPR_DEALLOCATION"}});
+  auto s = db_.query(selectColumns(db_, table, {"start", "bytes", "memoryOperationType"},
+                                   {"globalPid", "deviceId", "address", "memKind"}));
+  while (s.step()) {
+    row();
+    const std::string_view operation = operations[s.integer(2, -1)];
+    const bool is_free = operation.ends_with("DEALLOCATION");
+    if (!is_free && !operation.ends_with("ALLOCATION")) continue; // pool operations
+    ProcessBuild& p = process(pidOf(s.integer(3)));
+    model::Allocation a{.time = s.integer(0),
+                        .address = uint64_t(s.integer(5)),
+                        .bytes = uint64_t(std::max<int64_t>(0, s.integer(1))),
+                        .device = u32(s.integer(4)),
+                        .kind = memoryKind(kinds[s.integer(6, -1)]),
+                        .is_free = is_free};
+    p.span(a.time, a.time);
+    p.t.allocations.push_back(a);
+  }
+}
+
 void FileImporter::readApiCalls() {
   const char* table = "CUPTI_ACTIVITY_KIND_RUNTIME";
   if (!db_.hasTable(table)) return;

@@ -16,6 +16,8 @@ process (the pid in bits 24..47 of nsys's serialized globalPid / globalTid):
   pageable_bytes  bytes of copies with a pageable side (ENUM_CUDA_MEM_KIND, else nsys's default
                   numbering, where 0 is pageable)
   nvtx_ranges     NVTX push/pop and start/end ranges that ended (eventType 59, 60)
+  allocations     device and pinned allocations and frees (CUDA_GPU_MEMORY_USAGE_EVENTS, present
+                  when nsys ran with --cuda-memory-usage=true; operation types 0 and 1)
 
 Usage (regenerates the committed file in one command):
   python3 tests/tools/nsys_reference.py [TRACES_DIR] [-o tests/data/nsys/reference.json]
@@ -65,7 +67,7 @@ def reference(path):
         return procs.setdefault(pid, {"kernel_count": 0, "memcpy_count": 0, "memset_count": 0, "intervals": [],
                                       "by_device": {}, "correlations": set(), "uncorrelated": 0,
                                       "sync": set(), "sync_uncorrelated": 0, "h2d_bytes": 0,
-                                      "pageable_bytes": 0, "nvtx_ranges": 0})
+                                      "pageable_bytes": 0, "nvtx_ranges": 0, "allocations": 0})
 
     def gpu(p, device, start, end):
         p["intervals"].append((start, end))
@@ -110,6 +112,10 @@ def reference(path):
                                 "and end is not null and end >= start"):
             proc(pid_of(gtid))["nvtx_ranges"] += 1
 
+    if "CUDA_GPU_MEMORY_USAGE_EVENTS" in have:
+        for gpid, in db.execute("select globalPid from CUDA_GPU_MEMORY_USAGE_EVENTS where memoryOperationType in (0, 1)"):
+            proc(pid_of(gpid))["allocations"] += 1
+
     names = {}
     if "PROCESSES" in have:
         names = {pid: name for pid, name in db.execute("select pid, name from PROCESSES")}
@@ -143,6 +149,7 @@ def reference(path):
             "h2d_bytes": p["h2d_bytes"],
             "pageable_bytes": p["pageable_bytes"],
             "nvtx_ranges": p["nvtx_ranges"],
+            "allocations": p["allocations"],
         }
     db.close()
     return {"processes": out}

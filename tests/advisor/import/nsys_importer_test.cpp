@@ -81,6 +81,9 @@ CREATE TABLE NVTX_EVENTS (start INTEGER, end INTEGER, eventType INTEGER, text TE
 CREATE TABLE TARGET_INFO_GPU (vmId INTEGER, id INTEGER, name TEXT, uuid TEXT, totalMemory INTEGER, smCount INTEGER,
   computeMajor INTEGER, computeMinor INTEGER, threadsPerWarp INTEGER, maxWarpsPerSm INTEGER);
 CREATE TABLE PROCESSES (globalPid INTEGER, pid INTEGER, name TEXT);
+CREATE TABLE CUDA_GPU_MEMORY_USAGE_EVENTS (start INTEGER, globalPid INTEGER, deviceId INTEGER, contextId INTEGER,
+  address INTEGER, pc INTEGER, bytes INTEGER, memKind INTEGER, memoryOperationType INTEGER, name TEXT,
+  correlationId INTEGER);
 CREATE TABLE ENUM_CUDA_MEM_KIND (id INTEGER, name TEXT, label TEXT);
 INSERT INTO ENUM_CUDA_MEM_KIND VALUES (0, 'CUDA_MEMOPR_MEMORY_KIND_PAGEABLE', 'Pageable'),
   (1, 'CUDA_MEMOPR_MEMORY_KIND_PINNED', 'Pinned'), (2, 'CUDA_MEMOPR_MEMORY_KIND_DEVICE', 'Device'),
@@ -150,6 +153,7 @@ TEST_CASE("every shared Nsight Systems export imports as the reference says") {
           });
       CHECK(size_t(waits) == want.at("sync_calls").get<size_t>());
       CHECK(p->ranges.size() == want.at("nvtx_ranges").get<size_t>());
+      CHECK(p->allocations.size() == want.at("allocations").get<size_t>());
     }
   }
 }
@@ -270,6 +274,22 @@ INSERT INTO NVTX_EVENTS VALUES
   (995, 996, 75, 'a domain', )" +
         std::to_string(gid(100, 101)) + R"(, NULL);
 )");
+  // Its device memory (nsys --cuda-memory-usage=true): 1 GiB and 512 MiB, the first freed, pinned
+  // host memory, and a pool operation (type 2) that is neither.
+  const std::string pid100 = std::to_string(gid(100));
+  x.sql("INSERT INTO CUDA_GPU_MEMORY_USAGE_EVENTS VALUES (800, " + pid100 +
+        ", 0, 1, 4096, 0, 1073741824, 2, 0, NULL, 0),"
+        " (810, " +
+        pid100 +
+        ", 0, 1, 8192, 0, 536870912, 2, 0, NULL, 0),"
+        " (820, " +
+        pid100 +
+        ", 0, 1, 4096, 0, 1073741824, 2, 1, NULL, 0),"
+        " (830, " +
+        pid100 +
+        ", 0, 1, 65536, 0, 268435456, 1, 0, NULL, 0),"
+        " (840, " +
+        pid100 + ", 0, 1, 0, 0, 0, 2, 2, NULL, 0);");
   // Process 200 on device 1: one kernel.
   x.sql("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (10000, 11000, 1, 1, 7, 1, " +
         std::to_string(gid(200)) + ", 1, 1, 1, 96, 1, 1, 1, 32, 1, 1, 0, 0, NULL, NULL);");
@@ -339,7 +359,12 @@ INSERT INTO NVTX_EVENTS VALUES
   CHECK(p.devices[0].uuid == "GPU-abc-def");
   CHECK(p.devices[0].compute_major == 9);
   CHECK(p.devices[0].max_threads_per_sm == 2048);
-  CHECK(p.wall_start == 900);
+  REQUIRE(p.allocations.size() == 4);
+  CHECK((p.allocations[0].kind == MemoryKind::Device && !p.allocations[0].is_free &&
+         p.allocations[0].bytes == 1u << 30));
+  CHECK((p.allocations[2].is_free && p.allocations[2].address == 4096));
+  CHECK(p.allocations[3].kind == MemoryKind::Pinned);
+  CHECK(p.wall_start == 800);
   CHECK(p.wall_end == 9500); // its own rows only: process 200's kernel ends at 11000
 }
 
