@@ -192,12 +192,9 @@ void KinetoProcessBuilder::applyMetadata(std::string_view meta_json) {
 
 void KinetoProcessBuilder::resolveDevices() {
   // Kineto lists every visible device; the report wants the ones this process used.
-  std::set<uint32_t> used;
-  for (const auto& k : trace_.kernels) used.insert(k.device);
-  for (const auto& c : trace_.copies) used.insert(c.device);
-  for (const auto& m : trace_.memsets) used.insert(m.device);
-  for (const auto& m : trace_.memory_samples) used.insert(m.device);
-  for (const auto& a : trace_.allocations) used.insert(a.device);
+  std::set<uint32_t> used = trace_.activeDevices();
+  for (const auto& a : trace_.allocations)
+    used.insert(a.device); // pinned host memory's device too
   for (const auto& r : trace_.ranges)
     if (r.kind == model::RangeKind::GpuAnnotation) used.insert(r.device);
 

@@ -152,17 +152,7 @@ std::vector<model::ProcessTrace> FileImporter::run(uint64_t* rows_done, uint64_t
       t.wall_end = p.last;
     }
     // The devices this process used, as the live report lists them.
-    std::set<uint32_t> used;
-    for (const auto& k : t.kernels)
-      used.insert(k.device);
-    for (const auto& c : t.copies)
-      used.insert(c.device);
-    for (const auto& m : t.memsets)
-      used.insert(m.device);
-    for (const auto& a : t.allocations)
-      if (a.kind == model::MemoryKind::Device || a.kind == model::MemoryKind::Managed)
-        used.insert(a.device);
-    for (uint32_t index : used) {
+    for (uint32_t index : t.activeDevices()) {
       auto it = std::find_if(devices.begin(), devices.end(),
                              [&](const auto& d) { return d.index == index; });
       t.devices.push_back(it != devices.end() ? *it : model::DeviceInfo{.index = index});

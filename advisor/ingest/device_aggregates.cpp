@@ -37,24 +37,9 @@ void DeviceAggregates::promote(const KernelResult& kernels, const CopyResult& co
   }
 }
 
-std::set<uint32_t> activeDevices(const model::ProcessTrace& p) {
-  std::set<uint32_t> d;
-  for (const auto& k : p.kernels)
-    d.insert(k.device);
-  for (const auto& c : p.copies)
-    d.insert(c.device);
-  for (const auto& m : p.memsets)
-    d.insert(m.device);
-  for (const auto& a : p.allocations)
-    if (a.kind == model::MemoryKind::Device) d.insert(a.device);
-  for (const auto& s : p.memory_samples)
-    d.insert(s.device);
-  return d;
-}
-
 DeviceAggregates aggregateDevices(model::ProcessTrace& p, const DeviceAggregates& before) {
   DeviceAggregates r;
-  std::set<uint32_t> used = activeDevices(p);
+  std::set<uint32_t> used = p.activeDevices();
   for (uint32_t d : used)
     r.devices[d];
   for (const auto& [d, _] : before.devices)

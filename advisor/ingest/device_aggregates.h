@@ -48,9 +48,6 @@ struct DeviceAggregates {
   void promote(const KernelResult& kernels, const CopyResult& copies);
 };
 
-// Devices with any activity in `p`: kernels, copies, memsets, device allocations, memory samples.
-std::set<uint32_t> activeDevices(const model::ProcessTrace& p);
-
 // The aggregates of `p`'s own records. `before` is what the same process's earlier records gave
 // (empty for a whole process): kernels and copies are analysed per device (split) once the process
 // has used more than one device, counting `before`'s (the per-device analysis copies one device's

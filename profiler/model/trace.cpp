@@ -38,6 +38,21 @@ const DeviceInfo* ProcessTrace::device(uint32_t index) const {
   return nullptr;
 }
 
+std::set<uint32_t> ProcessTrace::activeDevices() const {
+  std::set<uint32_t> d;
+  for (const auto& k : kernels)
+    d.insert(k.device);
+  for (const auto& c : copies)
+    d.insert(c.device);
+  for (const auto& m : memsets)
+    d.insert(m.device);
+  for (const auto& a : allocations)
+    if (a.kind == MemoryKind::Device) d.insert(a.device);
+  for (const auto& s : memory_samples)
+    d.insert(s.device);
+  return d;
+}
+
 const char* toString(MemoryKind k) {
   switch (k) {
   case MemoryKind::Pageable: return "pageable";

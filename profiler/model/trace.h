@@ -9,6 +9,7 @@
 #include "profiler/model/name_table.h"
 #include "profiler/model/process.h"
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,8 @@ struct ProcessTrace {
   void sortByTime();
   // The device with this index, or nullptr.
   const DeviceInfo* device(uint32_t index) const;
+  // Devices with any activity: kernels, copies, memsets, device allocations, memory samples.
+  std::set<uint32_t> activeDevices() const;
 };
 
 enum class SourceKind : uint8_t { Live, Kineto, Gwt, Nsys };
