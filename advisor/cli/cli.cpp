@@ -78,10 +78,12 @@ int runCli(int argc, const char* const* argv, CliIo io) {
   auto* advisor_price_opt = addPriceOption(advisor_cmd, advisor_price);
 
   ReportOptionsCli report;
-  auto* report_cmd = app.add_subcommand("report", "Report on recorded traces (.gwt, Kineto JSON)");
+  auto* report_cmd = app.add_subcommand(
+      "report", "Report on recorded traces (.gwt, Kineto JSON, Nsight Systems SQLite)");
   report_cmd
       ->add_option("INPUT", report.inputs,
-                   "Recorded .gwt files or PyTorch profiler (Kineto) traces, .json or .json.gz")
+                   "Recorded .gwt files, PyTorch profiler (Kineto) traces (.json, .json.gz) or "
+                   "Nsight Systems SQLite exports")
       ->required();
   report_cmd->add_option("--json", report.json, "JSON report path");
   report_cmd->add_option("--html", report.html, "HTML report path");
@@ -107,7 +109,10 @@ int runCli(int argc, const char* const* argv, CliIo io) {
       app.add_subcommand("export", "Write recorded traces in another tool's format");
   export_cmd->add_option("--format", exp.format, "Output format: chrome (chrome://tracing, Perfetto)")
       ->capture_default_str();
-  export_cmd->add_option("INPUT", exp.inputs, "Recorded .gwt files or Kineto traces")->required();
+  export_cmd
+      ->add_option("INPUT", exp.inputs,
+                   "Recorded .gwt files, Kineto traces or Nsight Systems SQLite exports")
+      ->required();
   export_cmd->add_option("-o,--output", exp.output, "Output file (Chrome trace JSON)")->required();
 
   // CLI11 would only say "A subcommand is required" for a misspelt command: name it.

@@ -1,8 +1,9 @@
 // gpuwise report: the report of recorded traces, offline.
 //
-// Inputs (trace_input.h): gpuwise .gwt recordings and PyTorch profiler (Kineto) traces, plain or
-// gzipped; several are one job. A trace without GPU activity (a CPU-only rank) still gets a
-// report, which says so; a file that is not a trace is one exit-2 line naming it.
+// Inputs (trace_input.h): gpuwise .gwt recordings, PyTorch profiler (Kineto) traces, plain or
+// gzipped, and Nsight Systems SQLite exports; several are one job. A trace without GPU activity (a
+// CPU-only rank) still gets a report, which says so; a file that is not a trace is one exit-2 line
+// naming it.
 #include "advisor/cli/commands.h"
 #include "advisor/cli/report_output.h"
 #include "advisor/cli/trace_input.h"
