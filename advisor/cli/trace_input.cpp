@@ -55,7 +55,7 @@ bool sniff(const std::string& path, InputKind* kind, std::string* error) {
 // A progress line about every second, once the import has taken a second.
 class Progress {
 public:
-  // `unit`: what done and total count, "bytes" or "rows".
+  // `unit`: what a million of done and total is called ("MB", "M rows").
   Progress(const char* command, std::ostream* out, size_t files, const char* unit)
       : command_(command), out_(out), files_(files), unit_(unit), start_(Clock::now()),
         last_(start_) {
@@ -71,10 +71,9 @@ public:
     if (now - start_ < std::chrono::seconds(1) || now - last_ < std::chrono::seconds(1)) return;
     last_ = now;
     char line[160];
-    const bool bytes = std::strcmp(unit_, "bytes") == 0;
     std::snprintf(line, sizeof line, "%s: importing %zu trace%s: %.0f%% of %.1f %s", command_,
                   files_, files_ == 1 ? "" : "s", 100.0 * double(done) / double(total),
-                  double(total) / 1e6, bytes ? "MB" : "M rows");
+                  double(total) / 1e6, unit_);
     *out_ << (in_place_ ? "\r" : "") << line << (in_place_ ? "" : "\n") << std::flush;
     printed_ = true;
   }
@@ -94,7 +93,7 @@ private:
 bool loadTraceInputs(const std::vector<std::string>& paths, const char* command,
                      std::ostream* progress, LoadedInputs* out, std::string* error) {
   std::vector<InputKind> kinds(paths.size());
-  std::vector<std::string> kineto_paths, nsys_paths;
+  std::vector<std::string> kineto_paths;
   for (size_t i = 0; i < paths.size(); ++i) {
     if (!sniff(paths[i], &kinds[i], error)) return false;
     if (kinds[i] == InputKind::Unknown) {
@@ -111,12 +110,11 @@ bool loadTraceInputs(const std::vector<std::string>& paths, const char* command,
       return false;
     }
     if (kinds[i] == InputKind::Kineto) kineto_paths.push_back(paths[i]);
-    if (kinds[i] == InputKind::Nsys) nsys_paths.push_back(paths[i]);
   }
 
   KinetoImportResult kineto;
   if (!kineto_paths.empty()) {
-    Progress bar(command, progress, kineto_paths.size(), "bytes");
+    Progress bar(command, progress, kineto_paths.size(), "MB");
     KinetoImportOptions options;
     options.progress = [&](uint64_t done, uint64_t total) { bar.update(done, total); };
     kineto = importKineto(kineto_paths, options);
@@ -126,20 +124,8 @@ bool loadTraceInputs(const std::vector<std::string>& paths, const char* command,
     }
   }
 
-  NsysImportResult nsys;
-  if (!nsys_paths.empty()) {
-    Progress bar(command, progress, nsys_paths.size(), "rows");
-    NsysImportOptions options;
-    options.progress = [&](uint64_t done, uint64_t total) { bar.update(done, total); };
-    nsys = importNsys(nsys_paths, options);
-    if (!nsys.ok()) {
-      *error = nsys.error;
-      return false;
-    }
-  }
-
   LoadedInputs loaded;
-  size_t next_kineto = 0, next_nsys_file = 0, next_nsys_process = 0;
+  size_t next_kineto = 0;
   for (size_t i = 0; i < paths.size(); ++i) {
     if (kinds[i] == InputKind::Kineto) {
       // One process per Kineto file, in the order given.
@@ -148,12 +134,19 @@ bool loadTraceInputs(const std::vector<std::string>& paths, const char* command,
       loaded.trace.source.kind = model::SourceKind::Kineto;
       loaded.trace.source.simulated = loaded.trace.source.simulated || kineto.trace.source.simulated;
     } else if (kinds[i] == InputKind::Nsys) {
-      // Every process of an export, in pid order; each file's processes follow the previous one's.
-      for (size_t j = 0; j < nsys.processes_per_file.at(next_nsys_file); ++j) {
-        loaded.trace.processes.push_back(std::move(nsys.trace.processes.at(next_nsys_process++)));
+      // Every process of the export, in pid order (one file at a time: SQLite reads are serial).
+      Progress bar(command, progress, 1, "M rows");
+      NsysImportOptions options;
+      options.progress = [&](uint64_t done, uint64_t total) { bar.update(done, total); };
+      auto nsys = importNsys({paths[i]}, options);
+      if (!nsys.ok()) {
+        *error = nsys.error;
+        return false;
+      }
+      for (auto& p : nsys.trace.processes) {
+        loaded.trace.processes.push_back(std::move(p));
         loaded.health.streams.push_back(std::nullopt);
       }
-      ++next_nsys_file;
       loaded.trace.source.kind = model::SourceKind::Nsys;
     } else {
       StreamRouter router;

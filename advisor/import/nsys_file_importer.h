@@ -9,6 +9,7 @@
 #include "advisor/import/sqlite_db.h"
 
 #include <algorithm>
+#include <array>
 #include <climits>
 #include <cstdint>
 #include <map>
@@ -61,14 +62,22 @@ public:
   std::vector<model::ProcessTrace> run(uint64_t* rows_done, uint64_t rows_total);
 
 private:
-  void readStrings();
-  void readKernels();
-  void readCopies();
-  void readMemsets();
-  void readAllocations();
-  void readApiCalls();
-  void readSyncs();
-  void readNvtx();
+  // The tables read row by row, in this order (names first: the others refer to them), each by
+  // its reader; a table the export lacks is skipped. Progress counts their rows.
+  struct TableReader {
+    const char* table;
+    void (FileImporter::*read)(const char* table);
+  };
+  static const std::array<TableReader, 8> kTableReaders;
+
+  void readStrings(const char* table);
+  void readKernels(const char* table);
+  void readCopies(const char* table);
+  void readMemsets(const char* table);
+  void readAllocations(const char* table); // nsys profile --cuda-memory-usage=true
+  void readApiCalls(const char* table);
+  void readSyncs(const char* table);
+  void readNvtx(const char* table);
   std::vector<model::DeviceInfo> readDevices();
   void readIdentity(std::map<int64_t, std::string>* names, std::string* host,
                     std::string* exporter);
@@ -89,7 +98,6 @@ private:
       options_.progress(*rows_done_, rows_total_);
   }
 
-  std::string path_;
   SqliteDb db_;
   const NsysImportOptions& options_;
   NsysImportStats& stats_;

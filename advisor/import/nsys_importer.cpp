@@ -12,15 +12,6 @@ namespace gpuwise::advisor {
 namespace nsys {
 namespace {
 
-constexpr const char* kTablesRead[] = {"StringIds",
-                                       "CUPTI_ACTIVITY_KIND_KERNEL",
-                                       "CUPTI_ACTIVITY_KIND_MEMCPY",
-                                       "CUPTI_ACTIVITY_KIND_MEMSET",
-                                       "CUPTI_ACTIVITY_KIND_RUNTIME",
-                                       "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION",
-                                       "NVTX_EVENTS",
-                                       "CUDA_GPU_MEMORY_USAGE_EVENTS"};
-
 // "GPU-<uuid>", as NVML and the live report spell it.
 std::string nvmlUuid(std::string_view uuid) {
   if (uuid.empty() || uuid.starts_with("GPU-") || uuid.starts_with("MIG-"))
@@ -30,9 +21,20 @@ std::string nvmlUuid(std::string_view uuid) {
 
 } // namespace
 
+const std::array<FileImporter::TableReader, 8> FileImporter::kTableReaders = {{
+    {"StringIds", &FileImporter::readStrings},
+    {"CUPTI_ACTIVITY_KIND_KERNEL", &FileImporter::readKernels},
+    {"CUPTI_ACTIVITY_KIND_MEMCPY", &FileImporter::readCopies},
+    {"CUPTI_ACTIVITY_KIND_MEMSET", &FileImporter::readMemsets},
+    {"CUDA_GPU_MEMORY_USAGE_EVENTS", &FileImporter::readAllocations},
+    {"CUPTI_ACTIVITY_KIND_RUNTIME", &FileImporter::readApiCalls},
+    {"CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", &FileImporter::readSyncs},
+    {"NVTX_EVENTS", &FileImporter::readNvtx},
+}};
+
 FileImporter::FileImporter(const std::string& path, const NsysImportOptions& options,
                            NsysImportStats& stats)
-    : path_(path), db_(path), options_(options), stats_(stats) {
+    : db_(path), options_(options), stats_(stats) {
   if (!db_.hasTable("StringIds"))
     throw SqliteError(
         "an SQLite database, but not an Nsight Systems export (it has no StringIds table)");
@@ -40,8 +42,8 @@ FileImporter::FileImporter(const std::string& path, const NsysImportOptions& opt
 
 uint64_t FileImporter::rowsToRead() const {
   uint64_t rows = 0;
-  for (const char* table : kTablesRead)
-    rows += db_.rowCount(table);
+  for (const auto& r : kTableReaders)
+    rows += db_.rowCount(r.table);
   return rows;
 }
 
@@ -112,23 +114,12 @@ std::vector<model::ProcessTrace> FileImporter::run(uint64_t* rows_done, uint64_t
   std::vector<model::DeviceInfo> devices;
   std::map<int64_t, std::string> process_names;
   std::string host, exporter;
-  const char* reading = "StringIds";
+  const char* reading = "";
   try {
-    readStrings();
-    reading = "CUPTI_ACTIVITY_KIND_KERNEL";
-    readKernels();
-    reading = "CUPTI_ACTIVITY_KIND_MEMCPY";
-    readCopies();
-    reading = "CUPTI_ACTIVITY_KIND_MEMSET";
-    readMemsets();
-    reading = "CUDA_GPU_MEMORY_USAGE_EVENTS";
-    readAllocations();
-    reading = "CUPTI_ACTIVITY_KIND_RUNTIME";
-    readApiCalls();
-    reading = "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION";
-    readSyncs();
-    reading = "NVTX_EVENTS";
-    readNvtx();
+    for (const auto& r : kTableReaders) {
+      reading = r.table;
+      if (db_.hasTable(r.table)) (this->*r.read)(r.table);
+    }
     reading = "TARGET_INFO_GPU";
     devices = readDevices();
     reading = "the process names";
@@ -181,9 +172,7 @@ NsysImportResult importNsys(const std::vector<std::string>& paths,
     uint64_t done = 0;
     for (size_t i = 0; i < files.size(); ++i) {
       current = paths[i];
-      auto processes = files[i]->run(&done, total);
-      result.processes_per_file.push_back(processes.size());
-      for (auto& t : processes)
+      for (auto& t : files[i]->run(&done, total))
         result.trace.processes.push_back(std::move(t));
       files[i].reset(); // closes the file
       result.trace.source.files.push_back(paths[i]);

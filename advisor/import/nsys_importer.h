@@ -58,7 +58,6 @@ struct NsysImportResult {
   model::Trace trace; // SourceKind::Nsys, files listed; empty when error is set
   std::string error;  // one line, "<file>: <problem>"; empty on success
   NsysImportStats stats;
-  std::vector<size_t> processes_per_file; // trace.processes are the first file's, then the next's
   bool ok() const { return error.empty(); }
 };
 

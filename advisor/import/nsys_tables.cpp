@@ -89,17 +89,15 @@ std::string_view apiName(std::string_view name) {
 
 } // namespace
 
-void FileImporter::readStrings() {
-  auto s = db_.query(selectColumns(db_, "StringIds", {"id", "value"}, {}));
+void FileImporter::readStrings(const char* table) {
+  auto s = db_.query(selectColumns(db_, table, {"id", "value"}, {}));
   while (s.step()) {
     strings_.emplace(s.integer(0), std::string(s.text(1)));
     row();
   }
 }
 
-void FileImporter::readKernels() {
-  const char* table = "CUPTI_ACTIVITY_KIND_KERNEL";
-  if (!db_.hasTable(table)) return;
+void FileImporter::readKernels(const char* table) {
   const EnumNames launch_types(db_, "ENUM_CUDA_KERNEL_LAUNCH_TYPE",
                                {{0, "UNKNOWN"},
                                 {1, "REGULAR"},
@@ -154,9 +152,7 @@ EnumNames memoryKinds(const SqliteDb& db) {
 }
 } // namespace
 
-void FileImporter::readCopies() {
-  const char* table = "CUPTI_ACTIVITY_KIND_MEMCPY";
-  if (!db_.hasTable(table)) return;
+void FileImporter::readCopies(const char* table) {
   const EnumNames kinds = memoryKinds(db_);
   const EnumNames copy_kinds(db_, "ENUM_CUDA_MEMCPY_OPER",
                              {{0, "UNKNOWN"},
@@ -194,9 +190,7 @@ void FileImporter::readCopies() {
   }
 }
 
-void FileImporter::readMemsets() {
-  const char* table = "CUPTI_ACTIVITY_KIND_MEMSET";
-  if (!db_.hasTable(table)) return;
+void FileImporter::readMemsets(const char* table) {
   const EnumNames kinds = memoryKinds(db_);
   auto s = db_.query(selectColumns(db_, table, {"start", "end", "deviceId", "streamId", "bytes"},
                                    {"correlationId", "globalPid", "memKind"}));
@@ -216,9 +210,7 @@ void FileImporter::readMemsets() {
   }
 }
 
-void FileImporter::readAllocations() {
-  const char* table = "CUDA_GPU_MEMORY_USAGE_EVENTS"; // nsys profile --cuda-memory-usage=true
-  if (!db_.hasTable(table)) return;
+void FileImporter::readAllocations(const char* table) {
   const EnumNames kinds = memoryKinds(db_);
   const EnumNames operations(
       db_, "ENUM_CUDA_DEV_MEM_EVENT_OPER",
@@ -242,9 +234,7 @@ void FileImporter::readAllocations() {
   }
 }
 
-void FileImporter::readApiCalls() {
-  const char* table = "CUPTI_ACTIVITY_KIND_RUNTIME";
-  if (!db_.hasTable(table)) return;
+void FileImporter::readApiCalls(const char* table) {
   const EnumNames classes(
       db_, "ENUM_NSYS_EVENT_CLASS",
       {{0, "TRACE_PROCESS_EVENT_CUDA_RUNTIME"}, {1, "TRACE_PROCESS_EVENT_CUDA_DRIVER"}});
@@ -284,9 +274,7 @@ void FileImporter::readApiCalls() {
   }
 }
 
-void FileImporter::readSyncs() {
-  const char* table = "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION";
-  if (!db_.hasTable(table)) return;
+void FileImporter::readSyncs(const char* table) {
   const EnumNames types(db_, "ENUM_CUPTI_SYNC_TYPE",
                         {{0, "UNKNOWN"},
                          {1, "EVENT_SYNCHRONIZE"},
@@ -309,9 +297,7 @@ void FileImporter::readSyncs() {
   }
 }
 
-void FileImporter::readNvtx() {
-  const char* table = "NVTX_EVENTS";
-  if (!db_.hasTable(table)) return;
+void FileImporter::readNvtx(const char* table) {
   const EnumNames types(db_, "ENUM_NSYS_EVENT_TYPE",
                         {{34, "NvtxMark"}, {59, "NvtxPushPopRange"}, {60, "NvtxStartEndRange"}});
   auto s = db_.query(

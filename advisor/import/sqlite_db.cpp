@@ -1,5 +1,6 @@
 #include "advisor/import/sqlite_db.h"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace gpuwise::advisor {
@@ -72,8 +73,15 @@ std::set<std::string> SqliteDb::columns(const std::string& table) const {
 
 uint64_t SqliteDb::rowCount(const std::string& table) const {
   if (!hasTable(table)) return 0;
-  SqliteStmt s(db_, "SELECT count(*) FROM " + quoted(table));
-  return s.step() ? uint64_t(s.integer(0)) : 0;
+  // The largest rowid, found in the b-tree's last page, where count(*) would read the whole table
+  // once more before the import reads it: exports only append, so it is the number of rows.
+  // A WITHOUT ROWID table (nsys writes none) has no rowid: it counts as 0 for progress.
+  try {
+    SqliteStmt s(db_, "SELECT max(rowid) FROM " + quoted(table));
+    return s.step() ? uint64_t(std::max<int64_t>(0, s.integer(0))) : 0;
+  } catch (const SqliteError&) {
+    return 0;
+  }
 }
 
 std::string selectColumns(const SqliteDb& db, const std::string& table,

@@ -55,7 +55,7 @@ public:
   bool hasTable(const std::string& table) const { return tables_.count(table) > 0; }
   // The table's column names, empty when there is no such table.
   std::set<std::string> columns(const std::string& table) const;
-  // Rows in the table (0 when there is none), for progress.
+  // Rows in the table, as its largest rowid (0 when there is none), for progress.
   uint64_t rowCount(const std::string& table) const;
   SqliteStmt query(const std::string& sql) const { return SqliteStmt(db_, sql); }
 
