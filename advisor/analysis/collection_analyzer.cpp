@@ -24,6 +24,14 @@ void addGpu(CollectionResult& r, const model::DeviceInfo& d, const std::string& 
   r.simulated_device = r.simulated_device || d.simulated;
 }
 
+void addLimits(model::LimitsApplied& to, const model::LimitsApplied& from) {
+  to.absurd_times += from.absurd_times;
+  to.devices_dropped += from.devices_dropped;
+  to.names_truncated += from.names_truncated;
+  to.processes_dropped += from.processes_dropped;
+  to.process_events_dropped += from.process_events_dropped;
+}
+
 } // namespace
 
 uint64_t IngestHealth::rejectedMessages() const {
@@ -61,6 +69,7 @@ CollectionResult analyzeCollection(const model::Trace& trace, const IngestHealth
     }
     r.events += c.events;
     r.events_dropped += c.events_dropped;
+    addLimits(r.limits, p.limits);
     r.processes.push_back(std::move(c));
   }
   if (ingest) {
@@ -95,6 +104,7 @@ std::optional<double> CollectionResult::shimOverheadRatio() const {
 }
 
 void CollectionResult::merge(const CollectionResult& o) {
+  addLimits(limits, o.limits);
   events += o.events;
   events_dropped += o.events_dropped;
   undecodable_events += o.undecodable_events;

@@ -62,6 +62,9 @@ struct CollectionResult {
   std::vector<ProcessCollection> processes;
   std::vector<GpuEntry> gpus;
   uint64_t events = 0, events_dropped = 0, undecodable_events = 0, lost_batches = 0;
+  // What the input bounds (profiler/model/record_limits.h) left out, all processes together;
+  // the records of the first three are counted in events_dropped as well.
+  model::LimitsApplied limits;
   bool simulated_device = false; // any device reported itself as the simulated device
   // From the ingest; unknown for imported traces.
   std::optional<uint64_t> messages;

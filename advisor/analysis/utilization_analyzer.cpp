@@ -3,23 +3,29 @@
 #include "advisor/analysis/interval_union.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <unordered_map>
 
 namespace gpuwise::advisor {
 namespace {
 
+// Spans and bucket arithmetic in 128 bits: the difference of two int64 times does not always fit
+// in 64 (the importers and the ingest keep times within +-2^62, record_limits.h, but these
+// functions are exact for any times they are given).
+__int128 wide(model::TimeNs t) { return static_cast<__int128>(t); }
+
 // At most one bucket per nanosecond, at least one.
 size_t bucketCount(model::TimeNs start, model::TimeNs end, size_t wanted) {
-  auto span = static_cast<uint64_t>(std::max<model::TimeNs>(end - start, 0));
-  return std::max<size_t>(1, std::min<uint64_t>(wanted, span));
+  const __int128 span = std::max<__int128>(wide(end) - wide(start), 0);
+  return std::max<size_t>(1, static_cast<size_t>(std::min<__int128>(wanted, span)));
 }
 
 // The bucket holding time t; the end of the span belongs to the last bucket.
 size_t bucketOf(model::TimeNs start, model::TimeNs end, size_t n, model::TimeNs t) {
   if (end <= start || t <= start) return 0;
   if (t >= end) return n - 1;
-  auto i = static_cast<size_t>((static_cast<__int128>(t - start) * n) / (end - start));
+  auto i = static_cast<size_t>(((wide(t) - wide(start)) * n) / (wide(end) - wide(start)));
   return std::min(i, n - 1);
 }
 
@@ -44,8 +50,19 @@ struct DeviceWork {
   std::vector<Interval> by_activity[kActivities];
 };
 
+// The recent bucket holding t: floor(t / kRecentBucketNs), for every int64 t.
 int64_t bucketIndex(model::TimeNs t) {
-  return t >= 0 ? t / kRecentBucketNs : -((-t + kRecentBucketNs - 1) / kRecentBucketNs);
+  const int64_t q = t / kRecentBucketNs;
+  return t % kRecentBucketNs < 0 ? q - 1 : q;
+}
+
+// Where recent bucket b starts, saturated to the int64 range: the bucket after the one holding
+// INT64_MAX starts "at" INT64_MAX, so a walk over buckets always reaches an interval's end.
+model::TimeNs bucketStart(int64_t b) {
+  const __int128 t = static_cast<__int128>(b) * kRecentBucketNs;
+  return static_cast<model::TimeNs>(
+      std::clamp<__int128>(t, std::numeric_limits<model::TimeNs>::min(),
+                           std::numeric_limits<model::TimeNs>::max()));
 }
 
 // The last kRecentBuckets whole-second buckets of sorted, disjoint intervals [start, end).
@@ -56,14 +73,14 @@ RecentBusy recentBusy(const BusySeries& s, const std::vector<Interval>& merged) 
   r.device = s.device;
   r.start = s.start;
   r.end = s.end;
-  const int64_t last = bucketIndex(std::max(s.start, s.end - 1));
+  const int64_t last = bucketIndex(s.end > s.start ? s.end - 1 : s.start);
   r.first_bucket = std::max(bucketIndex(s.start), last - int64_t(kRecentBuckets) + 1);
   r.busy_ns.assign(size_t(last - r.first_bucket + 1), 0);
-  const model::TimeNs from = r.first_bucket * kRecentBucketNs;
+  const model::TimeNs from = bucketStart(r.first_bucket);
   for (auto it = merged.rbegin(); it != merged.rend() && it->end > from; ++it) {
     for (model::TimeNs a = std::max(it->start, from); a < it->end;) {
       const int64_t b = bucketIndex(a);
-      const model::TimeNs piece_end = std::min(it->end, (b + 1) * kRecentBucketNs);
+      const model::TimeNs piece_end = std::min(it->end, bucketStart(b + 1));
       if (b <= last) r.busy_ns[size_t(b - r.first_bucket)] += piece_end - a;
       a = piece_end;
     }
@@ -295,7 +312,7 @@ MemorySeries mergeMemory(const MemorySeries& a, const MemorySeries& b) {
 
 model::TimeNs bucketEdge(model::TimeNs start, model::TimeNs end, size_t n, size_t i) {
   if (i >= n) return end;
-  return start + static_cast<model::TimeNs>((static_cast<__int128>(end - start) * i) / n);
+  return static_cast<model::TimeNs>(wide(start) + ((wide(end) - wide(start)) * i) / n);
 }
 
 model::TimeNs BusySeries::bucketLength(size_t i) const {
@@ -322,12 +339,14 @@ model::TimeNs RecentBusy::busyBetween(model::TimeNs from, model::TimeNs to) cons
   for (size_t i = 0; i < busy_ns.size(); ++i) {
     if (busy_ns[i] == 0) continue;
     // The part of the bucket the span covers: busy time lies only there.
-    const model::TimeNs lo = std::max((first_bucket + int64_t(i)) * kRecentBucketNs, start);
-    const model::TimeNs hi = std::min((first_bucket + int64_t(i) + 1) * kRecentBucketNs, end);
-    const model::TimeNs in = std::min(hi, to) - std::max(lo, from);
-    if (hi <= lo || in <= 0) continue;
-    busy += in >= hi - lo ? busy_ns[i]
-                          : model::TimeNs(static_cast<__int128>(busy_ns[i]) * in / (hi - lo));
+    const model::TimeNs lo = std::max(bucketStart(first_bucket + int64_t(i)), start);
+    const model::TimeNs hi = std::min(bucketStart(first_bucket + int64_t(i) + 1), end);
+    if (hi <= lo) continue;
+    const __int128 in = wide(std::min(hi, to)) - wide(std::max(lo, from));
+    if (in <= 0) continue;
+    busy += in >= wide(hi) - wide(lo)
+                ? busy_ns[i]
+                : model::TimeNs(static_cast<__int128>(busy_ns[i]) * in / (wide(hi) - wide(lo)));
   }
   return busy;
 }

@@ -2,7 +2,10 @@
 
 #include "advisor/import/kineto_text.h"
 
+#include "profiler/model/record_limits.h"
+
 #include <algorithm>
+#include <limits>
 
 namespace gpuwise::advisor {
 namespace {
@@ -27,8 +30,14 @@ model::RangeKind rangeKindFromName(std::string_view kind) {
 uint32_t toU32(int64_t v) { return v < 0 ? 0 : uint32_t(std::min<int64_t>(v, UINT32_MAX)); }
 // OS thread ids fit 32 bits; a pthread id that does not keeps its low bits (still distinct).
 uint32_t threadOf(const KinetoEvent& e) { return e.tid_numeric ? uint32_t(uint64_t(e.tid)) : 0; }
-// A negative duration (clock skew in some writers) is an instant, never an interval backwards.
-model::TimeNs endOf(const KinetoEvent& e) { return e.ts + (e.has_dur && e.dur > 0 ? e.dur : 0); }
+// A negative duration (clock skew in some writers) is an instant, never an interval backwards. An
+// end past the int64 range saturates (and is then dropped as absurd, record_limits.h).
+model::TimeNs endOf(const KinetoEvent& e) {
+  model::TimeNs end = e.ts;
+  if (e.has_dur && e.dur > 0 && __builtin_add_overflow(e.ts, e.dur, &end))
+    end = std::numeric_limits<model::TimeNs>::max();
+  return end;
+}
 
 } // namespace
 
@@ -69,8 +78,10 @@ void KinetoProcessBuilder::countHostPid(const KinetoEvent& e) {
 
 void KinetoProcessBuilder::onEvent(const KinetoEvent& e, const KinetoArgs* a) {
   if (e.has_ts && e.ph != 'M' && e.ph != 's' && e.ph != 'f' && e.ph != 't') {
-    const model::TimeNs end = e.ts + (e.has_dur && e.dur > 0 ? e.dur : 0);
-    if (!wall_set_) {
+    const model::TimeNs end = endOf(e);
+    // The trace's span is that of its plausible times: one absurd event must not stretch it.
+    if (!model::plausibleTime(e.ts) || !model::plausibleTime(end)) {
+    } else if (!wall_set_) {
       wall_min_ = e.ts;
       wall_max_ = end;
       wall_set_ = true;

@@ -4,6 +4,7 @@
 
 #include "advisor/import/api_join.h"
 #include "advisor/import/kineto_text.h"
+#include "profiler/model/record_limits.h"
 
 #include <simdjson.h>
 
@@ -110,7 +111,12 @@ model::ProcessTrace KinetoProcessBuilder::finish(std::string_view meta_json) {
   joinCorrelations();
   if (!saw_dataloader_)
     trace_.ranges.insert(trace_.ranges.end(), python_dataloader_.begin(), python_dataloader_.end());
+  // The input bounds (record_limits.h), each counted in the report: absurd times, too many
+  // devices, overlong identity strings (names are cut by the name table).
+  model::dropAbsurdTimes(trace_);
+  model::boundDevices(std::span(&trace_, 1));
   resolveDevices();
+  model::boundIdentity(trace_);
   if (!identity_from_meta_ && wall_set_) {
     trace_.wall_start = wall_min_;
     trace_.wall_end = wall_max_;
@@ -185,8 +191,11 @@ void KinetoProcessBuilder::applyMetadata(std::string_view meta_json) {
     info.container = g.str("container");
     if (g.has("tier_reason")) info.tier_reason = g.str("tier_reason");
     trace_.events_dropped += uint64_t(std::max<int64_t>(0, g.num("events_dropped", 0)));
-    trace_.wall_start = g.num("wall_start_ns", 0);
-    trace_.wall_end = g.num("wall_end_ns", 0);
+    const model::TimeNs wall_start = g.num("wall_start_ns", 0), wall_end = g.num("wall_end_ns", 0);
+    if (model::plausibleTime(wall_start) && model::plausibleTime(wall_end)) {
+      trace_.wall_start = wall_start;
+      trace_.wall_end = wall_end;
+    }
   }
 }
 

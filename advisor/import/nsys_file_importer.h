@@ -7,6 +7,7 @@
 
 #include "advisor/import/nsys_importer.h"
 #include "advisor/import/sqlite_db.h"
+#include "profiler/model/record_limits.h"
 
 #include <algorithm>
 #include <array>
@@ -45,10 +46,13 @@ struct ProcessBuild {
   std::vector<model::HostSync> sync_records;
   TimeNs first = LLONG_MAX, last = LLONG_MIN;
 
+  // The process's span, of plausible times only: one absurd row must not stretch it.
   void span(TimeNs start, TimeNs end) {
+    if (!model::plausibleTime(start) || !model::plausibleTime(end)) return;
     first = std::min(first, start);
     last = std::max(last, std::max(start, end));
   }
+  uint64_t recordCount() const { return t.eventCount() + sync_records.size(); }
 };
 
 class FileImporter {
@@ -83,6 +87,9 @@ private:
                     std::string* exporter);
 
   ProcessBuild& process(int64_t pid) { return procs_[pid]; }
+  // The processes run() returns, by pid: all of them, or the kMaxProcessesPerTrace with the most
+  // records (the others counted in processes_dropped_).
+  std::vector<std::pair<int64_t, ProcessBuild*>> keptProcesses();
   std::string_view string(int64_t id) const {
     auto it = strings_.find(id);
     return it == strings_.end() ? std::string_view() : std::string_view(it->second);
@@ -105,6 +112,7 @@ private:
   uint64_t rows_total_ = 0;
   std::unordered_map<int64_t, std::string> strings_;
   std::map<int64_t, ProcessBuild> procs_; // by pid
+  uint64_t processes_dropped_ = 0, process_events_dropped_ = 0;
 };
 
 } // namespace gpuwise::advisor::nsys

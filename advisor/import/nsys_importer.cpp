@@ -2,6 +2,7 @@
 
 #include "advisor/import/api_join.h"
 #include "advisor/import/nsys_file_importer.h"
+#include "profiler/model/record_limits.h"
 
 #include <memory>
 #include <new>
@@ -20,6 +21,24 @@ std::string nvmlUuid(std::string_view uuid) {
 }
 
 } // namespace
+
+std::vector<std::pair<int64_t, ProcessBuild*>> FileImporter::keptProcesses() {
+  std::vector<std::pair<int64_t, ProcessBuild*>> kept;
+  for (auto& [pid, p] : procs_)
+    kept.emplace_back(pid, &p);
+  if (kept.size() <= model::kMaxProcessesPerTrace) return kept;
+  // The busiest processes are the ones the capture was made for; the rest are counted.
+  std::stable_sort(kept.begin(), kept.end(), [](const auto& a, const auto& b) {
+    return a.second->recordCount() > b.second->recordCount();
+  });
+  for (size_t i = model::kMaxProcessesPerTrace; i < kept.size(); ++i) {
+    ++processes_dropped_;
+    process_events_dropped_ += kept[i].second->recordCount();
+  }
+  kept.resize(model::kMaxProcessesPerTrace);
+  std::sort(kept.begin(), kept.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  return kept;
+}
 
 const std::array<FileImporter::TableReader, 8> FileImporter::kTableReaders = {{
     {"StringIds", &FileImporter::readStrings},
@@ -129,27 +148,37 @@ std::vector<model::ProcessTrace> FileImporter::run(uint64_t* rows_done, uint64_t
   }
 
   std::vector<model::ProcessTrace> out;
-  for (auto& [pid, p] : procs_) {
-    model::ProcessTrace& t = p.t;
-    joinApiCalls(t, std::move(p.sync_records), SyncRecordMerge::AnyKind);
+  for (auto& [pid, p] : keptProcesses()) {
+    model::ProcessTrace& t = p->t;
+    joinApiCalls(t, std::move(p->sync_records), SyncRecordMerge::AnyKind);
+    model::dropAbsurdTimes(t);
     t.info.pid = pid;
     if (auto it = process_names.find(pid); it != process_names.end()) t.info.command = it->second;
     t.info.host = host;
     t.info.tier = model::CollectionTier::Imported;
     t.info.tier_reason =
         "Nsight Systems SQLite export" + (exporter.empty() ? "" : " (" + exporter + ")");
-    if (p.first <= p.last) {
-      t.wall_start = p.first;
-      t.wall_end = p.last;
+    if (p->first <= p->last) {
+      t.wall_start = p->first;
+      t.wall_end = p->last;
     }
+    out.push_back(std::move(t));
+  }
+  procs_.clear();
+  if (!out.empty()) {
+    out.front().limits.processes_dropped += processes_dropped_;
+    out.front().limits.process_events_dropped += process_events_dropped_;
+  }
+  model::boundDevices(out);
+  for (model::ProcessTrace& t : out) {
     // The devices this process used, as the live report lists them.
     for (uint32_t index : t.activeDevices()) {
       auto it = std::find_if(devices.begin(), devices.end(),
                              [&](const auto& d) { return d.index == index; });
       t.devices.push_back(it != devices.end() ? *it : model::DeviceInfo{.index = index});
     }
+    model::boundIdentity(t);
     t.sortByTime();
-    out.push_back(std::move(t));
   }
   return out;
 }

@@ -1,5 +1,7 @@
 #include "advisor/ingest/process_stream.h"
 
+#include "profiler/model/record_limits.h"
+
 #include <algorithm>
 #include <cstdint>
 #include <iterator>
@@ -45,6 +47,7 @@ ProcessStream::ProcessStream(int64_t pid, uint64_t session_id, size_t window_eve
 std::optional<transport::DecodeError>
 ProcessStream::accept(const transport::MessageOpener& opened) {
   transport::Batch events;
+  const auto marks = model::RecordMarks::of(trace_);
   lend(events);
   const size_t before = events.eventCount();
   auto result = decoder_.decode(opened, &events);
@@ -55,6 +58,8 @@ ProcessStream::accept(const transport::MessageOpener& opened) {
     applyHello(std::move(*hello));
   } else {
     events_ += added;
+    // Absurd times (an end at INT64_MAX) are dropped and counted like the producer's drops.
+    model::dropAbsurdTimes(trace_, marks);
     applyBatch(std::get<transport::Batch>(result));
     // A large batch may hold several windows: cut until less than one is left (or a cut frees
     // nothing, which ends the loop).
@@ -132,7 +137,8 @@ void ProcessStream::applyHello(transport::Hello&& hello) {
   simulated_ = simulated_ || hello.simulated;
   trace_.info = std::move(hello.process);
   trace_.devices = std::move(hello.devices);
-  if (hello.start_time != 0 && (trace_.wall_start == 0 || hello.start_time < trace_.wall_start))
+  if (hello.start_time != 0 && model::plausibleTime(hello.start_time) &&
+      (trace_.wall_start == 0 || hello.start_time < trace_.wall_start))
     trace_.wall_start = hello.start_time;
 }
 
@@ -145,7 +151,7 @@ void ProcessStream::applyBatch(const transport::Batch& batch) {
   if (batch.sequence > expected) lost_batches_ += batch.sequence - expected;
   next_sequence_ = batch.sequence + 1;
   trace_.events_dropped += batch.events_dropped;
-  if (batch.sent_time != 0) trace_.wall_end = std::max(trace_.wall_end, batch.sent_time);
+  if (batch.sent_time != 0 && model::plausibleTime(batch.sent_time)) trace_.wall_end = std::max(trace_.wall_end, batch.sent_time);
   if (batch.final) final_received_ = true;
   // Cumulative figures: the latest session time wins (batches of one connection arrive in order).
   if (batch.shim_cost.session_ns >= trace_.shim_cost.session_ns) trace_.shim_cost = batch.shim_cost;

@@ -109,7 +109,10 @@ bool WindowAggregator::maybeCut(model::ProcessTrace& pending) {
     std::nth_element(host.begin(), h, host.end());
     if (*h > bounds_.owned_from) until = std::min(until, *h);
   }
-  if (until <= bounds_.owned_from) until = *std::max_element(keys.begin(), keys.end()) + 1;
+  if (until <= bounds_.owned_from) {
+    const TimeNs last = *std::max_element(keys.begin(), keys.end());
+    until = last < WindowBounds::kMax ? last + 1 : last; // never past the int64 range
+  }
   cut(pending, until);
   return true;
 }

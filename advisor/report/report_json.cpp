@@ -552,6 +552,14 @@ json collection(const CollectionResult& c) {
   for (const auto& [k, v] : c.rejected_by_reason)
     reasons[k] = v;
   j["rejected_by_reason"] = std::move(reasons);
+  // What the input bounds left out (profiler/model/record_limits.h); all zero for a sane input.
+  json bounds;
+  bounds["absurd_time_records_dropped"] = c.limits.absurd_times;
+  bounds["devices_dropped"] = c.limits.devices_dropped;
+  bounds["processes_dropped"] = c.limits.processes_dropped;
+  bounds["process_events_dropped"] = c.limits.process_events_dropped;
+  bounds["names_truncated"] = c.limits.names_truncated;
+  j["input_bounds"] = std::move(bounds);
   // What the shim cost and how it kept that cost down (live runs; null for imported traces).
   if (auto ratio = c.shimOverheadRatio()) {
     model::ShimCost t = c.shimCostTotal();

@@ -1,5 +1,7 @@
 #include "profiler/model/name_table.h"
 
+#include "profiler/model/record_limits.h"
+
 namespace gpuwise::model {
 
 namespace {
@@ -15,16 +17,21 @@ std::string key(std::string_view name) { return std::string(name); }
 
 NameTable::NameTable() { names_.emplace_back(); }
 
-NameId NameTable::intern(std::string_view name) {
-  if (name.empty()) return 0;
+NameId NameTable::intern(std::string_view full) {
+  if (full.empty()) return 0;
+  std::string storage;
+  const std::string_view name = boundedName(full, storage);
   if (auto it = index_.find(key(name)); it != index_.end()) return it->second;
   auto id = static_cast<NameId>(names_.size());
   names_.emplace_back(name);
   index_.emplace(names_.back(), id);
+  if (name.size() != full.size()) ++truncated_;
   return id;
 }
 
-NameId NameTable::find(std::string_view name) const {
+NameId NameTable::find(std::string_view full) const {
+  std::string storage;
+  const std::string_view name = boundedName(full, storage);
   if (auto it = index_.find(key(name)); it != index_.end()) return it->second;
   return 0;
 }
@@ -40,7 +47,8 @@ bool NameTable::assign(NameId id, std::string_view name) {
   if (!slot.empty()) {
     if (auto it = index_.find(slot); it != index_.end() && it->second == id) index_.erase(it);
   }
-  slot.assign(name);
+  std::string storage;
+  slot.assign(boundedName(name, storage));
   if (!slot.empty()) index_.emplace(slot, id);
   return true;
 }

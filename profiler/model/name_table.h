@@ -18,7 +18,8 @@ class NameTable {
 public:
   NameTable();
 
-  // Returns the id of `name`, adding it if new. intern("") is 0.
+  // Returns the id of `name`, adding it if new. intern("") is 0. A name longer than
+  // kMaxNameBytes is kept cut, with a hash of the whole (record_limits.h: boundedName).
   NameId intern(std::string_view name);
   // The id of `name` if present, 0 otherwise.
   NameId find(std::string_view name) const;
@@ -26,6 +27,8 @@ public:
   std::string_view get(NameId id) const;
   // Number of ids handed out, including 0.
   size_t size() const { return names_.size(); }
+  // Names cut to kMaxNameBytes on their way in.
+  uint64_t truncated() const { return truncated_; }
 
   // Sets the name of an id chosen elsewhere (a decoder mirroring the sender's table). Grows the
   // table as needed; ids skipped over get the empty name. Returns false for id 0 or an id above
@@ -41,6 +44,7 @@ private:
   };
   std::vector<std::string> names_;
   std::unordered_map<std::string, NameId, Hash, std::equal_to<>> index_;
+  uint64_t truncated_ = 0;
 };
 
 } // namespace gpuwise::model

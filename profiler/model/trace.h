@@ -15,6 +15,16 @@
 
 namespace gpuwise::model {
 
+// What the bounds of record_limits.h left out of a process trace (the report shows it beside the
+// dropped-event count; the records themselves are counted in events_dropped too).
+struct LimitsApplied {
+  uint64_t absurd_times = 0;       // records dropped for absurd times
+  uint64_t devices_dropped = 0;    // device indices beyond kMaxDevicesPerTrace
+  uint64_t names_truncated = 0;    // identity strings cut (names in `names` count there)
+  uint64_t processes_dropped = 0;  // processes of the same input beyond kMaxProcessesPerTrace
+  uint64_t process_events_dropped = 0; // and their records (not in events_dropped: not this one's)
+};
+
 struct ProcessTrace {
   ProcessInfo info;
   std::vector<DeviceInfo> devices;
@@ -34,6 +44,9 @@ struct ProcessTrace {
   // Events the producer counted but could not deliver (ring full, send would block, malformed
   // batch, CUPTI dropped records). Every report shows this number.
   uint64_t events_dropped = 0;
+  // What the input bounds left out (record_limits.h). processes_dropped of an import travels with
+  // the input's first process, so it survives whatever merges the processes of several inputs.
+  LimitsApplied limits;
   // The shim's own cost (live runs; cumulative, the latest batch's figures).
   ShimCost shim_cost;
   // Wall-clock span of the process as the producer saw it (live: first event to exit), 0 unknown.

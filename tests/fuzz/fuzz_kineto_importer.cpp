@@ -14,7 +14,11 @@
 //
 // Oracles beyond "no crash, no sanitizer finding": an error is one line that names the file; a
 // success has exactly one process trace and lists the file; nothing partial comes back with an error.
+// A success is within the input bounds (profiler/model/record_limits.h), which keep the analysis
+// of any trace finite: every known time inside +-2^62 and no span ending before it starts, at
+// most 64 devices, no name or identity string over 4 KiB.
 #include "advisor/import/kineto_importer.h"
+#include "profiler/model/record_limits.h"
 
 #include <libdeflate.h>
 
@@ -39,6 +43,40 @@ std::string gzip(std::string_view text) {
   libdeflate_free_compressor(c);
   out.resize(n);
   return out;
+}
+
+void checkSpan(gpuwise::model::TimeNs start, gpuwise::model::TimeNs end) {
+  using gpuwise::model::plausibleTime;
+  if (!plausibleTime(start) || !plausibleTime(end)) fail("a time beyond the bounds", std::to_string(end));
+  if (start != 0 && end != 0 && end < start) fail("a span ending before it starts", std::to_string(end));
+}
+
+void checkBounds(const gpuwise::model::ProcessTrace& p) {
+  namespace model = gpuwise::model;
+  auto spans = [](const auto& v) {
+    for (const auto& r : v)
+      checkSpan(r.start, r.end);
+  };
+  auto instants = [](const auto& v) {
+    for (const auto& r : v)
+      checkSpan(r.time, r.time);
+  };
+  spans(p.kernels);
+  spans(p.copies);
+  spans(p.memsets);
+  spans(p.syncs);
+  spans(p.api_calls);
+  spans(p.ranges);
+  instants(p.allocations);
+  instants(p.memory_samples);
+  if (p.devices.size() > model::kMaxDevicesPerTrace || p.activeDevices().size() > model::kMaxDevicesPerTrace)
+    fail("more devices than the bound", std::to_string(p.devices.size()));
+  for (size_t id = 0; id < p.names.size(); ++id)
+    if (p.names.get(model::NameId(id)).size() > model::kMaxNameBytes) fail("a name over the bound", "");
+  for (const auto* s : {&p.info.command, &p.info.host, &p.info.pod, &p.info.ns, &p.info.container})
+    if (s->size() > model::kMaxNameBytes) fail("an identity string over the bound", "");
+  for (const auto& d : p.devices)
+    if (d.name.size() > model::kMaxNameBytes) fail("a device name over the bound", "");
 }
 
 } // namespace
@@ -74,6 +112,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (result.trace.processes.size() != 1) fail("one file gave other than one process", result.error);
     if (result.trace.source.files.size() != 1 || result.trace.source.files[0] != name)
       fail("the trace does not list its file", result.error);
+    checkBounds(result.trace.processes[0]);
   }
   return 0;
 }
