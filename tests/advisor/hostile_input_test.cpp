@@ -14,6 +14,8 @@
 #include <sqlite3.h>
 
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
@@ -280,7 +282,11 @@ uint64_t sizeOr0(const std::string& path) {
 
 TEST_CASE("every hostile input under 1 MB is analysed within 10 s and 512 MiB") {
   const std::string gpuwise = buildDir() + "/bin/gpuwise";
-  if (!fs::exists(gpuwise)) SKIP("no " << gpuwise << " (build the gpuwise_exe target)");
+  if (!fs::exists(gpuwise)) {
+    // Catch2 2 has no skip: the test exits with CTest's SKIP_RETURN_CODE (tests/advisor/CMakeLists.txt).
+    std::fprintf(stderr, "skipped: no %s (build the gpuwise_exe target)\n", gpuwise.c_str());
+    std::_Exit(77);
+  }
   // Under a sanitizer lane the runtime's shadow and quarantine count in RSS and every
   // instruction is checked: the memory bound is not measured and the time bound is relaxed.
   const bool sanitized = gpuwise::test::underSanitizer();
