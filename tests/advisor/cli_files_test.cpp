@@ -137,6 +137,21 @@ PipedRun runWithPipe(const std::vector<std::string>& args, int target_fd,
   return r;
 }
 
+// A device every write to fails with ENOSPC. Root may make its own /dev/full twin (char 1:7) in
+// the temporary folder, so that even a broken build could replace only that one; elsewhere
+// /dev/full itself, which nobody but root can replace (and a write to it fails the same way).
+std::string fullDevice(const TempDir& dir) {
+  const std::string own = dir / "full";
+  if (::mknod(own.c_str(), S_IFCHR | 0666, makedev(1, 7)) == 0) {
+    const int fd = ::open(own.c_str(), O_WRONLY | O_CLOEXEC); // a nodev mount refuses
+    if (fd >= 0) {
+      ::close(fd);
+      return own;
+    }
+  }
+  return "/dev/full";
+}
+
 struct IgnoreSigpipe {
   IgnoreSigpipe() { std::signal(SIGPIPE, SIG_IGN); }
 } ignore_sigpipe;
@@ -197,17 +212,7 @@ TEST_CASE("gpuwise report and export write through a FIFO, which stays a FIFO") 
 TEST_CASE("a full device as the output: exit 2, one line, the device still a device") {
   TempDir dir;
   writeBytes(dir / "trace.json", kinetoTrace());
-  // Root may make its own /dev/full (char 1:7) in the temporary folder, so that even a broken
-  // build could replace only that one; elsewhere /dev/full itself, which nobody but root can
-  // replace.
-  std::string device = dir / "full";
-  if (::mknod(device.c_str(), S_IFCHR | 0666, makedev(1, 7)) != 0 ||
-      ::access(device.c_str(), W_OK) != 0 || [&] {
-        const int fd = ::open(device.c_str(), O_WRONLY | O_CLOEXEC); // a nodev mount refuses
-        if (fd >= 0) ::close(fd);
-        return fd < 0;
-      }())
-    device = "/dev/full";
+  const std::string device = fullDevice(dir);
   INFO("device: " << device);
   const std::vector<std::vector<std::string>> commands = {
       {"report", dir / "trace.json", "--json", device},
@@ -227,6 +232,22 @@ TEST_CASE("a full device as the output: exit 2, one line, the device still a dev
     CHECK(err.find(device + ": cannot write: No space left on device") != std::string::npos);
     CHECK(typeOf(device) == S_IFCHR);
   }
+}
+
+TEST_CASE("gpuwise run --report-json on a full device says so and leaves the device") {
+  TempDir dir;
+  const std::string device = fullDevice(dir);
+  // Without a shim (none at GPUWISE_SHIM): the command runs, the in-process advisor reports.
+  Process p({gpuwiseExe(), "run", "--report-json", device, "--report-html", dir / "r.html", "--",
+             "/bin/true"},
+            {"GPUWISE_SHIM=" + (dir / "no-shim.so")}, dir.path, dir.path, "run");
+  // `run` exits with the command's status (DESIGN.md); the failed report is one line naming it.
+  REQUIRE(p.wait() == 0);
+  INFO(p.err());
+  CHECK(p.err().find("gpuwise run: " + device + ": cannot write: No space left on device\n") !=
+        std::string::npos);
+  CHECK(typeOf(device) == S_IFCHR);
+  CHECK(std::filesystem::exists(dir / "r.html"));
 }
 
 TEST_CASE("a regular output file is still replaced atomically") {
