@@ -77,6 +77,7 @@ bool openInput(const std::string& path, OpenedInput* in, std::string* error) {
     n = size_t(got);
   } else {
     std::vector<char> piece(size_t{1} << 20);
+    bool sniffed = false;
     for (;;) {
       const ssize_t got = ::read(fd, piece.data(), piece.size());
       if (got < 0 && errno == EINTR) continue;
@@ -88,6 +89,11 @@ bool openInput(const std::string& path, OpenedInput* in, std::string* error) {
         return false;
       }
       in->bytes.append(piece.data(), size_t(got));
+      // Not a trace by its first bytes (/dev/zero, /dev/urandom): no point reading on.
+      if (!sniffed && in->bytes.size() >= sizeof head) {
+        sniffed = true;
+        if (sniff(in->bytes.data(), sizeof head) == InputKind::Unknown) break;
+      }
     }
     n = std::min(in->bytes.size(), sizeof head);
     std::memcpy(head, in->bytes.data(), n);

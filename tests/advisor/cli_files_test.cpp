@@ -377,6 +377,13 @@ TEST_CASE("a .gwt recording and an Nsight export arrive through a pipe") {
     CHECK(lineCount(r.err) == 1);
     CHECK(r.err.find("/dev/stdin: empty") != std::string::npos);
   }
+  {
+    // A device that never ends is told apart by its first bytes, not read to its end.
+    Process p({gpuwiseExe(), "report", "/dev/zero"}, {}, dir.path, dir.path, "zero");
+    REQUIRE(p.wait(30s) == 2);
+    CHECK(lineCount(p.err()) == 1);
+    CHECK(p.err().find("/dev/zero: not a gpuwise .gwt recording") != std::string::npos);
+  }
 }
 
 std::string gwtRecord(const std::string& body) {
