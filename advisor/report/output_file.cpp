@@ -19,13 +19,34 @@ std::string directoryOf(const std::string& path) {
   return slash == 0 ? "/" : path.substr(0, slash);
 }
 
+// A descriptor of this process named as a path: /dev/fd/N, /proc/self/fd/N, /proc/PID/fd/N (what
+// /dev/stdout and <(...) lead to). Its number, or -1. The link names an open file, or no path at
+// all ("pipe:[123]"), and what the user means is the descriptor itself, its offset included.
+int descriptorNamed(const std::string& path) {
+  std::string_view rest;
+  const std::string own = "/proc/" + std::to_string(::getpid()) + "/fd/";
+  for (std::string_view prefix :
+       {std::string_view("/dev/fd/"), std::string_view("/proc/self/fd/"), std::string_view(own)}) {
+    if (path.starts_with(prefix)) rest = std::string_view(path).substr(prefix.size());
+  }
+  if (rest.empty() || rest.size() > 9) return -1;
+  int fd = 0;
+  for (char c : rest) {
+    if (c < '0' || c > '9') return -1;
+    fd = fd * 10 + (c - '0');
+  }
+  return fd;
+}
+
 // Follows `path` while it names a symlink, to the path of what it finally points at (which may
 // not exist: a dangling link is written through to its target, as `>` in a shell does). Only the
 // last component is resolved: the temporary file goes next to the target, in the same directory
-// and so on the same file system, which is all rename() needs.
-bool resolveSymlinks(const std::string& path, std::string* target, int* error) {
+// and so on the same file system, which is all rename() needs. False with `*descriptor` set when
+// the chain reaches a descriptor (see above); false with `*error` set when it cannot be read.
+bool resolveSymlinks(const std::string& path, std::string* target, int* descriptor, int* error) {
   std::string p = path;
   for (int hops = 0; hops < 40; ++hops) { // the kernel's own limit (ELOOP)
+    if ((*descriptor = descriptorNamed(p)) >= 0) return false;
     struct stat st {};
     if (::lstat(p.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) {
       *target = p;
@@ -104,14 +125,22 @@ std::unique_ptr<OutputFile> OutputFile::open(const std::string& path, std::strin
     return nullptr;
   };
   std::string target;
+  int descriptor = -1;
   int e = 0;
-  if (!resolveSymlinks(path, &target, &e)) return fail(e);
+  if (!resolveSymlinks(path, &target, &descriptor, &e)) {
+    if (descriptor < 0) return fail(e);
+    // Written through a duplicate, which shares the descriptor's offset: `--json /dev/stdout >
+    // out` puts the report ahead of the summary, where opening the file again would overwrite one
+    // with the other and a rename would take the file away from the descriptor.
+    const int fd = ::fcntl(descriptor, F_DUPFD_CLOEXEC, 3);
+    if (fd < 0) return fail(errno);
+    return std::unique_ptr<OutputFile>(new OutputFile(path, path, "", fd));
+  }
 
   struct stat st {};
   if (::stat(target.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
     if (S_ISDIR(st.st_mode)) return fail(EISDIR);
-    // A FIFO, a device, a socket's path: written through. O_TRUNC is ignored by FIFOs and
-    // devices; nothing is created.
+    // A FIFO, a device, a socket's path: written through; nothing is created.
     const int fd = ::open(target.c_str(), O_WRONLY | O_CLOEXEC | O_NOCTTY);
     if (fd < 0) return fail(errno);
     return std::unique_ptr<OutputFile>(new OutputFile(path, target, "", fd));

@@ -6,9 +6,12 @@
 //   - A regular file, or a path that does not exist yet, is written to a temporary file in the
 //     directory of the resolved target and renamed over it on commit(), so a reader never sees
 //     half a file and a failed write leaves the old content in place.
-//   - Anything else (a FIFO, a character device such as /dev/null or /dev/stdout, a terminal) is
-//     written through, in place: renaming over it would replace a device node with a regular file
-//     (as root, /dev/null itself).
+//   - Anything else (a FIFO, a character device such as /dev/null, a terminal) is written
+//     through, in place: renaming over it would replace a device node with a regular file (as
+//     root, /dev/null itself).
+//   - A descriptor named as a path (/dev/stdout, /dev/fd/N, /proc/self/fd/N) is written through a
+//     duplicate of it, whatever is behind it (a pipe, or the file of `> out`, which a rename would
+//     take away from the descriptor); its offset is shared, so later output follows.
 //
 // Errors are one line, "PATH: cannot write: reason", naming the path as the user gave it; a write
 // error (ENOSPC, EPIPE, EIO) is an error even on a device, where nothing can be rolled back.

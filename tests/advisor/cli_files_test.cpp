@@ -209,6 +209,19 @@ TEST_CASE("gpuwise report and export write through a FIFO, which stays a FIFO") 
   }
 }
 
+TEST_CASE("--json /dev/stdout goes to the descriptor, a pipe or the file behind it") {
+  TempDir dir;
+  writeBytes(dir / "trace.json", kinetoTrace());
+  // stdout is a file here (Process redirects it): the report lands in it, ahead of the summary.
+  Process p({gpuwiseExe(), "report", dir / "trace.json", "--json", "/dev/stdout"}, {}, dir.path,
+            dir.path, "stdout");
+  REQUIRE(p.wait() == 0);
+  INFO(p.err());
+  const std::string out = p.out();
+  CHECK(out.rfind("{", 0) == 0);
+  CHECK(out.find("\"gpuwise.report/v1\"") != std::string::npos);
+}
+
 TEST_CASE("a full device as the output: exit 2, one line, the device still a device") {
   TempDir dir;
   writeBytes(dir / "trace.json", kinetoTrace());
