@@ -52,6 +52,15 @@ bool resolveSymlinks(const std::string& path, std::string* target, int* descript
       *target = p;
       return true;
     }
+    // The kernel's protected_symlinks rule, which open() would apply and our own resolution
+    // must too: in a sticky world-writable folder (/tmp), a link is followed only when it is ours
+    // or the folder owner's, or anyone could point root's report at /etc/passwd.
+    struct stat dir {};
+    if (::stat(directoryOf(p).c_str(), &dir) == 0 && (dir.st_mode & S_ISVTX) &&
+        (dir.st_mode & S_IWOTH) && st.st_uid != ::geteuid() && st.st_uid != dir.st_uid) {
+      *error = EACCES;
+      return false;
+    }
     std::vector<char> link(PATH_MAX + 1);
     const ssize_t n = ::readlink(p.c_str(), link.data(), link.size() - 1);
     if (n < 0) {

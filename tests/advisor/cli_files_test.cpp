@@ -180,6 +180,25 @@ TEST_CASE("gpuwise report --json through a symlink writes its target and keeps t
     CHECK(e.path().string().find(".tmp.") == std::string::npos);
 }
 
+TEST_CASE("a stranger's symlink in a sticky world-writable folder is not followed") {
+  TempDir dir;
+  writeBytes(dir / "trace.json", kinetoTrace());
+  std::filesystem::create_directory(dir / "shared");
+  REQUIRE(::chmod((dir / "shared").c_str(), 01777) == 0);
+  REQUIRE(::symlink((dir / "victim").c_str(), (dir / "shared/report.json").c_str()) == 0);
+  // The link must belong to someone else: only root can give it away.
+  if (::lchown((dir / "shared/report.json").c_str(), 65534, 65534) != 0) {
+    WARN("cannot give the link to another user (not root): the case is not checked");
+    return;
+  }
+  Process p({gpuwiseExe(), "report", dir / "trace.json", "--json", dir / "shared/report.json"}, {},
+            dir.path, dir.path, "sticky");
+  REQUIRE(p.wait() == 2);
+  INFO(p.err());
+  CHECK(p.err().find("shared/report.json: cannot write: Permission denied") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(dir / "victim"));
+}
+
 TEST_CASE("gpuwise report and export write through a FIFO, which stays a FIFO") {
   TempDir dir;
   writeBytes(dir / "trace.json", kinetoTrace());
