@@ -4,8 +4,10 @@
 // is a /dev/fd path) are opened once; a .gwt of garbage records is an error; an error line never
 // carries a raw control byte from the file.
 //
-// Nothing here touches the real /dev/null. The device case uses a private node made with mknod
-// where this process may (root), else /dev/full, which any write fails with ENOSPC.
+// Nothing here writes to a shared path that a broken build would replace (these tests run as root
+// in CI): not /dev/null, not /dev/stdout. The device case uses a private node made with mknod
+// where this process may (root), else /dev/full, which any write fails with ENOSPC; the descriptor
+// case names /dev/fd/1, under which nothing can be created.
 #include "tests/advisor/subprocess.h"
 
 #include <catch2/catch.hpp>
@@ -228,17 +230,20 @@ TEST_CASE("gpuwise report and export write through a FIFO, which stays a FIFO") 
   }
 }
 
-TEST_CASE("--json /dev/stdout goes to the descriptor, a pipe or the file behind it") {
+TEST_CASE("an output named /dev/fd/1 goes to the descriptor, a pipe or the file behind it") {
   TempDir dir;
   writeBytes(dir / "trace.json", kinetoTrace());
   // stdout is a file here (Process redirects it): the report lands in it, ahead of the summary.
-  Process p({gpuwiseExe(), "report", dir / "trace.json", "--json", "/dev/stdout"}, {}, dir.path,
+  // /dev/fd/1, not /dev/stdout: a build that renamed over its output would replace /dev/stdout
+  // (as root, for the whole machine), while nothing can be created in /proc/self/fd.
+  Process p({gpuwiseExe(), "report", dir / "trace.json", "--json", "/dev/fd/1"}, {}, dir.path,
             dir.path, "stdout");
   REQUIRE(p.wait() == 0);
   INFO(p.err());
   const std::string out = p.out();
   CHECK(out.rfind("{", 0) == 0);
   CHECK(out.find("\"gpuwise.report/v1\"") != std::string::npos);
+  CHECK(out.find("gpuwise: GPU busy") != std::string::npos); // the summary after it
 }
 
 TEST_CASE("a full device as the output: exit 2, one line, the device still a device") {
