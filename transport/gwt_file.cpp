@@ -80,8 +80,8 @@ bool readRecords(const std::string& name, Read read, Failed failed,
     if (got == 0) return true;
     if (got != 4)
       return fail(name + ": truncated record header at offset " + std::to_string(offset));
-    const uint32_t n = uint32_t(len[0]) | uint32_t(len[1]) << 8 | uint32_t(len[2]) << 16 |
-                       uint32_t(len[3]) << 24;
+    const uint32_t n =
+        uint32_t(len[0]) | uint32_t(len[1]) << 8 | uint32_t(len[2]) << 16 | uint32_t(len[3]) << 24;
     if (n > kMaxMessageBytes)
       return fail(name + ": record of " + std::to_string(n) + " bytes at offset " +
                   std::to_string(offset) + " exceeds the message limit (corrupt file?)");
@@ -96,8 +96,8 @@ bool readRecords(const std::string& name, Read read, Failed failed,
 
 } // namespace
 
-bool readGwt(const std::string& path, const std::function<void(std::span<const uint8_t>)>& onMessage,
-             std::string* error) {
+bool readGwt(const std::string& path,
+             const std::function<void(std::span<const uint8_t>)>& onMessage, std::string* error) {
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (!f) {
     if (error) *error = sysError(path, "cannot open");

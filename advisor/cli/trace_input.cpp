@@ -112,8 +112,10 @@ NsysImportResult importNsysBytes(const std::string& bytes, const std::string& na
   std::string spool = std::string(tmpdir && *tmpdir ? tmpdir : "/tmp") + "/gpuwise-nsys-XXXXXX";
   const int fd = ::mkstemp(spool.data());
   if (fd < 0) {
-    failed.error = name + ": an Nsight Systems export from a pipe, and no temporary file to read "
-                          "it from (" + spool + ": " + std::strerror(errno) + ")";
+    failed.error = name +
+                   ": an Nsight Systems export from a pipe, and no temporary file to read "
+                   "it from (" +
+                   spool + ": " + std::strerror(errno) + ")";
     return failed;
   }
   size_t done = 0;
@@ -132,7 +134,7 @@ NsysImportResult importNsysBytes(const std::string& bytes, const std::string& na
   ::close(fd);
   auto result = importNsys({spool}, options);
   ::unlink(spool.c_str());
-  for (size_t at; (at = result.error.find(spool)) != std::string::npos;)
+  for (size_t at = 0; (at = result.error.find(spool, at)) != std::string::npos; at += name.size())
     result.error.replace(at, spool.size(), name);
   return result;
 }
@@ -195,8 +197,7 @@ bool loadTraceInputs(const std::vector<std::string>& paths, const char* command,
                  "Nsight Systems SQLite export");
       return false;
     }
-    if (inputs[i].kind == InputKind::Kineto && inputs[i].regular)
-      kineto_paths.push_back(paths[i]);
+    if (inputs[i].kind == InputKind::Kineto && inputs[i].regular) kineto_paths.push_back(paths[i]);
   }
 
   KinetoImportResult kineto;
@@ -280,7 +281,8 @@ bool loadTraceInputs(const std::vector<std::string>& paths, const char* command,
       for (const auto& [k, v] : health.rejected_by_reason)
         loaded.health.rejected_by_reason[k] += v;
       for (size_t j = 0; j < t.processes.size(); ++j) {
-        loaded.health.streams.push_back(j < health.streams.size() ? health.streams[j] : std::nullopt);
+        loaded.health.streams.push_back(j < health.streams.size() ? health.streams[j]
+                                                                  : std::nullopt);
         loaded.trace.processes.push_back(std::move(t.processes[j]));
       }
       loaded.trace.source.kind = model::SourceKind::Gwt;
