@@ -2,6 +2,7 @@
 
 #include "transport/codec.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <vector>
@@ -51,42 +52,79 @@ bool GwtWriter::close() {
   return ok && closed;
 }
 
-bool readGwt(const std::string& path, const std::function<void(std::span<const uint8_t>)>& onMessage,
-             std::string* error) {
+namespace {
+
+// The records after the magic, from `read(dst, n)` (returns the bytes read, fewer only at the end
+// or on an error, which `failed()` tells). One reader for files and for bytes in memory.
+template <typename Read, typename Failed>
+bool readRecords(const std::string& name, Read read, Failed failed,
+                 const std::function<void(std::span<const uint8_t>)>& onMessage,
+                 std::string* error) {
   auto fail = [&](std::string msg) {
     if (error) *error = std::move(msg);
     return false;
   };
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) return fail(sysError(path, "cannot open"));
-  struct Closer {
-    std::FILE* f;
-    ~Closer() { std::fclose(f); }
-  } closer{f};
-
   char magic[sizeof kGwtMagic];
-  if (std::fread(magic, 1, sizeof magic, f) != sizeof magic || std::memcmp(magic, kGwtMagic, sizeof magic) != 0)
-    return fail(path + ": not a gpuwise trace (.gwt): bad magic at offset 0");
+  if (read(magic, sizeof magic) != sizeof magic ||
+      std::memcmp(magic, kGwtMagic, sizeof magic) != 0) {
+    if (failed()) return fail(sysError(name, "read error at offset 0"));
+    return fail(name + ": not a gpuwise trace (.gwt): bad magic at offset 0");
+  }
   uint64_t offset = sizeof magic;
   std::vector<uint8_t> buf;
   for (;;) {
     uint8_t len[4];
-    const size_t got = std::fread(len, 1, 4, f);
-    if (got == 0 && std::feof(f)) return true;
-    if (std::ferror(f)) return fail(sysError(path, ("read error at offset " + std::to_string(offset)).c_str()));
+    const size_t got = read(len, 4);
+    if (failed())
+      return fail(sysError(name, ("read error at offset " + std::to_string(offset)).c_str()));
+    if (got == 0) return true;
     if (got != 4)
-      return fail(path + ": truncated record header at offset " + std::to_string(offset));
-    const uint32_t n = uint32_t(len[0]) | uint32_t(len[1]) << 8 | uint32_t(len[2]) << 16 | uint32_t(len[3]) << 24;
+      return fail(name + ": truncated record header at offset " + std::to_string(offset));
+    const uint32_t n =
+        uint32_t(len[0]) | uint32_t(len[1]) << 8 | uint32_t(len[2]) << 16 | uint32_t(len[3]) << 24;
     if (n > kMaxMessageBytes)
-      return fail(path + ": record of " + std::to_string(n) + " bytes at offset " + std::to_string(offset) +
-                  " exceeds the message limit (corrupt file?)");
+      return fail(name + ": record of " + std::to_string(n) + " bytes at offset " +
+                  std::to_string(offset) + " exceeds the message limit (corrupt file?)");
     buf.resize(n);
-    if (std::fread(buf.data(), 1, n, f) != n)
-      return fail(path + ": truncated record at offset " + std::to_string(offset) + " (" +
+    if (read(buf.data(), n) != n)
+      return fail(name + ": truncated record at offset " + std::to_string(offset) + " (" +
                   std::to_string(n) + " bytes expected)");
     onMessage({buf.data(), n});
     offset += 4 + uint64_t{n};
   }
+}
+
+} // namespace
+
+bool readGwt(const std::string& path,
+             const std::function<void(std::span<const uint8_t>)>& onMessage, std::string* error) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) {
+    if (error) *error = sysError(path, "cannot open");
+    return false;
+  }
+  struct Closer {
+    std::FILE* f;
+    ~Closer() { std::fclose(f); }
+  } closer{f};
+  return readRecords(
+      path, [&](void* dst, size_t n) { return std::fread(dst, 1, n, f); },
+      [&] { return std::ferror(f) != 0; }, onMessage, error);
+}
+
+bool readGwtBytes(std::span<const uint8_t> bytes, const std::string& name,
+                  const std::function<void(std::span<const uint8_t>)>& onMessage,
+                  std::string* error) {
+  size_t at = 0;
+  return readRecords(
+      name,
+      [&](void* dst, size_t n) {
+        n = std::min(n, bytes.size() - at);
+        if (n) std::memcpy(dst, bytes.data() + at, n);
+        at += n;
+        return n;
+      },
+      [] { return false; }, onMessage, error);
 }
 
 bool looksLikeGwt(const std::string& path) {

@@ -32,6 +32,11 @@ private:
 // naming the problem and the byte offset) when the file is not a .gwt file or is truncated.
 bool readGwt(const std::string& path,
              const std::function<void(std::span<const uint8_t>)>& onMessage, std::string* error);
+// The same for a recording already in memory (read from a pipe; the fuzz target), named `name`
+// in errors.
+bool readGwtBytes(std::span<const uint8_t> bytes, const std::string& name,
+                  const std::function<void(std::span<const uint8_t>)>& onMessage,
+                  std::string* error);
 
 // True when the first bytes of the file are the .gwt magic (used to pick an importer).
 bool looksLikeGwt(const std::string& path);

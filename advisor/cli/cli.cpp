@@ -13,6 +13,7 @@ namespace {
 std::string oneLine(std::string s) {
   for (auto& c : s)
     if (c == '\n' || c == '\r') c = ' ';
+  s = model::printableText(s);
   while (!s.empty() && s.back() == ' ')
     s.pop_back();
   return s;
@@ -122,7 +123,7 @@ int runCli(int argc, const char* const* argv, CliIo io) {
     for (const auto* sub : app.get_subcommands({}))
       known = known || sub->get_name() == cmd;
     if (!known) {
-      io.err << "gpuwise: unknown command '" << cmd
+      io.err << "gpuwise: unknown command '" << model::printableText(cmd)
              << "' (commands: run, advisor, report, export, diff, webhook, version)\n";
       return kExitUsage;
     }

@@ -18,6 +18,8 @@
 // Called on the main thread. `run` and `advisor` block until their job ends.
 #pragma once
 
+#include "profiler/model/printable_text.h"
+
 #include <iostream>
 #include <ostream>
 #include <string>
@@ -36,10 +38,13 @@ int runCli(int argc, const char* const* argv, CliIo io = {});
 // own, and `advisor` and `webhook` log from several threads (the metrics refresh, the webhook's
 // HTTP threads) while scripts and the e2e tests watch stderr: a line built with << could be split
 // by another thread's line, or read half-written ("listening on " without its endpoint).
+// The line often quotes a file's bytes (a table name, a kernel name): control bytes and invalid
+// UTF-8 are escaped (model::printableText), so a file cannot drive the terminal or split the line.
 inline void logLine(std::ostream& os, std::string_view command, std::string_view line) {
+  const std::string printable = model::printableText(line);
   std::string whole;
-  whole.reserve(command.size() + line.size() + 11);
-  whole.append("gpuwise ").append(command).append(": ").append(line).push_back('\n');
+  whole.reserve(command.size() + printable.size() + 11);
+  whole.append("gpuwise ").append(command).append(": ").append(printable).push_back('\n');
   os.write(whole.data(), std::streamsize(whole.size()));
   os.flush();
 }

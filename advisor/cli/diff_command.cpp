@@ -60,7 +60,11 @@ int diffCommand(const DiffOptionsCli& o, CliIo io) {
   options.threshold = o.threshold;
   auto diff = diffReports(*base, *next, options);
   if (!o.json.empty() &&
-      !writeTextFile(o.json, diffToJson(diff, o.base, o.next).dump(2) + "\n", &error))
+      !writeTextFile(o.json,
+                     diffToJson(diff, o.base, o.next)
+                             .dump(2, ' ', false, nlohmann::json::error_handler_t::replace) +
+                         "\n",
+                     &error))
     return fail(error);
   io.out << renderDiffText(diff) << std::flush;
   return diff.regressed() ? kExitRegression : 0;

@@ -4,6 +4,7 @@
 #include "advisor/cli/commands.h"
 #include "advisor/cli/trace_input.h"
 #include "advisor/export/chrome_trace.h"
+#include "advisor/report/output_file.h"
 
 namespace gpuwise::advisor {
 
@@ -20,7 +21,14 @@ int exportCommand(const ExportOptions& o, CliIo io) {
   LoadedInputs loaded;
   std::string error;
   if (!loadTraceInputs(o.inputs, "gpuwise export", &io.err, &loaded, &error)) return fail(error);
-  if (!writeChromeTraceFile(loaded.trace, o.output, &error)) return fail(error);
+  // Through OutputFile, like the reports: a regular file replaced atomically, a FIFO or a device
+  // written through, never replaced.
+  auto out = OutputFile::open(o.output, &error);
+  if (!out) return fail(error);
+  std::string why;
+  const bool streamed = writeChromeTrace(loaded.trace, out->stream(), &why);
+  if (!out->commit(&error)) return fail(error); // a write error: the stream's own words are vaguer
+  if (!streamed) return fail(o.output + ": " + why);
   uint64_t events = 0;
   for (const auto& p : loaded.trace.processes)
     events += p.eventCount();

@@ -3,14 +3,18 @@
 #include "advisor/import/kineto_importer.h"
 #include "advisor/import/nsys_importer.h"
 #include "advisor/ingest/gwt_replay.h"
+#include "profiler/model/printable_text.h"
 #include "transport/gwt_file.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
-#include <fstream>
+#include <fcntl.h>
 #include <iostream>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace gpuwise::advisor {
@@ -18,38 +22,121 @@ namespace {
 
 enum class InputKind { Gwt, Kineto, Nsys, Unknown };
 
-// Reads the first bytes; false with `error` set when the file cannot be read.
-bool sniff(const std::string& path, InputKind* kind, std::string* error) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    *error = path + ": cannot read: " + std::strerror(errno);
-    return false;
-  }
-  char head[16] = {};
-  in.read(head, sizeof head);
-  auto n = static_cast<size_t>(in.gcount());
-  if (in.bad()) {
-    *error = path + ": cannot read: " + std::strerror(errno);
-    return false;
-  }
+// What can come from something that is not a regular file (a pipe, `<(zcat t.json.gz)`,
+// /dev/stdin) is read whole into memory, since it can be read only once; beyond this it must be
+// a file.
+constexpr uint64_t kMaxUnseekableInputBytes = uint64_t{2} << 30;
+
+InputKind sniff(const char* head, size_t n) {
   if (n >= sizeof transport::kGwtMagic &&
-      std::memcmp(head, transport::kGwtMagic, sizeof transport::kGwtMagic) == 0) {
-    *kind = InputKind::Gwt;
-    return true;
-  }
-  if (n == sizeof kSqliteMagic && std::memcmp(head, kSqliteMagic, sizeof kSqliteMagic) == 0) {
-    *kind = InputKind::Nsys;
-    return true;
-  }
-  bool gzip = n >= 2 && static_cast<unsigned char>(head[0]) == 0x1f &&
-              static_cast<unsigned char>(head[1]) == 0x8b;
+      std::memcmp(head, transport::kGwtMagic, sizeof transport::kGwtMagic) == 0)
+    return InputKind::Gwt;
+  if (n >= sizeof kSqliteMagic && std::memcmp(head, kSqliteMagic, sizeof kSqliteMagic) == 0)
+    return InputKind::Nsys;
+  const bool gzip = n >= 2 && static_cast<unsigned char>(head[0]) == 0x1f &&
+                    static_cast<unsigned char>(head[1]) == 0x8b;
   size_t i = 0;
   while (i < n && std::strchr(" \t\r\n", head[i]))
     ++i;
-  bool json = (i < n && (head[i] == '{' || head[i] == '[')) ||
-              (n >= 3 && std::memcmp(head, "\xEF\xBB\xBF", 3) == 0);
-  *kind = gzip || json ? InputKind::Kineto : InputKind::Unknown;
+  const bool json = (i < n && (head[i] == '{' || head[i] == '[')) ||
+                    (n >= 3 && std::memcmp(head, "\xEF\xBB\xBF", 3) == 0);
+  return gzip || json ? InputKind::Kineto : InputKind::Unknown;
+}
+
+// One INPUT, opened once: the format is sniffed from the first bytes read, and those same bytes
+// go to the importer. A regular file is then read by the importers by its path (they read it in
+// pieces, whatever its size); anything else is read here, whole, once.
+struct OpenedInput {
+  InputKind kind = InputKind::Unknown;
+  bool regular = true;
+  bool empty = false;
+  std::string bytes; // !regular: the whole content
+};
+
+bool openInput(const std::string& path, OpenedInput* in, std::string* error) {
+  auto fail = [&](int e) {
+    *error = path + ": cannot read: " + std::strerror(e);
+    return false;
+  };
+  // Blocks on a FIFO until a writer opens it, as any reader of a FIFO does.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) return fail(errno);
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return fail(errno);
+  if (S_ISDIR(st.st_mode)) return fail(EISDIR);
+  in->regular = S_ISREG(st.st_mode);
+  char head[16] = {};
+  size_t n = 0;
+  if (in->regular) {
+    const ssize_t got = ::pread(fd, head, sizeof head, 0);
+    if (got < 0) return fail(errno);
+    n = size_t(got);
+  } else {
+    std::vector<char> piece(size_t{1} << 20);
+    bool sniffed = false;
+    for (;;) {
+      const ssize_t got = ::read(fd, piece.data(), piece.size());
+      if (got < 0 && errno == EINTR) continue;
+      if (got < 0) return fail(errno);
+      if (got == 0) break;
+      if (in->bytes.size() + size_t(got) > kMaxUnseekableInputBytes) {
+        *error = path + ": more than " + std::to_string(kMaxUnseekableInputBytes >> 30) +
+                 " GiB from a pipe or device; write it to a file and give the file";
+        return false;
+      }
+      in->bytes.append(piece.data(), size_t(got));
+      // Not a trace by its first bytes (/dev/zero, /dev/urandom): no point reading on.
+      if (!sniffed && in->bytes.size() >= sizeof head) {
+        sniffed = true;
+        if (sniff(in->bytes.data(), sizeof head) == InputKind::Unknown) break;
+      }
+    }
+    n = std::min(in->bytes.size(), sizeof head);
+    std::memcpy(head, in->bytes.data(), n);
+  }
+  in->empty = n == 0;
+  in->kind = sniff(head, n);
   return true;
+}
+
+// SQLite reads a database from a file: an export that came through a pipe is spooled to a
+// temporary file first, and the errors name the input, not the spool.
+NsysImportResult importNsysBytes(const std::string& bytes, const std::string& name,
+                                 const NsysImportOptions& options) {
+  NsysImportResult failed;
+  const char* tmpdir = std::getenv("TMPDIR");
+  std::string spool = std::string(tmpdir && *tmpdir ? tmpdir : "/tmp") + "/gpuwise-nsys-XXXXXX";
+  const int fd = ::mkstemp(spool.data());
+  if (fd < 0) {
+    failed.error = name +
+                   ": an Nsight Systems export from a pipe, and no temporary file to read "
+                   "it from (" +
+                   spool + ": " + std::strerror(errno) + ")";
+    return failed;
+  }
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      failed.error = name + ": an Nsight Systems export from a pipe, and no room to spool it (" +
+                     spool + ": " + std::strerror(errno) + ")";
+      ::close(fd);
+      ::unlink(spool.c_str());
+      return failed;
+    }
+    done += size_t(n);
+  }
+  ::close(fd);
+  auto result = importNsys({spool}, options);
+  ::unlink(spool.c_str());
+  for (size_t at = 0; (at = result.error.find(spool, at)) != std::string::npos; at += name.size())
+    result.error.replace(at, spool.size(), name);
+  return result;
 }
 
 // A progress line about every second, once the import has taken a second.
@@ -92,24 +179,25 @@ private:
 
 bool loadTraceInputs(const std::vector<std::string>& paths, const char* command,
                      std::ostream* progress, LoadedInputs* out, std::string* error) {
-  std::vector<InputKind> kinds(paths.size());
-  std::vector<std::string> kineto_paths;
+  std::vector<OpenedInput> inputs(paths.size());
+  std::vector<std::string> kineto_paths; // regular files, imported together
   for (size_t i = 0; i < paths.size(); ++i) {
-    if (!sniff(paths[i], &kinds[i], error)) return false;
-    if (kinds[i] == InputKind::Unknown) {
+    if (!openInput(paths[i], &inputs[i], error)) return false;
+    if (inputs[i].kind == InputKind::Unknown) {
       // An Nsight Systems report itself is a format of NVIDIA's own: its SQLite export is what
       // gpuwise reads.
       const bool nsys_rep = paths[i].ends_with(".nsys-rep") || paths[i].ends_with(".qdrep");
       *error =
           paths[i] +
-          (nsys_rep
+          (inputs[i].empty ? std::string(": empty: nothing to read")
+           : nsys_rep
                ? ": an Nsight Systems report; export it first: nsys export --type sqlite " +
                      paths[i]
                : ": not a gpuwise .gwt recording, a Kineto (PyTorch profiler) JSON trace or an "
                  "Nsight Systems SQLite export");
       return false;
     }
-    if (kinds[i] == InputKind::Kineto) kineto_paths.push_back(paths[i]);
+    if (inputs[i].kind == InputKind::Kineto && inputs[i].regular) kineto_paths.push_back(paths[i]);
   }
 
   KinetoImportResult kineto;
@@ -127,18 +215,34 @@ bool loadTraceInputs(const std::vector<std::string>& paths, const char* command,
   LoadedInputs loaded;
   size_t next_kineto = 0;
   for (size_t i = 0; i < paths.size(); ++i) {
-    if (kinds[i] == InputKind::Kineto) {
+    OpenedInput& in = inputs[i];
+    if (in.kind == InputKind::Kineto) {
       // One process per Kineto file, in the order given.
-      loaded.trace.processes.push_back(std::move(kineto.trace.processes.at(next_kineto++)));
+      if (in.regular) {
+        loaded.trace.processes.push_back(std::move(kineto.trace.processes.at(next_kineto++)));
+        loaded.trace.source.simulated =
+            loaded.trace.source.simulated || kineto.trace.source.simulated;
+      } else {
+        Progress bar(command, progress, 1, "MB");
+        KinetoImportOptions options;
+        options.progress = [&](uint64_t done, uint64_t total) { bar.update(done, total); };
+        auto one = importKinetoBuffer(in.bytes, paths[i], options);
+        if (!one.ok()) {
+          *error = one.error;
+          return false;
+        }
+        loaded.trace.processes.push_back(std::move(one.trace.processes.at(0)));
+        loaded.trace.source.simulated = loaded.trace.source.simulated || one.trace.source.simulated;
+      }
       loaded.health.streams.push_back(std::nullopt);
       loaded.trace.source.kind = model::SourceKind::Kineto;
-      loaded.trace.source.simulated = loaded.trace.source.simulated || kineto.trace.source.simulated;
-    } else if (kinds[i] == InputKind::Nsys) {
+    } else if (in.kind == InputKind::Nsys) {
       // Every process of the export, in pid order (one file at a time: SQLite reads are serial).
       Progress bar(command, progress, 1, "M rows");
       NsysImportOptions options;
       options.progress = [&](uint64_t done, uint64_t total) { bar.update(done, total); };
-      auto nsys = importNsys({paths[i]}, options);
+      auto nsys = in.regular ? importNsys({paths[i]}, options)
+                             : importNsysBytes(in.bytes, paths[i], options);
       if (!nsys.ok()) {
         *error = nsys.error;
         return false;
@@ -149,8 +253,27 @@ bool loadTraceInputs(const std::vector<std::string>& paths, const char* command,
       }
       loaded.trace.source.kind = model::SourceKind::Nsys;
     } else {
-      StreamRouter router;
-      if (!replayGwt(paths[i], router, error)) return false;
+      // The router's own lines speak for the live advisor ("gpuwise advisor: dropped a
+      // message"); here the rejections are summed up in one line naming the file, below.
+      StreamRouter router([](std::string_view) {});
+      GwtReplayStats replayed;
+      const bool ok =
+          in.regular
+              ? replayGwt(paths[i], router, error, &replayed)
+              : replayGwtBytes({reinterpret_cast<const uint8_t*>(in.bytes.data()), in.bytes.size()},
+                               paths[i], router, error, &replayed);
+      if (!ok) return false;
+      if (replayed.rejected > 0 && progress) {
+        const std::string line =
+            std::string(command) + ": " +
+            model::printableText(paths[i] + ": " + std::to_string(replayed.rejected) + " of " +
+                                 std::to_string(replayed.records) +
+                                 " records rejected by the decoder, as the live advisor did; "
+                                 "the report counts them") +
+            "\n";
+        progress->write(line.data(), std::streamsize(line.size()));
+        progress->flush();
+      }
       IngestHealth health;
       auto t = router.take(&health);
       loaded.has_ingest = true;
@@ -158,12 +281,14 @@ bool loadTraceInputs(const std::vector<std::string>& paths, const char* command,
       for (const auto& [k, v] : health.rejected_by_reason)
         loaded.health.rejected_by_reason[k] += v;
       for (size_t j = 0; j < t.processes.size(); ++j) {
-        loaded.health.streams.push_back(j < health.streams.size() ? health.streams[j] : std::nullopt);
+        loaded.health.streams.push_back(j < health.streams.size() ? health.streams[j]
+                                                                  : std::nullopt);
         loaded.trace.processes.push_back(std::move(t.processes[j]));
       }
       loaded.trace.source.kind = model::SourceKind::Gwt;
       loaded.trace.source.simulated = loaded.trace.source.simulated || t.source.simulated;
     }
+    in.bytes = std::string(); // an unseekable input's copy is not needed any more
     loaded.trace.source.files.push_back(paths[i]);
   }
   *out = std::move(loaded);

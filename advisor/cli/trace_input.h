@@ -5,6 +5,11 @@
 // inputs are one job: their processes side by side, in the order given (the Kineto files are
 // imported together, in parallel where the host allows).
 //
+// Each INPUT is opened once and its format told from the first bytes read: a regular file is then
+// read by the importers by its path; anything else (a named pipe, `<(zcat t.json.gz)`,
+// /dev/stdin on a pipe) is read whole into memory first (up to 2 GiB), as it can be read only
+// once, and an Nsight export among them is spooled to a temporary file for SQLite.
+//
 // Long imports report progress on `progress` (a line about every second once an import has run
 // for a second; one line rewritten in place when it is the terminal).
 //

@@ -7,6 +7,7 @@
 // Errors on either side stop both: the reader posts an Error item; the caller cancels the pool,
 // which wakes a reader blocked on a buffer. Exceptions stay inside this file.
 #include "advisor/import/kineto_importer.h"
+#include "profiler/model/printable_text.h"
 
 #include "advisor/import/byte_source.h"
 #include "advisor/import/kineto_builder.h"
@@ -240,7 +241,7 @@ KinetoImportResult run(const std::vector<Input>& inputs, const KinetoImportOptio
   result.stats.json_bytes = sh.json_bytes.load();
   result.stats.events = sh.events.load();
   if (sh.error_file != SIZE_MAX) {
-    result.error = inputs[sh.error_file].name + ": " + sh.error;
+    result.error = inputs[sh.error_file].name + ": " + model::printableText(sh.error);
     return result;
   }
   result.trace.processes = std::move(sh.processes);

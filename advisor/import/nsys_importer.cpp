@@ -2,6 +2,7 @@
 
 #include "advisor/import/api_join.h"
 #include "advisor/import/nsys_file_importer.h"
+#include "profiler/model/printable_text.h"
 #include "profiler/model/record_limits.h"
 
 #include <memory>
@@ -208,7 +209,9 @@ NsysImportResult importNsys(const std::vector<std::string>& paths,
     }
   } catch (const SqliteError& e) {
     result = {};
-    result.error = current + ": " + e.what();
+    // SQLite quotes the file (a malformed schema's table name): its bytes are escaped, so the
+    // error stays one printable line.
+    result.error = current + ": " + model::printableText(e.what());
   } catch (const std::bad_alloc&) {
     result = {};
     result.error = current + ": out of memory while importing";

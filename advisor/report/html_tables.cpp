@@ -232,7 +232,8 @@ void htmlRecommendationsSection(std::ostream& o, const ReportJson& r) {
       o << "<p>Parameters: ";
       bool first = true;
       for (const auto& [k, v] : p->items()) {
-        o << (first ? "" : ", ") << "<code>" << esc(k) << " = " << esc(v.dump()) << "</code>";
+        o << (first ? "" : ", ") << "<code>" << esc(k) << " = "
+          << esc(v.dump(-1, ' ', false, json::error_handler_t::replace)) << "</code>";
         first = false;
       }
       o << "</p>\n";
@@ -279,7 +280,9 @@ void htmlCollectionSection(std::ostream& o, const ReportJson& r) {
     o << "<p>Source files: ";
     bool first = true;
     for (const auto& f : *files) {
-      o << (first ? "" : ", ") << "<code>" << esc(f.is_string() ? f.get<std::string>() : f.dump())
+      o << (first ? "" : ", ") << "<code>"
+        << esc(f.is_string() ? f.get<std::string>()
+                             : f.dump(-1, ' ', false, json::error_handler_t::replace))
         << "</code>";
       first = false;
     }

@@ -9,8 +9,8 @@
 
 namespace gpuwise::advisor {
 
-// Writes `content` to `path` (via a temporary file in the same directory, renamed into place, so
-// a reader never sees half a report). False with `error` set to "PATH: reason" on failure.
+// Writes `content` to `path` through OutputFile (output_file.h): a regular file atomically, a
+// symlink's target, a FIFO or a device written through. False with `error` set to "PATH: reason".
 bool writeTextFile(const std::string& path, std::string_view content, std::string* error);
 
 bool writeJsonReport(const std::string& path, const ReportInput& input, std::string* error,

@@ -1,4 +1,5 @@
-// Writes the wire decoder's seed corpus from the real encoder: `fuzz_seeds DIR`. Each seed is a
+// Writes the wire decoder's seed corpus from the real encoder: `fuzz_seeds DIR`; with a second
+// directory, also each scenario as a .gwt recording there (fuzz_gwt_replay's seeds). Each seed is a
 // sequence of messages in fuzz_wire_decoder.cpp's input format (mode byte, bytes, separator), and
 // each scenario is written twice: as whole sealed messages (mode 0, what arrives on the socket)
 // and as bare FlatBuffers (mode 1, which the target re-envelopes, so mutations get past the crc).
@@ -8,6 +9,7 @@
 #include "tests/transport/steady_loop.h"
 #include "transport/codec.h"
 #include "transport/envelope.h"
+#include "transport/gwt_file.h"
 
 #include <zstd.h>
 
@@ -41,7 +43,25 @@ Bytes flatbufferOf(const Bytes& message) {
   return out;
 }
 
+// Where the .gwt recordings of the same scenarios go (fuzz_gwt_replay's seeds); empty: not written.
+std::string gwt_dir;
+
+// The scenario as `gpuwise run --trace` records it: the sealed messages, framed by GwtWriter.
+void writeGwt(const std::string& name, const std::vector<Bytes>& messages) {
+  const std::string path = gwt_dir + "/seed-" + name + ".gwt";
+  std::string error;
+  auto writer = transport::GwtWriter::create(path, &error);
+  bool ok = writer != nullptr;
+  for (const auto& m : messages)
+    ok = ok && writer->append(m);
+  if (!ok || !writer->close()) {
+    std::fprintf(stderr, "fuzz_seeds: cannot write %s %s\n", path.c_str(), error.c_str());
+    std::exit(1);
+  }
+}
+
 void write(const std::string& dir, const std::string& name, const std::vector<Bytes>& messages) {
+  if (!gwt_dir.empty()) writeGwt(name, messages);
   for (int mode : {0, 1}) {
     std::string out;
     for (size_t i = 0; i < messages.size(); ++i) {
@@ -137,11 +157,12 @@ void addEveryKind(transport::BatchEncoder& enc, model::NameTable& names, int64_t
 } // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: fuzz_seeds DIR\n");
+  if (argc != 2 && argc != 3) {
+    std::fprintf(stderr, "usage: fuzz_seeds DIR [GWT_DIR]\n");
     return 2;
   }
   const std::string dir = argv[1];
+  if (argc == 3) gwt_dir = argv[2];
   const uint64_t session = 0x5eed5eed5eed5eedull;
   const int64_t pid = 31337;
   const int64_t t0 = 3'600'000'100'000'000;
