@@ -5,6 +5,8 @@
 
 #include <optional>
 
+#include <malloc.h>
+
 #include <pthread.h>
 
 namespace gpuwise::advisor {
@@ -30,6 +32,9 @@ std::unique_ptr<IngestServer> IngestServer::start(const Options& options, std::s
   s->endpoint_ = s->receiver_->endpoint();
   s->router_ = std::make_unique<StreamRouter>(options.log, StreamRouter::kMaxStreams,
                                               options.window_events);
+  StreamRouter::LiveLimits limits;
+  limits.memory_budget_bytes = options.memory_budget_bytes;
+  s->router_->setLiveLimits(limits);
   s->progress_.last_message = std::chrono::steady_clock::now();
   s->thread_ = std::thread([raw = s.get()] { raw->run(); });
   return s;
@@ -45,9 +50,20 @@ std::string IngestServer::endpoint() const {
 
 void IngestServer::run() {
   pthread_setname_np(pthread_self(), "gpuwise-ingest");
+  // Bytes of messages since the allocator last gave memory back: after a burst (a backlog of large
+  // messages, a flood of streams retired), freed memory stays in the heap until trimmed.
+  size_t since_trim = 0;
+  constexpr size_t kTrimAfterBytes = size_t{64} << 20;
   while (!stopping_.load(std::memory_order_relaxed)) {
     auto message = receiver_->receive(options_.poll);
-    if (!message) continue;
+    if (!message) {
+      if (since_trim >= kTrimAfterBytes) { // quiet now: a good moment
+        ::malloc_trim(0);
+        since_trim = 0;
+      }
+      continue;
+    }
+    since_trim += message->size();
     bool tee_failed = false;
     if (tee_ && !tee_->append(*message)) {
       // Keep serving: the report matters more than the recording. Say so once.
@@ -91,17 +107,19 @@ std::vector<StreamAnalysis> IngestServer::streamAnalyses(IngestHealth* health) c
   // One stream at a time: the lock is held while the stream is copied, and released while the
   // copy is analysed (30x longer: a refresh of 64 busy streams held ingest still for seconds).
   std::vector<StreamAnalysis> out;
-  for (size_t i = 0;; ++i) {
-    std::optional<FrozenStream> frozen;
+  std::optional<uint64_t> at;
+  for (;;) {
+    std::optional<StreamRouter::StreamCopy> copy;
     {
       std::lock_guard lock(mutex_);
-      if (i >= router_->streamCount()) {
+      copy = router_->copyStreamAfter(at, health);
+      if (!copy) {
         router_->fillIngestHealth(health);
         return out;
       }
-      frozen = router_->freezeStream(i, health);
     }
-    out.push_back(std::move(*frozen).aggregates());
+    at = copy->position;
+    out.push_back(std::move(*copy).aggregates());
   }
 }
 

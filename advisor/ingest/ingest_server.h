@@ -44,7 +44,13 @@ public:
     std::chrono::milliseconds poll{20}; // how often the ingest thread checks for stop()
     // Records per analysis window of each stream (window_aggregator.h); 0 keeps every record.
     size_t window_events = kDefaultWindowEvents;
+    // What the streams' records may hold together (StreamRouter::LiveLimits); 0: no budget.
+    // Finished and long-quiet streams are retired either way.
+    size_t memory_budget_bytes = kDefaultMemoryBudgetBytes;
   };
+  // The sidecar's container limit is 2 GiB (containers/); half of it for ingest state leaves the
+  // rest to the analysis of windows, /metrics refreshes, the report and the allocator's slack.
+  static constexpr size_t kDefaultMemoryBudgetBytes = size_t{1} << 30;
 
   // Binds and starts the ingest thread; nullptr with `error` set (one line) when the endpoint
   // cannot be bound or the tee file cannot be created.

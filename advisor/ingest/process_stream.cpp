@@ -1,6 +1,7 @@
 #include "advisor/ingest/process_stream.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <iterator>
 
@@ -43,27 +44,81 @@ ProcessStream::ProcessStream(int64_t pid, uint64_t session_id, size_t window_eve
 }
 
 std::optional<transport::DecodeError>
-ProcessStream::accept(const transport::MessageOpener& opened) {
+ProcessStream::accept(const transport::MessageOpener& opened, size_t shed_above_events) {
   transport::Batch events;
   lend(events);
   const size_t before = events.eventCount();
+  const std::array<size_t, 10> sizes{events.kernels.size(),     events.copies.size(),
+                                     events.memsets.size(),     events.syncs.size(),
+                                     events.api_calls.size(),   events.allocations.size(),
+                                     events.memory_samples.size(), events.ranges.size(),
+                                     events.device_samples.size(), events.blas_calls.size()};
   auto result = decoder_.decode(opened, &events);
-  const size_t added = events.eventCount() - before;
+  size_t added = events.eventCount() - before;
+  const bool shed_events = added > shed_above_events;
+  if (shed_events) {
+    events.kernels.resize(sizes[0]);
+    events.copies.resize(sizes[1]);
+    events.memsets.resize(sizes[2]);
+    events.syncs.resize(sizes[3]);
+    events.api_calls.resize(sizes[4]);
+    events.allocations.resize(sizes[5]);
+    events.memory_samples.resize(sizes[6]);
+    events.ranges.resize(sizes[7]);
+    events.device_samples.resize(sizes[8]);
+    events.blas_calls.resize(sizes[9]);
+  }
   takeBack(events);
   if (auto* error = std::get_if<transport::DecodeError>(&result)) return std::move(*error);
   if (auto* hello = std::get_if<transport::Hello>(&result)) {
     applyHello(std::move(*hello));
   } else {
+    if (shed_events) {
+      events_shed_ += added;
+      trace_.events_dropped += added; // never reached the analysis, as the report says of drops
+      added = 0;
+    }
     events_ += added;
     applyBatch(std::get<transport::Batch>(result));
-    // A large batch may hold several windows: cut until less than one is left (or a cut frees
-    // nothing, which ends the loop).
-    if (windows_) {
-      for (size_t before = trace_.eventCount(); windows_->maybeCut(trace_); before = trace_.eventCount())
-        if (trace_.eventCount() >= before) break;
-    }
+    cutWindows();
   }
   return std::nullopt;
+}
+
+void ProcessStream::cutWindows() {
+  if (!windows_) return;
+  // A large batch may hold several windows: cut until less than one is left (or a cut frees
+  // nothing, which ends the loop).
+  for (size_t before = trace_.eventCount(); windows_->maybeCut(trace_); before = trace_.eventCount())
+    if (trace_.eventCount() >= before) break;
+}
+
+void ProcessStream::limitWindow(size_t window_events) {
+  if (!windows_ || window_events >= windows_->windowEvents()) {
+    if (windows_) windows_->setWindowEvents(window_events);
+    return;
+  }
+  windows_->setWindowEvents(window_events);
+  cutWindows();
+  // Give back what the larger windows had grown the vectors to: untouched capacity costs nothing,
+  // but a vector that once held a large window keeps its pages.
+  auto shrink = [&](auto& v) {
+    if (v.capacity() > 2 * std::max<size_t>(v.size(), window_events)) v.shrink_to_fit();
+  };
+  shrink(trace_.kernels);
+  shrink(trace_.copies);
+  shrink(trace_.memsets);
+  shrink(trace_.syncs);
+  shrink(trace_.api_calls);
+  shrink(trace_.allocations);
+  shrink(trace_.memory_samples);
+  shrink(trace_.ranges);
+  shrink(trace_.device_samples);
+  shrink(trace_.blas_calls);
+}
+
+size_t ProcessStream::heldBytes() const {
+  return recordBytes(trace_) + (windows_ ? windows_->heldBytes() : 0);
 }
 
 namespace {
@@ -129,6 +184,7 @@ void ProcessStream::applyHello(transport::Hello&& hello) {
   // A second Hello starts a new connection epoch (the sender reconnected): identity and devices
   // are refreshed, events and counters carry on.
   hello_received_ = true;
+  hello_fields_truncated_ += hello.truncated_fields;
   simulated_ = simulated_ || hello.simulated;
   trace_.info = std::move(hello.process);
   trace_.devices = std::move(hello.devices);

@@ -552,6 +552,13 @@ json collection(const CollectionResult& c) {
   for (const auto& [k, v] : c.rejected_by_reason)
     reasons[k] = v;
   j["rejected_by_reason"] = std::move(reasons);
+  // Only when the ingest shed anything (its bounds on Hellos and names, its memory budget).
+  if (!c.shed_by_reason.empty()) {
+    json shed = json::object();
+    for (const auto& [k, v] : c.shed_by_reason)
+      shed[k] = v;
+    j["shed_by_reason"] = std::move(shed);
+  }
   // What the shim cost and how it kept that cost down (live runs; null for imported traces).
   if (auto ratio = c.shimOverheadRatio()) {
     model::ShimCost t = c.shimCostTotal();

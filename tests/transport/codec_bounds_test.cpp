@@ -30,7 +30,8 @@ Hello bloatedHello(size_t devices, size_t text) {
 }
 
 // A batch carrying the given (id, text) names and nothing else, forged as a foreign sender would.
-std::vector<uint8_t> namesBatch(uint64_t session, const std::vector<std::pair<uint32_t, std::string>>& names) {
+std::vector<uint8_t> namesBatch(uint64_t session,
+                                const std::vector<std::pair<uint32_t, std::string>>& names) {
   flatbuffers::FlatBufferBuilder fbb;
   std::vector<flatbuffers::Offset<wire::NewName>> offsets;
   for (const auto& [id, text] : names)
@@ -42,7 +43,8 @@ std::vector<uint8_t> namesBatch(uint64_t session, const std::vector<std::pair<ui
   b.add_pid(1);
   b.add_names(vec);
   auto batch = b.Finish();
-  wire::FinishMessageBuffer(fbb, wire::CreateMessage(fbb, kProtocolVersion, wire::Body::Batch, batch.Union()));
+  wire::FinishMessageBuffer(
+      fbb, wire::CreateMessage(fbb, kProtocolVersion, wire::Body::Batch, batch.Union()));
   return forgeEnvelope(Codec::None, fbb.GetSize(), {fbb.GetBufferPointer(), fbb.GetSize()});
 }
 
@@ -60,7 +62,8 @@ TEST_CASE("a bloated Hello is cut to its bounds at decode, and the cut is counte
   CHECK(h.devices.size() == 64);
   CHECK(h.devices.front().index == 0);
   CHECK(h.devices.back().index == 63);
-  for (const auto& d : h.devices) CHECK(d.name.size() <= 256);
+  for (const auto& d : h.devices)
+    CHECK(d.name.size() <= 256);
   CHECK(h.process.host.size() <= 256);
   CHECK(h.process.pod.size() <= 256);
   CHECK(h.process.command.size() <= 4096);
@@ -83,8 +86,8 @@ TEST_CASE("a name id far past the table costs its name, not the ids between") {
   // table grew by a million 32-byte entries per batch).
   for (uint32_t i = 0; i < 8; ++i) {
     const uint32_t id = (i + 1) * 1'000'000;
-    auto r = decoder.decode(namesBatch(3, {{i + 1, "dense" + std::to_string(i)},
-                                           {id, "far" + std::to_string(i)}}));
+    auto r = decoder.decode(
+        namesBatch(3, {{i + 1, "dense" + std::to_string(i)}, {id, "far" + std::to_string(i)}}));
     REQUIRE(std::holds_alternative<Batch>(r));
     CHECK(names.get(id) == "far" + std::to_string(i)); // a late record still resolves
   }
@@ -94,7 +97,8 @@ TEST_CASE("a name id far past the table costs its name, not the ids between") {
   CHECK(names.find("far3") != 0);
   // The ids between, once named, join the dense part again.
   model::NameTable filled;
-  for (uint32_t i = 5000; i >= 1; --i) filled.assign(i, "n" + std::to_string(i));
+  for (uint32_t i = 5000; i >= 1; --i)
+    filled.assign(i, "n" + std::to_string(i));
   CHECK(filled.size() == 5001);
   CHECK(filled.get(4999) == "n4999");
   CHECK(filled.intern("fresh") == 5001);
@@ -108,7 +112,8 @@ TEST_CASE("names past the decoder's bound are dropped and counted, never stored"
   // 32 MiB of names is the bound: 600 messages of 64 KiB names go past it.
   for (int m = 0; m < 60; ++m) {
     std::vector<std::pair<uint32_t, std::string>> batch;
-    for (int i = 0; i < 10; ++i) batch.emplace_back(id++, big);
+    for (int i = 0; i < 10; ++i)
+      batch.emplace_back(id++, big);
     REQUIRE(std::holds_alternative<Batch>(decoder.decode(namesBatch(3, batch))));
   }
   CHECK(names.textBytes() <= size_t{32} << 20);
