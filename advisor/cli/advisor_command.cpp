@@ -85,6 +85,9 @@ int advisorCommand(const AdvisorOptions& o, CliIo io) {
   if (!o.metrics_addr.empty()) {
     metrics::MetricsServer::Options mo;
     mo.address = o.metrics_addr;
+    // A scrape waits for a fresher text at most a second (then gets the previous one): a busy
+    // ingest (a flood of streams) makes refreshes slow, and scrapes must still answer promptly.
+    mo.scrape_wait = std::chrono::milliseconds(1000);
     auto builder = std::make_shared<metrics::ExpositionBuilder>();
     IngestServer* ingest = server.get();
     mo.produce = [ingest, builder] {

@@ -36,6 +36,7 @@ std::unique_ptr<IngestServer> IngestServer::start(const Options& options, std::s
   limits.memory_budget_bytes = options.memory_budget_bytes;
   s->router_->setLiveLimits(limits);
   s->progress_.last_message = std::chrono::steady_clock::now();
+  s->receive_thread_ = std::thread([raw = s.get()] { raw->receive(); });
   s->thread_ = std::thread([raw = s.get()] { raw->run(); });
   return s;
 }
@@ -48,6 +49,17 @@ std::string IngestServer::endpoint() const {
   return endpoint_;
 }
 
+void IngestServer::receive() {
+  pthread_setname_np(pthread_self(), "gpuwise-receive");
+  while (!stopping_.load(std::memory_order_relaxed)) {
+    try {
+      if (auto message = receiver_->receive(options_.poll)) queue_.push(std::move(*message));
+    } catch (const std::bad_alloc&) {
+      // The message is lost; the queue counts nothing it never saw, the sender's sequence does.
+    }
+  }
+}
+
 void IngestServer::run() {
   pthread_setname_np(pthread_self(), "gpuwise-ingest");
   // Bytes of messages since the allocator last gave memory back: after a burst (a backlog of large
@@ -55,7 +67,12 @@ void IngestServer::run() {
   size_t since_trim = 0;
   constexpr size_t kTrimAfterBytes = size_t{64} << 20;
   while (!stopping_.load(std::memory_order_relaxed)) {
-    auto message = receiver_->receive(options_.poll);
+    if (const uint64_t dropped = queue_.takeDropped()) {
+      std::lock_guard lock(mutex_);
+      router_->countUnrouted("receive_queue_full", dropped);
+      static_cast<RouterProgress&>(progress_) = router_->progress();
+    }
+    auto message = queue_.pop(options_.poll);
     if (!message) {
       if (since_trim >= kTrimAfterBytes) { // quiet now: a good moment
         ::malloc_trim(0);
@@ -131,6 +148,8 @@ model::Trace IngestServer::snapshot(IngestHealth* health) const {
 void IngestServer::stop() {
   std::call_once(stopped_, [this] {
     stopping_.store(true, std::memory_order_relaxed);
+    if (receive_thread_.joinable()) receive_thread_.join();
+    queue_.close();
     if (thread_.joinable()) thread_.join();
     if (receiver_) receiver_->close();
     if (tee_ && !tee_->close()) {

@@ -81,6 +81,7 @@ ProcessStream::accept(const transport::MessageOpener& opened, size_t shed_above_
     events_ += added;
     applyBatch(std::get<transport::Batch>(result));
     cutWindows();
+    if (limited_ || shed_events) releaseSlack(shed_events);
   }
   return std::nullopt;
 }
@@ -94,16 +95,22 @@ void ProcessStream::cutWindows() {
 }
 
 void ProcessStream::limitWindow(size_t window_events) {
-  if (!windows_ || window_events >= windows_->windowEvents()) {
-    if (windows_) windows_->setWindowEvents(window_events);
-    return;
-  }
+  if (!windows_) return;
+  limited_ = true;
+  const bool smaller = window_events < windows_->windowEvents();
   windows_->setWindowEvents(window_events);
-  cutWindows();
-  // Give back what the larger windows had grown the vectors to: untouched capacity costs nothing,
-  // but a vector that once held a large window keeps its pages.
-  auto shrink = [&](auto& v) {
-    if (v.capacity() > 2 * std::max<size_t>(v.size(), window_events)) v.shrink_to_fit();
+  if (smaller) cutWindows();
+  releaseSlack();
+}
+
+void ProcessStream::releaseSlack(bool all) {
+  // Give back what a large batch grew a vector to: the pages its rows touched stay resident after
+  // the cut moved them out. Small vectors keep their slack (a shrink per batch would cost more),
+  // unless the batch was shed (`all`): its rows touched the pages and left nothing in them.
+  const size_t keep_bytes = all ? 0 : size_t{256} << 10;
+  auto shrink = [keep_bytes](auto& v) {
+    const size_t slack = (v.capacity() - v.size()) * sizeof(v[0]);
+    if (slack > keep_bytes && v.capacity() > 2 * v.size()) v.shrink_to_fit();
   };
   shrink(trace_.kernels);
   shrink(trace_.copies);
@@ -208,9 +215,12 @@ void ProcessStream::applyBatch(const transport::Batch& batch) {
 }
 
 void ProcessStream::lend(transport::Batch& to) {
-  // Headroom in proportion to what the stream already holds: small streams stay small.
-  growAhead(trace_.kernels,
-            std::clamp(trace_.kernels.size(), size_t{8192}, transport::kMaxBatchEvents));
+  // Headroom in proportion to what the stream already holds: small streams stay small. Under a
+  // memory budget (limited_), none: the decoder grows the vector to what the batch needs, and
+  // releaseSlack() gives it back.
+  if (!limited_)
+    growAhead(trace_.kernels,
+              std::clamp(trace_.kernels.size(), size_t{8192}, transport::kMaxBatchEvents));
   to.kernels = std::move(trace_.kernels);
   to.copies = std::move(trace_.copies);
   to.memsets = std::move(trace_.memsets);

@@ -61,7 +61,8 @@ public:
                                                size_t shed_above_events = SIZE_MAX);
 
   // What the ingest's memory budget asks of a stream (windowing on only). Windows of at most
-  // `window_events` events from now on; the stream's pending records are cut down to that at once.
+  // `window_events` events from now on; the stream's pending records are cut down to that at once,
+  // and from now on its vectors give back what a large batch made them grow to.
   void limitWindow(size_t window_events);
   // Bytes this stream holds: pending records, the window context, names (recordBytes()).
   size_t heldBytes() const;
@@ -96,6 +97,9 @@ private:
   void takeBack(transport::Batch& from);
   // Cuts windows until less than one is pending (or a cut frees nothing).
   void cutWindows();
+  // Shrinks vectors holding much more than their records (after a large batch was cut); `all`:
+  // any slack (after a batch was shed).
+  void releaseSlack(bool all = false);
 
   model::ProcessTrace trace_; // declared before decoder_, which refers to trace_.names
   transport::MessageDecoder decoder_;
@@ -110,6 +114,7 @@ private:
   uint64_t hello_fields_truncated_ = 0;
   std::optional<uint64_t> next_sequence_;
   std::unique_ptr<WindowAggregator> windows_; // null: keep every event
+  bool limited_ = false; // limitWindow() was called: keep vectors near their size
 };
 
 } // namespace gpuwise::advisor

@@ -50,6 +50,12 @@ void StreamRouter::reject(const std::string& reason, const std::string& detail,
   log_.log(reason, "gpuwise advisor: dropped a message (" + reason + "): " + detail, now);
 }
 
+void StreamRouter::countUnrouted(const std::string& reason, uint64_t n) {
+  progress_.messages += n;
+  progress_.rejected += n;
+  rejected_[reason] += n;
+}
+
 StreamRouter::LiveStream* StreamRouter::streamFor(const transport::Route& route, Clock::time_point now) {
   Key key{route.pid, route.session_id};
   if (last_stream_ && key == last_key_) return last_stream_;

@@ -87,6 +87,10 @@ public:
   void route(std::span<const uint8_t> message,
              RateLimitedLog::Clock::time_point now = RateLimitedLog::Clock::now());
 
+  // Counts `n` messages that never reached route() (the receiver had to drop them) as received
+  // and rejected for `reason`.
+  void countUnrouted(const std::string& reason, uint64_t n);
+
   const RouterProgress& progress() const { return progress_; }
   const std::map<std::string, uint64_t>& rejectedByReason() const { return rejected_; }
   // Detail the ingest let go of to stay within its bounds, by reason: "hello_fields_truncated",

@@ -71,9 +71,8 @@ template <typename T> void addEnds(const std::vector<T>& v, std::vector<TimeNs>&
 } // namespace
 
 size_t recordBytes(const model::ProcessTrace& t) {
-  // By size, not capacity: kernel rows are reserved ahead of need (ProcessStream::lend) and
-  // untouched capacity costs no memory; the budget's per-event allowance covers the slack.
-  auto bytes = [](const auto& v) { return v.size() * sizeof(v[0]); };
+  // By capacity: what a vector once held stays touched (resident) after a cut moved it out.
+  auto bytes = [](const auto& v) { return v.capacity() * sizeof(v[0]); };
   // A name costs its text and about 64 bytes of string and index entry.
   return bytes(t.kernels) + bytes(t.copies) + bytes(t.memsets) + bytes(t.syncs) + bytes(t.api_calls) +
          bytes(t.allocations) + bytes(t.memory_samples) + bytes(t.ranges) + bytes(t.device_samples) +
@@ -81,7 +80,7 @@ size_t recordBytes(const model::ProcessTrace& t) {
 }
 
 size_t WindowAggregator::heldBytes() const {
-  return recordBytes(context_) + carried_allocations_.size() * sizeof(model::Allocation);
+  return recordBytes(context_) + carried_allocations_.capacity() * sizeof(model::Allocation);
 }
 
 WindowAggregator::WindowAggregator(size_t window_events)

@@ -51,7 +51,7 @@ namespace gpuwise::advisor {
 // as much again while a window is analysed; the advisor's memory swings by that much, not more.
 inline constexpr size_t kDefaultWindowEvents = 250'000;
 
-// Bytes the records of `trace` take and its name table's text: what a stream's pending records cost, for the ingest's memory budget.
+// Bytes the record vectors of `trace` hold (by capacity) and its name table's text: what a stream's pending records cost, for the ingest's memory budget.
 size_t recordBytes(const model::ProcessTrace& trace);
 
 class WindowAggregator {
