@@ -52,6 +52,9 @@ struct Hello {
   std::vector<model::DeviceInfo> devices;
   bool simulated = false;   // the process runs on the simulated device
   model::TimeNs start_time = 0; // CLOCK_MONOTONIC ns when the shim started
+  // Decoded only: fields the decoder cut to its bounds (devices past 64, identity strings past
+  // 256 bytes, the command line past 4 KiB: message_decoder.cpp says why each).
+  uint32_t truncated_fields = 0;
 };
 
 // The decoded form of a batch: plain model records, names resolved into the decoder's table.
@@ -176,6 +179,9 @@ public:
   Result decode(const MessageOpener& opened, Batch* append_to = nullptr);
   // Kernel events that referenced a signature this decoder never saw (lost with a dropped batch).
   uint64_t undecodableEvents() const;
+  // New names not stored: past the bound on what one sender's names may hold (the records that
+  // use them resolve to the empty name).
+  uint64_t namesDropped() const;
 
 private:
   struct Impl;

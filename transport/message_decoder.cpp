@@ -16,18 +16,42 @@ namespace {
 using K = DecodeError::Kind;
 using Bytes = flatbuffers::Vector<uint8_t>;
 
-// Devices one Hello may describe.
-constexpr size_t kMaxDevices = 1024;
-// How far past the decoder's name table one message may assign an id. NameTable::assign grows the
-// table to the id, so this bounds what one message can make the decoder allocate.
-constexpr size_t kMaxNameGap = 1u << 20;
+// Bounds on a Hello, enforced by truncation (and counted in Hello::truncated_fields) rather than
+// rejection: a Hello refused would leave an honest process without its identity. What one stream
+// can make the advisor hold stays small however many streams there are (64 devices x 3 short
+// strings + a few KiB of text per stream: under 100 KiB even at StreamRouter::kMaxStreams), and
+// the per-report work stays linear (CollectionResult::merge keys GPUs by host, index and name).
+//
+// Devices per process: a CUDA process sees the GPUs of its node (8 on a DGX/HGX board, 16 on the
+// largest) or one MIG instance; 64 leaves room for the largest boxes sold and then some.
+constexpr size_t kMaxHelloDevices = 64;
+// Short identity strings: a host name is at most 255 bytes (RFC 1035, HOST_NAME_MAX is 64 on
+// Linux); Kubernetes pod, namespace and container names are DNS labels or subdomains (at most 253
+// bytes); a GPU's name ("NVIDIA H100 80GB HBM3"), NVML UUID ("GPU-"/"MIG-" + 36) and MIG profile
+// ("7g.80gb") are far shorter.
+constexpr size_t kMaxHelloNameBytes = 256;
+// Free text a person reads: the tier's reason is one sentence the shim writes; the command line
+// is what identifies a job (a launcher with its arguments), rarely more than a few hundred bytes.
+constexpr size_t kMaxHelloReasonBytes = 1024;
+constexpr size_t kMaxHelloCommandBytes = 4096;
+// What one sender's names may make its decoder hold. Ids arrive with gaps (only the names records
+// use are sent) and NameTable keeps far ids sparse, so an id costs its own name only; these bound
+// the names themselves. A real job's names (mangled C++ kernel names of up to a few KiB, API and
+// range names; tens of thousands with torch.compile) come to a few MiB. Names past either bound
+// are not stored (their records resolve to the empty name) and are counted.
+constexpr size_t kMaxNamesPerDecoder = size_t{1} << 20;
+constexpr size_t kMaxNameBytesPerDecoder = size_t{32} << 20;
 
 DecodeError malformed(std::string detail) { return DecodeError{K::Malformed, std::move(detail)}; }
 
-std::string str(const Bytes* b) {
-  return b ? std::string(reinterpret_cast<const char*>(b->data()), b->size()) : std::string();
-}
 bool textOk(const Bytes* b) { return !b || b->size() <= kMaxTextBytes; }
+// At most `limit` bytes of `b`, counting in `truncated` when that cut it.
+std::string boundedStr(const Bytes* b, size_t limit, uint32_t& truncated) {
+  if (!b) return {};
+  const size_t n = std::min<size_t>(b->size(), limit);
+  truncated += n < b->size();
+  return std::string(reinterpret_cast<const char*>(b->data()), n);
+}
 
 template <class T> size_t count(const flatbuffers::Vector<T>* v) { return v ? v->size() : 0; }
 
@@ -58,6 +82,7 @@ struct MessageDecoder::Impl {
   bool epoch_known = false;
   uint32_t epoch = 0;
   uint64_t undecodable = 0;
+  uint64_t names_dropped = 0;
 
   std::variant<Hello, Batch, DecodeError> hello(const wire::Hello& h);
   std::variant<Hello, Batch, DecodeError> batch(const wire::Batch& b, Batch* append_to);
@@ -94,42 +119,41 @@ std::variant<Hello, Batch, DecodeError> MessageDecoder::Impl::hello(const wire::
     return DecodeError{K::UnknownSession, "Hello of session " + std::to_string(h.session_id()) +
                                               " on the decoder of session " + std::to_string(session)};
   if (h.tier() > uint8_t(model::CollectionTier::Imported)) return malformed("unknown collection tier");
-  if (!textOk(h.host()) || !textOk(h.command()) || !textOk(h.pod()) || !textOk(h.pod_namespace()) ||
-      !textOk(h.container()) || !textOk(h.tier_reason()))
-    return malformed("Hello text longer than kMaxTextBytes");
-  if (count(h.devices()) > kMaxDevices) return malformed("Hello lists too many devices");
   Hello out;
   out.protocol_version = kProtocolVersion;
   out.session_id = h.session_id();
   out.simulated = h.simulated();
   out.start_time = h.start_time();
+  uint32_t& cut = out.truncated_fields;
   auto& p = out.process;
   p.pid = h.pid();
   p.ppid = h.ppid();
-  p.host = str(h.host());
-  p.command = str(h.command());
+  p.host = boundedStr(h.host(), kMaxHelloNameBytes, cut);
+  p.command = boundedStr(h.command(), kMaxHelloCommandBytes, cut);
   p.rank = h.rank();
   p.local_rank = h.local_rank();
   p.world_size = h.world_size();
-  p.pod = str(h.pod());
-  p.ns = str(h.pod_namespace());
-  p.container = str(h.container());
+  p.pod = boundedStr(h.pod(), kMaxHelloNameBytes, cut);
+  p.ns = boundedStr(h.pod_namespace(), kMaxHelloNameBytes, cut);
+  p.container = boundedStr(h.container(), kMaxHelloNameBytes, cut);
   p.tier = static_cast<model::CollectionTier>(h.tier());
-  p.tier_reason = str(h.tier_reason());
+  p.tier_reason = boundedStr(h.tier_reason(), kMaxHelloReasonBytes, cut);
   if (h.devices()) {
-    for (const wire::Device* d : *h.devices()) {
+    const size_t n = std::min<size_t>(h.devices()->size(), kMaxHelloDevices);
+    cut += n < h.devices()->size();
+    out.devices.reserve(n);
+    for (flatbuffers::uoffset_t i = 0; i < n; ++i) {
+      const wire::Device* d = h.devices()->Get(i);
       if (!d) return malformed("null device entry");
-      if (!textOk(d->name()) || !textOk(d->mig_profile()) || !textOk(d->uuid()))
-        return malformed("device text too long");
       model::DeviceInfo m;
       m.index = d->index();
-      m.name = str(d->name());
+      m.name = boundedStr(d->name(), kMaxHelloNameBytes, cut);
       m.sm_count = d->sm_count();
       m.memory_total_bytes = d->memory_total_bytes();
       m.compute_major = d->compute_major();
       m.compute_minor = d->compute_minor();
-      m.mig_profile = str(d->mig_profile());
-      m.uuid = str(d->uuid());
+      m.mig_profile = boundedStr(d->mig_profile(), kMaxHelloNameBytes, cut);
+      m.uuid = boundedStr(d->uuid(), kMaxHelloNameBytes, cut);
       m.max_threads_per_sm = d->max_threads_per_sm();
       m.max_blocks_per_sm = d->max_blocks_per_sm();
       m.registers_per_sm = d->registers_per_sm();
@@ -299,8 +323,14 @@ std::variant<Hello, Batch, DecodeError> MessageDecoder::Impl::batch(const wire::
   epoch = b.epoch();
   if (b.names()) {
     for (const wire::NewName* n : *b.names()) {
-      if (n->id() >= names.size() + kMaxNameGap) continue; // see kMaxNameGap
       const Bytes* t = n->text();
+      const size_t bytes = t ? t->size() : 0;
+      const size_t held = names.get(n->id()).size(); // a new epoch sends a name again
+      if ((held == 0 && names.count() >= kMaxNamesPerDecoder) ||
+          names.textBytes() - held + bytes > kMaxNameBytesPerDecoder) {
+        ++names_dropped; // see kMaxNamesPerDecoder
+        continue;
+      }
       names.assign(n->id(), t ? std::string_view(reinterpret_cast<const char*>(t->data()), t->size())
                               : std::string_view());
     }
@@ -521,6 +551,7 @@ std::variant<Route, DecodeError> MessageOpener::open(std::span<const uint8_t> me
 }
 
 uint64_t MessageDecoder::undecodableEvents() const { return impl_->undecodable; }
+uint64_t MessageDecoder::namesDropped() const { return impl_->names_dropped; }
 
 std::variant<Route, DecodeError> peekRoute(std::span<const uint8_t> message) {
   try {

@@ -1,6 +1,7 @@
 #include "advisor/analysis/collection_analyzer.h"
 
 #include <algorithm>
+#include <optional>
 
 namespace gpuwise::advisor {
 namespace {
@@ -12,15 +13,52 @@ uint64_t sumValues(const std::map<std::string, uint64_t>& m) {
   return n;
 }
 
-void addGpu(CollectionResult& r, const model::DeviceInfo& d, const std::string& host, int64_t pid) {
-  auto it = std::find_if(r.gpus.begin(), r.gpus.end(), [&](const GpuEntry& g) {
+std::string gpuKey(const std::string& host, uint32_t index, const std::string& name) {
+  std::string k;
+  k.reserve(host.size() + name.size() + 16);
+  k.append(host).push_back('\0');
+  k.append(std::to_string(index)).push_back('\0');
+  k.append(name);
+  return k;
+}
+
+std::string processKey(int64_t pid, int32_t rank) {
+  return std::to_string(pid) + "/" + std::to_string(rank);
+}
+
+// The position of (host, index, name) in r.gpus, through r.gpu_index (rebuilt when stale).
+GpuEntry* findGpu(CollectionResult& r, const std::string& key, const model::DeviceInfo& d,
+                  const std::string& host) {
+  auto matches = [&](const GpuEntry& g) {
     return g.host == host && g.info.index == d.index && g.info.name == d.name;
-  });
-  if (it == r.gpus.end()) {
-    r.gpus.push_back({d, host, {}});
-    it = r.gpus.end() - 1;
+  };
+  auto lookup = [&]() -> std::optional<size_t> {
+    auto it = r.gpu_index.find(key);
+    if (it == r.gpu_index.end()) return std::nullopt;
+    return it->second;
+  };
+  const bool stale = r.gpus_indexed != r.gpus.size();
+  auto at = stale ? std::nullopt : lookup();
+  if (stale || (at && (*at >= r.gpus.size() || !matches(r.gpus[*at])))) {
+    r.gpu_index.clear();
+    for (size_t i = 0; i < r.gpus.size(); ++i)
+      r.gpu_index.emplace(gpuKey(r.gpus[i].host, r.gpus[i].info.index, r.gpus[i].info.name), i);
+    r.gpus_indexed = r.gpus.size();
+    at = lookup();
   }
-  if (std::find(it->pids.begin(), it->pids.end(), pid) == it->pids.end()) it->pids.push_back(pid);
+  return at ? &r.gpus[*at] : nullptr;
+}
+
+void addGpu(CollectionResult& r, const model::DeviceInfo& d, const std::string& host, int64_t pid) {
+  const std::string key = gpuKey(host, d.index, d.name);
+  GpuEntry* g = findGpu(r, key, d, host);
+  if (!g) {
+    r.gpus.push_back({d, host, {}});
+    r.gpu_index.emplace(key, r.gpus.size() - 1);
+    r.gpus_indexed = r.gpus.size();
+    g = &r.gpus.back();
+  }
+  if (std::find(g->pids.begin(), g->pids.end(), pid) == g->pids.end()) g->pids.push_back(pid);
   r.simulated_device = r.simulated_device || d.simulated;
 }
 
@@ -30,6 +68,25 @@ void addLimits(model::LimitsApplied& to, const model::LimitsApplied& from) {
   to.names_truncated += from.names_truncated;
   to.processes_dropped += from.processes_dropped;
   to.process_events_dropped += from.process_events_dropped;
+}
+
+// The process (pid, rank) of r.processes, through r.process_index (rebuilt when stale).
+ProcessCollection* findProcess(CollectionResult& r, int64_t pid, int32_t rank) {
+  const std::string key = processKey(pid, rank);
+  auto matches = [&](size_t i) {
+    return i < r.processes.size() && r.processes[i].pid == pid && r.processes[i].rank == rank;
+  };
+  auto it = r.process_index.find(key);
+  if (r.processes_indexed != r.processes.size() ||
+      (it != r.process_index.end() && !matches(it->second))) {
+    r.process_index.clear();
+    // The first of equal keys wins, as the linear search this replaces found it.
+    for (size_t i = 0; i < r.processes.size(); ++i)
+      r.process_index.emplace(processKey(r.processes[i].pid, r.processes[i].rank), i);
+    r.processes_indexed = r.processes.size();
+    it = r.process_index.find(key);
+  }
+  return it == r.process_index.end() ? nullptr : &r.processes[it->second];
 }
 
 } // namespace
@@ -75,6 +132,7 @@ CollectionResult analyzeCollection(const model::Trace& trace, const IngestHealth
   if (ingest) {
     r.messages = ingest->messages;
     r.rejected_by_reason = ingest->rejected_by_reason;
+    r.shed_by_reason = ingest->shed_by_reason;
   }
   return r;
 }
@@ -113,12 +171,14 @@ void CollectionResult::merge(const CollectionResult& o) {
   if (o.messages) messages = messages.value_or(0) + *o.messages;
   for (const auto& [k, v] : o.rejected_by_reason)
     rejected_by_reason[k] += v;
+  for (const auto& [k, v] : o.shed_by_reason)
+    shed_by_reason[k] += v;
   for (const auto& p : o.processes) {
-    auto it = std::find_if(processes.begin(), processes.end(), [&](const ProcessCollection& x) {
-      return x.pid == p.pid && x.rank == p.rank;
-    });
-    if (it == processes.end()) {
+    ProcessCollection* it = findProcess(*this, p.pid, p.rank);
+    if (!it) {
       processes.push_back(p);
+      process_index.emplace(processKey(p.pid, p.rank), processes.size() - 1);
+      processes_indexed = processes.size();
       continue;
     }
     it->events += p.events;

@@ -14,6 +14,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace gpuwise::advisor {
@@ -34,6 +35,8 @@ struct IngestHealth {
   std::vector<std::optional<StreamHealth>> streams;
   uint64_t messages = 0;                              // every message received
   std::map<std::string, uint64_t> rejected_by_reason; // "malformed", "bad_envelope" ... -> count
+  // Detail the ingest let go of to stay within its bounds (StreamRouter::shedByReason()).
+  std::map<std::string, uint64_t> shed_by_reason;
   uint64_t rejectedMessages() const;
 };
 
@@ -69,6 +72,7 @@ struct CollectionResult {
   // From the ingest; unknown for imported traces.
   std::optional<uint64_t> messages;
   std::map<std::string, uint64_t> rejected_by_reason;
+  std::map<std::string, uint64_t> shed_by_reason; // IngestHealth::shed_by_reason
   uint64_t rejectedMessages() const;
 
   // The shim's estimated cost on the application's threads over the wall time it recorded, all
@@ -77,7 +81,16 @@ struct CollectionResult {
   // Sums of every process's shim figures (ratios: the largest budget seen).
   model::ShimCost shimCostTotal() const;
 
+  // Folds `other` in: processes by (pid, rank), GPUs by (host, index, name). Linear in the size
+  // of `other`: both are looked up through the indexes below, so merging thousands of streams
+  // (or a Hello listing many devices) never compares every entry with every other.
   void merge(const CollectionResult& other);
+
+  // What merge() uses to find an entry: position by key, and how many entries of the vector it
+  // covers. Kept in step by merge() and rebuilt when a caller changed the vectors directly (the
+  // count differs, or an entry is not where its key says).
+  std::unordered_map<std::string, size_t> gpu_index, process_index;
+  size_t gpus_indexed = 0, processes_indexed = 0;
 };
 
 CollectionResult analyzeCollection(const model::Trace& trace, const IngestHealth* ingest);

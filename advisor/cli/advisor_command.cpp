@@ -10,7 +10,9 @@
 #include "advisor/metrics/metrics_server.h"
 #include "advisor/net/listen_address.h"
 
+#include <cerrno>
 #include <csignal>
+#include <cstdlib>
 #include <filesystem>
 #include <pthread.h>
 #include <time.h>
@@ -42,6 +44,21 @@ int advisorCommand(const AdvisorOptions& o, CliIo io) {
       return fail(o.report_dir + ": the report directory is not writable (--report-dir)");
   }
 
+  // The ingest's memory budget: the flag, else the environment (a sidecar's manifest sets it
+  // beside the container's limit), else the default.
+  std::optional<uint64_t> budget_mb = o.memory_budget_mb;
+  if (!budget_mb) {
+    if (const char* env = std::getenv("GPUWISE_MEMORY_BUDGET_MB"); env && *env) {
+      char* end = nullptr;
+      errno = 0;
+      const unsigned long long v = std::strtoull(env, &end, 10);
+      if (errno != 0 || *end != '\0' || v < 16 || v > (1ull << 30))
+        return fail(std::string("GPUWISE_MEMORY_BUDGET_MB='") + env +
+                    "' is not a number of MiB between 16 and 1073741824");
+      budget_mb = v;
+    }
+  }
+
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGINT);
@@ -52,6 +69,7 @@ int advisorCommand(const AdvisorOptions& o, CliIo io) {
   std::string error;
   IngestServer::Options so;
   so.endpoint = o.listen;
+  if (budget_mb) so.memory_budget_bytes = size_t(*budget_mb) << 20;
   auto server = IngestServer::start(so, &error);
   if (!server) {
     pthread_sigmask(SIG_SETMASK, &previous, nullptr);
@@ -67,6 +85,9 @@ int advisorCommand(const AdvisorOptions& o, CliIo io) {
   if (!o.metrics_addr.empty()) {
     metrics::MetricsServer::Options mo;
     mo.address = o.metrics_addr;
+    // A scrape waits for a fresher text at most a second (then gets the previous one): a busy
+    // ingest (a flood of streams) makes refreshes slow, and scrapes must still answer promptly.
+    mo.scrape_wait = std::chrono::milliseconds(1000);
     auto builder = std::make_shared<metrics::ExpositionBuilder>();
     IngestServer* ingest = server.get();
     mo.produce = [ingest, builder] {

@@ -77,6 +77,13 @@ int runCli(int argc, const char* const* argv, CliIo io) {
       ->capture_default_str();
   double advisor_price = 0;
   auto* advisor_price_opt = addPriceOption(advisor_cmd, advisor_price);
+  uint64_t advisor_budget = 0;
+  auto* advisor_budget_opt =
+      advisor_cmd
+          ->add_option("--memory-budget-mb", advisor_budget,
+                       "Memory the ingest may hold in records, in MiB (default 1024, or "
+                       "GPUWISE_MEMORY_BUDGET_MB); past it, detail is shed and counted")
+          ->check(CLI::Range(uint64_t{16}, uint64_t{1} << 30));
 
   ReportOptionsCli report;
   auto* report_cmd = app.add_subcommand(
@@ -152,6 +159,7 @@ int runCli(int argc, const char* const* argv, CliIo io) {
   }
   if (advisor_cmd->parsed()) {
     if (advisor_price_opt->count() > 0) advisor.gpu_hour_price = advisor_price;
+    if (advisor_budget_opt->count() > 0) advisor.memory_budget_mb = advisor_budget;
     return advisorCommand(advisor, io);
   }
   if (report_cmd->parsed()) {

@@ -37,6 +37,8 @@ struct AdvisorOptions {
   std::string metrics_addr;
   std::string report_dir = ".";
   std::optional<double> gpu_hour_price;
+  // --memory-budget-mb, else GPUWISE_MEMORY_BUDGET_MB, else IngestServer's default (1 GiB).
+  std::optional<uint64_t> memory_budget_mb;
 };
 int advisorCommand(const AdvisorOptions& options, CliIo io);
 

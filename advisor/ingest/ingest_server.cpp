@@ -5,6 +5,8 @@
 
 #include <optional>
 
+#include <malloc.h>
+
 #include <pthread.h>
 
 namespace gpuwise::advisor {
@@ -30,7 +32,11 @@ std::unique_ptr<IngestServer> IngestServer::start(const Options& options, std::s
   s->endpoint_ = s->receiver_->endpoint();
   s->router_ = std::make_unique<StreamRouter>(options.log, StreamRouter::kMaxStreams,
                                               options.window_events);
+  StreamRouter::LiveLimits limits;
+  limits.memory_budget_bytes = options.memory_budget_bytes;
+  s->router_->setLiveLimits(limits);
   s->progress_.last_message = std::chrono::steady_clock::now();
+  s->receive_thread_ = std::thread([raw = s.get()] { raw->receive(); });
   s->thread_ = std::thread([raw = s.get()] { raw->run(); });
   return s;
 }
@@ -43,11 +49,38 @@ std::string IngestServer::endpoint() const {
   return endpoint_;
 }
 
+void IngestServer::receive() {
+  pthread_setname_np(pthread_self(), "gpuwise-receive");
+  while (!stopping_.load(std::memory_order_relaxed)) {
+    try {
+      if (auto message = receiver_->receive(options_.poll)) queue_.push(std::move(*message));
+    } catch (const std::bad_alloc&) {
+      // The message is lost; the queue counts nothing it never saw, the sender's sequence does.
+    }
+  }
+}
+
 void IngestServer::run() {
   pthread_setname_np(pthread_self(), "gpuwise-ingest");
+  // Bytes of messages since the allocator last gave memory back: after a burst (a backlog of large
+  // messages, a flood of streams retired), freed memory stays in the heap until trimmed.
+  size_t since_trim = 0;
+  constexpr size_t kTrimAfterBytes = size_t{64} << 20;
   while (!stopping_.load(std::memory_order_relaxed)) {
-    auto message = receiver_->receive(options_.poll);
-    if (!message) continue;
+    if (const uint64_t dropped = queue_.takeDropped()) {
+      std::lock_guard lock(mutex_);
+      router_->countUnrouted("receive_queue_full", dropped);
+      static_cast<RouterProgress&>(progress_) = router_->progress();
+    }
+    auto message = queue_.pop(options_.poll);
+    if (!message) {
+      if (since_trim >= kTrimAfterBytes) { // quiet now: a good moment
+        ::malloc_trim(0);
+        since_trim = 0;
+      }
+      continue;
+    }
+    since_trim += message->size();
     bool tee_failed = false;
     if (tee_ && !tee_->append(*message)) {
       // Keep serving: the report matters more than the recording. Say so once.
@@ -91,17 +124,19 @@ std::vector<StreamAnalysis> IngestServer::streamAnalyses(IngestHealth* health) c
   // One stream at a time: the lock is held while the stream is copied, and released while the
   // copy is analysed (30x longer: a refresh of 64 busy streams held ingest still for seconds).
   std::vector<StreamAnalysis> out;
-  for (size_t i = 0;; ++i) {
-    std::optional<FrozenStream> frozen;
+  std::optional<uint64_t> at;
+  for (;;) {
+    std::optional<StreamRouter::StreamCopy> copy;
     {
       std::lock_guard lock(mutex_);
-      if (i >= router_->streamCount()) {
+      copy = router_->copyStreamAfter(at, health);
+      if (!copy) {
         router_->fillIngestHealth(health);
         return out;
       }
-      frozen = router_->freezeStream(i, health);
     }
-    out.push_back(std::move(*frozen).aggregates());
+    at = copy->position;
+    out.push_back(std::move(*copy).aggregates());
   }
 }
 
@@ -113,6 +148,8 @@ model::Trace IngestServer::snapshot(IngestHealth* health) const {
 void IngestServer::stop() {
   std::call_once(stopped_, [this] {
     stopping_.store(true, std::memory_order_relaxed);
+    if (receive_thread_.joinable()) receive_thread_.join();
+    queue_.close();
     if (thread_.joinable()) thread_.join();
     if (receiver_) receiver_->close();
     if (tee_ && !tee_->close()) {

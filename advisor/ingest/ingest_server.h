@@ -1,8 +1,10 @@
-// The live ingest: a PullReceiver bound to one endpoint, drained by one ingest thread that routes
-// every message through a StreamRouter (optionally teeing it into a .gwt file first).
+// The live ingest: a PullReceiver bound to one endpoint, drained at once by a receiving thread into
+// a ReceiveQueue (bounded in bytes: a full queue drops and counts, "receive_queue_full"), and one
+// ingest thread that routes every queued message through a StreamRouter (optionally teeing it into
+// a .gwt file first).
 //
-// Threads: start() spawns the ingest thread, which alone touches the receiver, the router and the
-// tee. Every public method may be called from any other thread; they take mutex_ briefly (the
+// Threads: start() spawns the receiving thread, which alone touches the receiver, and the ingest
+// thread, which alone touches the router and the tee. Every public method may be called from any other thread; they take mutex_ briefly (the
 // ingest thread holds it while it routes one message). waitFor() blocks the caller up to its
 // deadline; nothing else blocks for long. stop() joins the ingest thread and is idempotent; the
 // destructor calls it.
@@ -10,6 +12,7 @@
 
 #include "advisor/analysis/collection_analyzer.h"
 #include "advisor/ingest/rate_limited_log.h"
+#include "advisor/ingest/receive_queue.h"
 #include "advisor/ingest/stream_router.h"
 #include "profiler/model/trace.h"
 
@@ -44,7 +47,13 @@ public:
     std::chrono::milliseconds poll{20}; // how often the ingest thread checks for stop()
     // Records per analysis window of each stream (window_aggregator.h); 0 keeps every record.
     size_t window_events = kDefaultWindowEvents;
+    // What the streams' records may hold together (StreamRouter::LiveLimits); 0: no budget.
+    // Finished and long-quiet streams are retired either way.
+    size_t memory_budget_bytes = kDefaultMemoryBudgetBytes;
   };
+  // The sidecar's container limit is 2 GiB (containers/); half of it for ingest state leaves the
+  // rest to the analysis of windows, /metrics refreshes, the report and the allocator's slack.
+  static constexpr size_t kDefaultMemoryBudgetBytes = size_t{1} << 30;
 
   // Binds and starts the ingest thread; nullptr with `error` set (one line) when the endpoint
   // cannot be bound or the tee file cannot be created.
@@ -81,6 +90,7 @@ public:
 private:
   IngestServer() = default;
   void run();
+  void receive();
 
   Options options_;
   std::unique_ptr<transport::PullReceiver> receiver_;
@@ -92,7 +102,12 @@ private:
   std::unique_ptr<StreamRouter> router_; // guarded by mutex_
   IngestProgress progress_;              // guarded by mutex_
 
+  // What the receiving thread has taken from ZeroMQ and the ingest thread not yet routed: 64 MiB of
+  // messages on the wire (most are a few KiB: a shim's batch every 50 ms), 16 MiB more for
+  // messages of at most 64 KiB.
+  ReceiveQueue queue_{size_t{64} << 20, size_t{64} << 10, size_t{16} << 20};
   std::atomic<bool> stopping_{false};
+  std::thread receive_thread_;
   std::thread thread_;
   std::once_flag stopped_;
 };

@@ -3,6 +3,7 @@
 #include "profiler/model/record_limits.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <iterator>
 
@@ -45,30 +46,91 @@ ProcessStream::ProcessStream(int64_t pid, uint64_t session_id, size_t window_eve
 }
 
 std::optional<transport::DecodeError>
-ProcessStream::accept(const transport::MessageOpener& opened) {
+ProcessStream::accept(const transport::MessageOpener& opened, size_t shed_above_events) {
   transport::Batch events;
   const auto marks = model::RecordMarks::of(trace_);
   lend(events);
   const size_t before = events.eventCount();
+  const std::array<size_t, 10> sizes{events.kernels.size(),     events.copies.size(),
+                                     events.memsets.size(),     events.syncs.size(),
+                                     events.api_calls.size(),   events.allocations.size(),
+                                     events.memory_samples.size(), events.ranges.size(),
+                                     events.device_samples.size(), events.blas_calls.size()};
   auto result = decoder_.decode(opened, &events);
-  const size_t added = events.eventCount() - before;
+  size_t added = events.eventCount() - before;
+  const bool shed_events = added > shed_above_events;
+  if (shed_events) {
+    events.kernels.resize(sizes[0]);
+    events.copies.resize(sizes[1]);
+    events.memsets.resize(sizes[2]);
+    events.syncs.resize(sizes[3]);
+    events.api_calls.resize(sizes[4]);
+    events.allocations.resize(sizes[5]);
+    events.memory_samples.resize(sizes[6]);
+    events.ranges.resize(sizes[7]);
+    events.device_samples.resize(sizes[8]);
+    events.blas_calls.resize(sizes[9]);
+  }
   takeBack(events);
   if (auto* error = std::get_if<transport::DecodeError>(&result)) return std::move(*error);
   if (auto* hello = std::get_if<transport::Hello>(&result)) {
     applyHello(std::move(*hello));
   } else {
+    if (shed_events) {
+      events_shed_ += added;
+      trace_.events_dropped += added; // never reached the analysis, as the report says of drops
+      added = 0;
+    }
     events_ += added;
     // Absurd times (an end at INT64_MAX) are dropped and counted like the producer's drops.
     model::dropAbsurdTimes(trace_, marks);
     applyBatch(std::get<transport::Batch>(result));
-    // A large batch may hold several windows: cut until less than one is left (or a cut frees
-    // nothing, which ends the loop).
-    if (windows_) {
-      for (size_t before = trace_.eventCount(); windows_->maybeCut(trace_); before = trace_.eventCount())
-        if (trace_.eventCount() >= before) break;
-    }
+    cutWindows();
+    if (limited_ || shed_events) releaseSlack(shed_events);
   }
   return std::nullopt;
+}
+
+void ProcessStream::cutWindows() {
+  if (!windows_) return;
+  // A large batch may hold several windows: cut until less than one is left (or a cut frees
+  // nothing, which ends the loop).
+  for (size_t before = trace_.eventCount(); windows_->maybeCut(trace_); before = trace_.eventCount())
+    if (trace_.eventCount() >= before) break;
+}
+
+void ProcessStream::limitWindow(size_t window_events) {
+  if (!windows_) return;
+  limited_ = true;
+  const bool smaller = window_events < windows_->windowEvents();
+  windows_->setWindowEvents(window_events);
+  if (smaller) cutWindows();
+  releaseSlack();
+}
+
+void ProcessStream::releaseSlack(bool all) {
+  // Give back what a large batch grew a vector to: the pages its rows touched stay resident after
+  // the cut moved them out. Small vectors keep their slack (a shrink per batch would cost more),
+  // unless the batch was shed (`all`): its rows touched the pages and left nothing in them.
+  const size_t keep_bytes = all ? 0 : size_t{256} << 10;
+  auto shrink = [keep_bytes](auto& v) {
+    const size_t slack = (v.capacity() - v.size()) * sizeof(v[0]);
+    if (slack > keep_bytes && v.capacity() > 2 * v.size()) v.shrink_to_fit();
+  };
+  shrink(trace_.kernels);
+  shrink(trace_.copies);
+  shrink(trace_.memsets);
+  shrink(trace_.syncs);
+  shrink(trace_.api_calls);
+  shrink(trace_.allocations);
+  shrink(trace_.memory_samples);
+  shrink(trace_.ranges);
+  shrink(trace_.device_samples);
+  shrink(trace_.blas_calls);
+}
+
+size_t ProcessStream::heldBytes() const {
+  return recordBytes(trace_) + (windows_ ? windows_->heldBytes() : 0);
 }
 
 namespace {
@@ -134,6 +196,7 @@ void ProcessStream::applyHello(transport::Hello&& hello) {
   // A second Hello starts a new connection epoch (the sender reconnected): identity and devices
   // are refreshed, events and counters carry on.
   hello_received_ = true;
+  hello_fields_truncated_ += hello.truncated_fields;
   simulated_ = simulated_ || hello.simulated;
   trace_.info = std::move(hello.process);
   trace_.devices = std::move(hello.devices);
@@ -158,9 +221,12 @@ void ProcessStream::applyBatch(const transport::Batch& batch) {
 }
 
 void ProcessStream::lend(transport::Batch& to) {
-  // Headroom in proportion to what the stream already holds: small streams stay small.
-  growAhead(trace_.kernels,
-            std::clamp(trace_.kernels.size(), size_t{8192}, transport::kMaxBatchEvents));
+  // Headroom in proportion to what the stream already holds: small streams stay small. Under a
+  // memory budget (limited_), none: the decoder grows the vector to what the batch needs, and
+  // releaseSlack() gives it back.
+  if (!limited_)
+    growAhead(trace_.kernels,
+              std::clamp(trace_.kernels.size(), size_t{8192}, transport::kMaxBatchEvents));
   to.kernels = std::move(trace_.kernels);
   to.copies = std::move(trace_.copies);
   to.memsets = std::move(trace_.memsets);

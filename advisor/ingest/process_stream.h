@@ -12,6 +12,7 @@
 #include "profiler/model/trace.h"
 #include "transport/codec.h"
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <span>
@@ -53,9 +54,21 @@ public:
 
   // Decodes the message `opened` holds (routed here) and applies it: a batch's events are decoded
   // straight into this stream's trace. Returns the decode error, if any; the stream stays usable
-  // either way.
-  std::optional<transport::DecodeError> accept(const transport::MessageOpener& opened);
+  // either way. A batch of more than `shed_above_events` events (the ingest is over its memory
+  // budget) has its events dropped once decoded (its names, signatures and counters still apply),
+  // counted in eventsShed() and the trace's events_dropped.
+  std::optional<transport::DecodeError> accept(const transport::MessageOpener& opened,
+                                               size_t shed_above_events = SIZE_MAX);
 
+  // What the ingest's memory budget asks of a stream (windowing on only). Windows of at most
+  // `window_events` events from now on; the stream's pending records are cut down to that at once,
+  // and from now on its vectors give back what a large batch made them grow to.
+  void limitWindow(size_t window_events);
+  // Bytes this stream holds: pending records, the window context, names (recordBytes()).
+  size_t heldBytes() const;
+  uint64_t eventsShed() const { return events_shed_; }
+  uint64_t helloFieldsTruncated() const { return hello_fields_truncated_; }
+  uint64_t namesDropped() const { return decoder_.namesDropped(); }
   // The records not yet folded into a window (every record when windowing is off).
   const model::ProcessTrace& trace() const { return trace_; }
   // Moves the trace out; the stream must not accept messages afterwards.
@@ -65,6 +78,7 @@ public:
   bool simulated() const { return simulated_; }
   uint64_t events() const { return events_; }
   uint64_t windows() const { return windows_ ? windows_->windows() : 0; }
+  size_t windowEvents() const { return windows_ ? windows_->windowEvents() : 0; }
   // The whole stream so far (windows cut and the open one), with its health; wall_ns unset.
   // `devices` (may be null) receives the per-GPU aggregates of the same.
   JobAnalysis analysis(DeviceAggregates* devices = nullptr) const;
@@ -81,6 +95,11 @@ private:
   // decoder, which appends to them; accept() then lets the aggregator cut a window off them.
   void lend(transport::Batch& to);
   void takeBack(transport::Batch& from);
+  // Cuts windows until less than one is pending (or a cut frees nothing).
+  void cutWindows();
+  // Shrinks vectors holding much more than their records (after a large batch was cut); `all`:
+  // any slack (after a batch was shed).
+  void releaseSlack(bool all = false);
 
   model::ProcessTrace trace_; // declared before decoder_, which refers to trace_.names
   transport::MessageDecoder decoder_;
@@ -91,8 +110,11 @@ private:
   uint64_t batches_ = 0;
   uint64_t lost_batches_ = 0;
   uint64_t events_ = 0;
+  uint64_t events_shed_ = 0;
+  uint64_t hello_fields_truncated_ = 0;
   std::optional<uint64_t> next_sequence_;
   std::unique_ptr<WindowAggregator> windows_; // null: keep every event
+  bool limited_ = false; // limitWindow() was called: keep vectors near their size
 };
 
 } // namespace gpuwise::advisor

@@ -10,8 +10,26 @@
 // through a RateLimitedLog; every other stream carries on.
 //
 // Streams are capped (max_streams): every new (pid, session) costs memory, so a client inventing
-// sessions could otherwise make the advisor allocate without bound. Messages for streams past the
-// cap are rejected as "too_many_streams"; the streams already open carry on.
+// sessions could otherwise make the advisor allocate without bound. A message that fails to
+// decode never opens a stream (garbage from invented sessions takes no slot). A batch of a session
+// the router does not know opens one only while a slot is free; past the cap it is rejected as
+// "too_many_streams". A Hello always gets a slot: with live limits set (setLiveLimits), a full
+// router retires the stream quiet for longest (finished ones first) to make room.
+//
+// Retiring (live limits only): a stream whose final batch arrived and that has been quiet for a
+// few seconds, one quiet for many minutes, or one retired to make room, is analysed one last time
+// and only its aggregates are kept (StreamAnalysis): the report and /metrics still show it, in
+// its place in the order of first contact, and its slot and records are freed. snapshot() and
+// take() return live streams' records only; replay (no live limits) never retires.
+//
+// Memory budget (live limits only): the records every stream holds (pending window, window
+// context, names) are aimed at half the budget, the rest being the headroom analysis, decoding
+// and ZeroMQ's queues take. Each stream's window shrinks to its share of that half (half /
+// streams, at 512 bytes an event, 1,024 events at the least), and while the records held are over
+// it anyway, large batches (over 1,024 events), and any batch of a stream holding over 4 MiB, have
+// their events dropped once decoded: counted per stream as dropped events and in shedByReason()
+// ("events_over_memory_budget"). A well-behaved process sending small batches keeps every event
+// through a flood; what it holds is bounded by its window.
 //
 // Not thread-safe: one owner thread (IngestServer's ingest thread, or the caller replaying a
 // file). Never throws out of route(): an exception inside is counted as "internal_error".
@@ -22,7 +40,9 @@
 #include "advisor/ingest/rate_limited_log.h"
 #include "profiler/model/trace.h"
 
+#include <chrono>
 #include <map>
+#include <optional>
 #include <memory>
 #include <span>
 #include <string>
@@ -37,8 +57,10 @@ struct RouterProgress {
   uint64_t rejected = 0; // routed nowhere or failed to decode
   uint64_t events = 0;   // events absorbed
   uint64_t windows = 0;  // windows analysed and dropped (all streams)
-  size_t streams = 0;
+  size_t streams = 0;        // streams opened (live and retired)
   size_t final_streams = 0; // streams whose final batch arrived
+  size_t live_streams = 0;  // streams holding a slot now
+  size_t held_bytes = 0;    // records the live streams hold (StreamRouter's memory budget)
   bool allFinal() const { return streams > 0 && final_streams == streams; }
 };
 
@@ -53,11 +75,27 @@ public:
   explicit StreamRouter(RateLimitedLog::Sink log_sink = nullptr, size_t max_streams = kMaxStreams,
                         size_t window_events = kDefaultWindowEvents);
 
+  // What a live advisor adds to routing: retiring streams (see above) and a memory budget for the
+  // records streams hold (0: none).
+  struct LiveLimits {
+    size_t memory_budget_bytes = 0;
+    std::chrono::seconds finished_quiet{5}; // a finished stream quiet this long is retired
+    std::chrono::seconds idle_quiet{600};   // any stream quiet this long is retired
+  };
+  void setLiveLimits(const LiveLimits& limits) { live_limits_ = limits; }
+
   void route(std::span<const uint8_t> message,
              RateLimitedLog::Clock::time_point now = RateLimitedLog::Clock::now());
 
+  // Counts `n` messages that never reached route() (the receiver had to drop them) as received
+  // and rejected for `reason`.
+  void countUnrouted(const std::string& reason, uint64_t n);
+
   const RouterProgress& progress() const { return progress_; }
   const std::map<std::string, uint64_t>& rejectedByReason() const { return rejected_; }
+  // Detail the ingest let go of to stay within its bounds, by reason: "hello_fields_truncated",
+  // "names_over_bound", "events_over_memory_budget", "windows_shrunk_for_memory_budget".
+  std::map<std::string, uint64_t> shedByReason() const;
 
   // The whole job so far, aggregated: every stream's analysed windows and open window, merged in
   // order of first contact, with the ingest's figures (messages, rejections, each stream's
@@ -66,14 +104,21 @@ public:
 
   // Each stream's aggregates (FrozenStream::aggregates()), in order of first contact, with the
   // ingest's figures in `health` (may be null; its streams aligned with the result). Analyses a
-  // copy of each stream's open window (FrozenStream). What /metrics reads.
+  // copy of each stream's open window (FrozenStream); retired streams as they were kept. What
+  // /metrics reads.
   std::vector<StreamAnalysis> streamAnalyses(IngestHealth* health) const;
   // The same in parts, for a caller that must not hold the router still while streams are
-  // analysed (IngestServer): the streams so far, stream i's copy with its health appended to
-  // `health` (may be null), and the ingest's own figures. Streams are only ever added (until
-  // take()), so index i names the same stream between calls.
-  size_t streamCount() const { return streams_.size(); }
-  FrozenStream freezeStream(size_t i, IngestHealth* health) const;
+  // analysed (IngestServer): the stream after `after` (a position of first contact; nullopt: the
+  // first), as a copy of a live one or the kept aggregates of a retired one, with its health
+  // appended to `health` (may be null); nullopt past the last. Positions never change, so a
+  // caller walking them sees every stream once even while streams open and retire.
+  struct StreamCopy {
+    uint64_t position = 0;
+    std::optional<FrozenStream> live;
+    std::optional<StreamAnalysis> retired;
+    StreamAnalysis aggregates() &&;
+  };
+  std::optional<StreamCopy> copyStreamAfter(std::optional<uint64_t> after, IngestHealth* health) const;
   void fillIngestHealth(IngestHealth* health) const;
 
   // A copy of every stream's records not yet folded into a window (all of them with
@@ -83,21 +128,51 @@ public:
   model::Trace take(IngestHealth* health);
 
 private:
-  void reject(const std::string& reason, const std::string& detail,
-              RateLimitedLog::Clock::time_point now);
-
   using Key = std::pair<int64_t, uint64_t>; // (pid, session id)
+  using Clock = RateLimitedLog::Clock;
+  struct LiveStream {
+    std::unique_ptr<ProcessStream> stream;
+    Key key;
+    Clock::time_point last_message;
+    size_t held_bytes = 0; // as of its last message
+  };
+
+  void reject(const std::string& reason, const std::string& detail, Clock::time_point now);
+  // Finds or opens the stream for `route`; nullptr when the message was rejected (counted).
+  LiveStream* streamFor(const transport::Route& route, Clock::time_point now);
+  void retire(uint64_t position);
+  // Retires the stream quiet for longest (finished first); false when there is none.
+  bool retireQuietest();
+  void retireQuiet(Clock::time_point now);
+  // The most events a batch for a stream holding `stream_held` bytes may bring before they are
+  // shed (SIZE_MAX: within the budget).
+  size_t shedAbove(size_t stream_held) const;
+  // The window each stream gets under the memory budget (window_events_ without one).
+  size_t budgetedWindow() const;
+  void account(LiveStream& s);
+  std::optional<StreamHealth> healthOf(const StreamAnalysis& retired) const;
+
   transport::MessageOpener opener_;
-  std::map<Key, size_t> index_;
+  std::map<uint64_t, LiveStream> live_;       // by position of first contact
+  std::map<uint64_t, StreamAnalysis> retired_; // by position of first contact
+  std::map<Key, uint64_t> index_;              // live streams' positions
+  uint64_t next_position_ = 0;
   // The stream of the previous message: a process sends many batches in a row.
   Key last_key_{};
-  ProcessStream* last_stream_ = nullptr;
-  std::vector<std::unique_ptr<ProcessStream>> streams_; // order of first contact
+  LiveStream* last_stream_ = nullptr;
   std::map<std::string, uint64_t> rejected_;
+  std::map<std::string, uint64_t> shed_; // of streams retired or gone; live ones are added on read
   RouterProgress progress_;
   RateLimitedLog log_;
   size_t max_streams_;
   size_t window_events_;
+  std::optional<LiveLimits> live_limits_;
+  Clock::time_point last_sweep_{};
+  // Retired streams past kMaxRetiredStreams, folded into one aggregate for the report.
+  std::optional<JobAnalysis> folded_;
+  std::vector<ProcessCollection> folded_processes_;
+  std::optional<model::TimeNs> folded_wall_;
+  bool folded_simulated_ = false;
 };
 
 // The key under which IngestHealth::rejected_by_reason counts a decode error ("malformed" ...).

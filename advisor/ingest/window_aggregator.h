@@ -40,6 +40,7 @@
 #include "advisor/ingest/device_aggregates.h"
 #include "profiler/model/trace.h"
 
+#include <algorithm>
 #include <cstddef>
 #include <map>
 #include <optional>
@@ -49,6 +50,9 @@ namespace gpuwise::advisor {
 // A quarter of a million events: about 25 MB of raw records (a kernel record is ~100 bytes), and
 // as much again while a window is analysed; the advisor's memory swings by that much, not more.
 inline constexpr size_t kDefaultWindowEvents = 250'000;
+
+// Bytes the record vectors of `trace` hold (by capacity) and its name table's text: what a stream's pending records cost, for the ingest's memory budget.
+size_t recordBytes(const model::ProcessTrace& trace);
 
 class WindowAggregator {
 public:
@@ -66,6 +70,12 @@ public:
   std::optional<model::TimeNs> wallNs(const model::ProcessTrace& pending) const;
 
   size_t windowEvents() const { return window_events_; }
+  // Changes the window size from the next cut on (the router shrinks it to keep ingest within its
+  // memory budget; the context caps, in windows, shrink with it).
+  void setWindowEvents(size_t window_events) { window_events_ = std::max<size_t>(window_events, 16); }
+  // Bytes of records this aggregator holds between cuts (the context carried into the next
+  // window).
+  size_t heldBytes() const;
   uint64_t windows() const { return windows_cut_; }
   uint64_t lateEvents() const { return late_events_; }
   size_t contextEvents() const { return context_.eventCount(); }

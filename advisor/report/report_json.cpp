@@ -560,6 +560,13 @@ json collection(const CollectionResult& c) {
   bounds["process_events_dropped"] = c.limits.process_events_dropped;
   bounds["names_truncated"] = c.limits.names_truncated;
   j["input_bounds"] = std::move(bounds);
+  // Only when the ingest shed anything (its bounds on Hellos and names, its memory budget).
+  if (!c.shed_by_reason.empty()) {
+    json shed = json::object();
+    for (const auto& [k, v] : c.shed_by_reason)
+      shed[k] = v;
+    j["shed_by_reason"] = std::move(shed);
+  }
   // What the shim cost and how it kept that cost down (live runs; null for imported traces).
   if (auto ratio = c.shimOverheadRatio()) {
     model::ShimCost t = c.shimCostTotal();

@@ -13,18 +13,23 @@
 
 namespace gpuwise::advisor::test {
 
-// VmRSS in MiB; nullopt once the process is gone.
-inline std::optional<double> rssMiB(pid_t pid) {
+// A "Vm...:" field of /proc/PID/status in MiB; nullopt once the process is gone.
+inline std::optional<double> statusMiB(pid_t pid, const std::string& field) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/status");
   for (std::string line; std::getline(in, line);) {
-    if (line.rfind("VmRSS:", 0) != 0) continue;
-    std::istringstream fields(line.substr(6));
+    if (line.rfind(field + ":", 0) != 0) continue;
+    std::istringstream fields(line.substr(field.size() + 1));
     uint64_t kb = 0;
     fields >> kb;
     return double(kb) / 1024.0;
   }
   return std::nullopt;
 }
+
+// VmRSS in MiB; nullopt once the process is gone.
+inline std::optional<double> rssMiB(pid_t pid) { return statusMiB(pid, "VmRSS"); }
+// VmHWM (the highest VmRSS so far) in MiB; nullopt once the process is gone.
+inline std::optional<double> peakRssMiB(pid_t pid) { return statusMiB(pid, "VmHWM"); }
 
 // The first child of `parent` (gpuwise run spawns exactly one), nullopt while it has none.
 inline std::optional<pid_t> firstChild(pid_t parent) {

@@ -66,8 +66,10 @@ class PullReceiver {
 public:
   struct Options {
     // Messages queued per connection. With max_message_bytes this bounds what one connection can
-    // make the advisor buffer (a batch is every 50 ms, so 1000 is nearly a minute of backlog).
-    int receive_hwm = 1000;
+    // make the advisor buffer. A batch is every 50 ms, so 100 is 5 s of backlog: enough to ride
+    // out a slow analysis of a window, while 300 large messages from one peer no longer sit in
+    // memory (past it, the peer's own queue fills and its sends say would-block: counted drops).
+    int receive_hwm = 100;
     size_t max_message_bytes = 16u << 20; // larger messages are dropped by ZeroMQ (ZMQ_MAXMSGSIZE)
   };
   // Binds `endpoint` (ipc://path, tcp://host:port, tcp://127.0.0.1:* for an OS-chosen port).
