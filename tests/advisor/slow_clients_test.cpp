@@ -69,13 +69,14 @@ std::string clientHello() {
   return hello;
 }
 
-// Connections that send `bytes` one byte a second, from 127.0.0.2 ... 127.0.0.9, each reconnecting
-// when the server closes it (as an attacker would), until destroyed.
+// Connections that send `bytes` one byte a second, from 127.0.0.2 ... 127.0.0.(1 + addresses),
+// each reconnecting when the server closes it (as an attacker would), until destroyed.
 class SlowClients {
 public:
-  SlowClients(int port, std::string bytes) : port_(port), bytes_(std::move(bytes)) {
+  SlowClients(int port, std::string bytes, int addresses = 8)
+      : port_(port), bytes_(std::move(bytes)) {
     for (int i = 0; i < kSlowClients; ++i)
-      clients_.push_back({-1, 0, "127.0.0." + std::to_string(2 + i % 8)});
+      clients_.push_back({-1, 0, "127.0.0." + std::to_string(2 + i % addresses)});
     thread_ = std::thread([this] { run(); });
   }
   ~SlowClients() {
@@ -160,6 +161,8 @@ std::chrono::milliseconds normalRequestsDuring(Request request, int* answered, i
     slowest = std::max(slowest, took);
     ++(ok ? *answered : *failed);
     if (!ok || took > kNormalBudget) UNSCOPED_INFO("a request took " << took.count() << " ms");
+    // Paced like a busy scraper, not a flood: the machine is shared with the servers under test.
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   return slowest;
 }
@@ -209,6 +212,15 @@ TEST_CASE("/metrics keeps answering within 2 s while 64 slow clients hold connec
     slow = std::make_unique<SlowClients>(port, "GET /metrics HTTP/1.1\r\nHost: x\r\nX-Slow: " +
                                                    std::string(100000, 'a'));
   }
+  SECTION("a request head at a byte a second, all from one address") {
+    // More than one address may hold: the rest are refused, and the log says so.
+    slow = std::make_unique<SlowClients>(
+        port, "GET /metrics HTTP/1.1\r\nHost: x\r\nX-Slow: " + std::string(100000, 'a'), 1);
+    REQUIRE(eventually([&] {
+      return advisor.err().find("refused a connection from 127.0.0.2: it holds") !=
+             std::string::npos;
+    }));
+  }
   SECTION("idle keep-alive connections") {
     for (int i = 0; i < kSlowClients; ++i) {
       idle.push_back(std::make_unique<httplib::Client>("127.0.0.1", port));
@@ -216,7 +228,7 @@ TEST_CASE("/metrics keeps answering within 2 s while 64 slow clients hold connec
       REQUIRE(idle.back()->Get("/healthz"));
     }
   }
-  if (slow) REQUIRE(eventually([&] { return slow->connected() == kSlowClients; }));
+  if (slow) REQUIRE(eventually([&] { return slow->connects() >= kSlowClients; }));
   int answered = 0, failed = 0;
   auto slowest = normalRequestsDuring(scrape, &answered, &failed);
   WARN("scrapes under 64 hostile clients: " << answered << " answered, " << failed
