@@ -4,8 +4,10 @@
 #include "profiler/precision/precision.h"
 #include "transport/codec.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <set>
 #include <utility>
 #include <vector>
@@ -117,7 +119,7 @@ public:
       if (i) out_ += ',';
       out_ += labels[i].first;
       out_ += "=\"";
-      out_ += escapeLabelValue(labels[i].second);
+      out_ += escapeLabelValue(sanitizeLabelValue(labels[i].second));
       out_ += '"';
     }
     out_ += "} ";
@@ -165,7 +167,75 @@ const char* hostMemoryLabel(model::CopyDirection d, model::MemoryKind host) {
   return nullptr; // managed, array or unknown host side: the contract has no value for it
 }
 
+// The length of the valid UTF-8 sequence at the start of `s` (1-4), or 0 when it is not one:
+// a stray continuation byte, a truncated sequence, an overlong form, a surrogate or a code
+// point above U+10FFFF.
+size_t utf8SequenceLength(std::string_view s) {
+  auto byte = [&](size_t i) { return static_cast<unsigned char>(s[i]); };
+  unsigned char b0 = byte(0);
+  if (b0 < 0x80) return 1;
+  size_t length = 0;
+  unsigned char min1 = 0x80, max1 = 0xBF; // the allowed range of the second byte
+  if (b0 >= 0xC2 && b0 <= 0xDF) {
+    length = 2;
+  } else if (b0 >= 0xE0 && b0 <= 0xEF) {
+    length = 3;
+    if (b0 == 0xE0) min1 = 0xA0; // overlong
+    if (b0 == 0xED) max1 = 0x9F; // surrogates
+  } else if (b0 >= 0xF0 && b0 <= 0xF4) {
+    length = 4;
+    if (b0 == 0xF0) min1 = 0x90; // overlong
+    if (b0 == 0xF4) max1 = 0x8F; // above U+10FFFF
+  } else {
+    return 0;
+  }
+  if (s.size() < length) return 0;
+  if (byte(1) < min1 || byte(1) > max1) return 0;
+  for (size_t i = 2; i < length; ++i)
+    if ((byte(i) & 0xC0) != 0x80) return 0;
+  return length;
+}
+
+uint64_t fnv1a64(std::string_view s) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (char c : s) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
 } // namespace
+
+std::string sanitizeLabelValue(std::string_view value) {
+  constexpr std::string_view kReplacement = "\xEF\xBF\xBD"; // U+FFFD
+  constexpr size_t kSuffixBytes = 1 + 16;                   // "~" and 16 hex digits
+  std::string out;
+  out.reserve(std::min(value.size(), kMaxLabelValueBytes));
+  bool changed = false;
+  // Characters are copied while they fit the bound less the suffix, so a value that turns out
+  // too long can take its suffix without cutting a character in two.
+  size_t fits_with_suffix = 0;
+  for (size_t i = 0; i < value.size();) {
+    size_t n = utf8SequenceLength(value.substr(i));
+    std::string_view piece = n ? value.substr(i, n) : kReplacement;
+    changed = changed || n == 0;
+    i += n ? n : 1;
+    if (out.size() + piece.size() > kMaxLabelValueBytes) {
+      changed = true;
+      break;
+    }
+    out += piece;
+    if (out.size() <= kMaxLabelValueBytes - kSuffixBytes) fits_with_suffix = out.size();
+  }
+  if (!changed) return out;
+  out.resize(std::min(out.size(), fits_with_suffix));
+  char hash[17];
+  std::snprintf(hash, sizeof hash, "%016llx", static_cast<unsigned long long>(fnv1a64(value)));
+  out += '~';
+  out += hash;
+  return out;
+}
 
 std::string escapeLabelValue(std::string_view value) {
   std::string out;
@@ -208,9 +278,11 @@ std::string ExpositionBuilder::build(const JobFigures& job) {
     w.sample("", l, floorCounter(seriesKey(f, l), v));
   };
   auto processLabels = [](const ProcessFigures& p) {
-    return Labels{{"namespace", p.info.ns},
-                  {"pod", p.info.pod},
-                  {"container", p.info.container},
+    // Sanitised here already (not only when written) so that the counter floors are not keyed
+    // by kilobytes of forged name per series.
+    return Labels{{"namespace", sanitizeLabelValue(p.info.ns)},
+                  {"pod", sanitizeLabelValue(p.info.pod)},
+                  {"container", sanitizeLabelValue(p.info.container)},
                   {"rank", rankLabel(p.info)}};
   };
   auto gpuLabels = [&](const ProcessFigures& p, const DeviceFigures& g) {

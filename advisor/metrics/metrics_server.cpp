@@ -1,6 +1,7 @@
 #include "advisor/metrics/metrics_server.h"
 
 #include "advisor/metrics/exposition_builder.h"
+#include "advisor/net/guarded_http_server.h"
 #include "advisor/net/listen_address.h"
 
 #include <httplib.h>
@@ -15,9 +16,28 @@ namespace gpuwise::advisor::metrics {
 
 using Clock = std::chrono::steady_clock;
 
+namespace {
+
+// Who scrapes a sidecar: one or two Prometheus servers, now and then a person with curl. The caps
+// leave them ample room and bound what anyone else on the cluster network can hold; idle
+// keep-alive connections (Prometheus keeps one between scrapes) are closed first when a cap is
+// reached, so they never stand in the way of a scrape.
+ConnectionLimits metricsConnectionLimits() {
+  ConnectionLimits l;
+  l.request_deadline = std::chrono::seconds(5); // a scrape is one small GET
+  l.idle_timeout = std::chrono::seconds(90);    // longer than the usual 15-60 s scrape interval
+  l.write_timeout = std::chrono::seconds(10);
+  l.max_connections = 256;
+  l.max_per_client = 16;
+  return l;
+}
+
+} // namespace
+
 struct MetricsServer::Impl {
   Options options;
-  httplib::Server server;
+  GuardedServer server{metricsConnectionLimits(),
+                       [this](const std::string& l) { log("metrics: " + l); }};
   std::string host;
   int port = 0;
   std::thread listener, refresher;
@@ -108,7 +128,7 @@ std::unique_ptr<MetricsServer> MetricsServer::start(Options o, std::string* erro
   }
   impl->options = std::move(o);
   Impl* self = impl.get();
-  httplib::Server& s = impl->server;
+  GuardedServer& s = impl->server;
   // SO_REUSEADDR only: httplib's default SO_REUSEPORT would let a second advisor bind the same
   // port silently and take half the scrapes.
   s.set_socket_options([](socket_t sock) {
@@ -116,8 +136,6 @@ std::unique_ptr<MetricsServer> MetricsServer::start(Options o, std::string* erro
     ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
   });
   s.set_tcp_nodelay(true);
-  s.set_read_timeout(10, 0);
-  s.set_write_timeout(10, 0);
   s.Get("/metrics", [self](const httplib::Request&, httplib::Response& res) {
     auto text = self->current();
     res.set_content(*text, kContentType);
@@ -132,13 +150,7 @@ std::unique_ptr<MetricsServer> MetricsServer::start(Options o, std::string* erro
         self->log("metrics: internal error while answering a request");
       });
 
-  int wanted_port = impl->port;
-  if (wanted_port == 0) {
-    impl->port = s.bind_to_any_port(impl->host);
-    if (impl->port < 0) impl->port = 0;
-  } else if (!s.bind_to_port(impl->host, wanted_port)) {
-    impl->port = 0;
-  }
+  impl->port = s.bindGuarded(impl->host, impl->port);
   if (impl->port == 0) {
     *error = "cannot listen on " + impl->options.address +
              " for --metrics-addr (address in use, or not an address of this host)";
@@ -158,7 +170,7 @@ void MetricsServer::stop() {
     impl_->wanted.notify_all();
     impl_->refreshed.notify_all();
   }
-  impl_->server.stop();
+  impl_->server.stopAll();
   if (impl_->listener.joinable()) impl_->listener.join();
   if (impl_->refresher.joinable()) impl_->refresher.join();
 }

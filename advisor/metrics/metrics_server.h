@@ -1,8 +1,10 @@
 // The advisor's Prometheus endpoint: GET /metrics (the exposition), GET /healthz ("ok"), 404 for
-// anything else, over plain HTTP (cpp-httplib) on one address.
+// anything else, over plain HTTP (cpp-httplib) on one address. Slow, idle or numerous clients
+// cannot hold it: each connection has its own thread, requests a deadline, and connections are
+// capped in all and per client address (advisor/net/guarded_http_server.h).
 //
-// Threads: start() binds and spawns two threads. The listener thread (httplib's pool) answers
-// requests and never computes: it hands out the latest exposition text. The refresh thread alone
+// Threads: start() binds and spawns two threads (and each connection gets one). Connection
+// threads never compute: they hand out the latest exposition text. The refresh thread alone
 // calls `produce` (snapshot the ingest, analyse, build the text), so the analysis never runs on
 // the ingest thread and never twice at once. A scrape that finds the text older than `max_age`
 // wakes the refresh thread; when the last produce() took at most scrape_wait / 4 it waits for the

@@ -55,6 +55,7 @@ const json* findPointer(const json& doc, const std::string& pointer) {
 }
 
 void JsonPatch::add(std::string path, json value) {
+  first_add_.try_emplace(path, ops_.size());
   ops_.push_back({{"op", "add"}, {"path", std::move(path)}, {"value", std::move(value)}});
 }
 
@@ -63,9 +64,8 @@ void JsonPatch::replace(std::string path, json value) {
 }
 
 json* JsonPatch::createdValue(const std::string& path) {
-  for (auto& op : ops_)
-    if (op["op"] == "add" && op["path"] == path) return &op["value"];
-  return nullptr;
+  auto it = first_add_.find(path);
+  return it == first_add_.end() ? nullptr : &ops_[it->second]["value"];
 }
 
 void JsonPatch::addMember(const json& doc, const std::string& object_path, const std::string& key,

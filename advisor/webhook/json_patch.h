@@ -10,6 +10,7 @@
 
 #include <string>
 #include <string_view>
+#include <unordered_map>
 
 namespace gpuwise::advisor {
 
@@ -40,9 +41,12 @@ public:
 private:
   // The value of an earlier "add" that created `path` whole: later members, appends and inserts
   // go into it, since the document being patched does not have it yet.
+  // Found through an index, not a scan of the operations: a pod with thousands of containers
+  // makes thousands of operations, and a scan per operation made building the patch quadratic.
   nlohmann::json* createdValue(const std::string& path);
 
   nlohmann::json ops_ = nlohmann::json::array();
+  std::unordered_map<std::string, size_t> first_add_; // path -> index in ops_ of its first "add"
 };
 
 // The value at `pointer` in `doc`, or nullptr when any step is missing (never throws).

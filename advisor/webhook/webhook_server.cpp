@@ -1,7 +1,8 @@
 #include "advisor/webhook/webhook_server.h"
 
-#include "advisor/webhook/admission_review.h"
+#include "advisor/net/guarded_http_server.h"
 #include "advisor/net/listen_address.h"
+#include "advisor/webhook/admission_review.h"
 #include "advisor/webhook/tls_credentials.h"
 
 #include <httplib.h>
@@ -15,6 +16,22 @@ namespace gpuwise::advisor {
 namespace {
 
 constexpr long long kReadyMarginSeconds = 60;
+
+// The webhook's clients are the API servers: a few addresses, each opening as many connections
+// as pods are created at once (HTTP/1.1, one review per connection at a time), and keeping them
+// alive between reviews. The per-client cap leaves a burst of hundreds of pod creations room; the
+// total bounds threads and descriptors. Idle keep-alive connections are closed first when a cap
+// is reached, and a request must arrive whole within the API server's own budget
+// (timeoutSeconds: 5 in the manifests) or it is of no use to anyone.
+ConnectionLimits webhookConnectionLimits() {
+  ConnectionLimits l;
+  l.request_deadline = std::chrono::seconds(5);
+  l.idle_timeout = std::chrono::seconds(30);
+  l.write_timeout = std::chrono::seconds(10);
+  l.max_connections = 1024;
+  l.max_per_client = 256;
+  return l;
+}
 
 void reuseAddress(socket_t sock) {
   // SO_REUSEADDR only: httplib's default adds SO_REUSEPORT, which lets a second webhook bind the
@@ -35,7 +52,7 @@ std::string oneLine(const std::string& s, size_t max = 200) {
 struct WebhookServer::Impl {
   Options options;
   std::unique_ptr<TlsCredentials> credentials;
-  std::unique_ptr<httplib::SSLServer> server;
+  std::unique_ptr<GuardedSslServer> server;
   std::thread listener;
   std::string host;
   int port = 0;
@@ -119,22 +136,20 @@ std::unique_ptr<WebhookServer> WebhookServer::start(Options options, std::string
   if (!impl->credentials) return nullptr;
 
   std::string tls_error;
-  impl->server = std::make_unique<httplib::SSLServer>(
-      [&](SSL_CTX& ctx) { return self->credentials->install(&ctx, &tls_error); });
+  impl->server = std::make_unique<GuardedSslServer>(
+      [&](SSL_CTX& ctx) { return self->credentials->install(&ctx, &tls_error); },
+      webhookConnectionLimits(), [self](const std::string& l) { self->log(l); });
   if (!impl->server->is_valid()) {
     *error = tls_error.empty() ? "cannot create the TLS context" : tls_error;
     return nullptr;
   }
 
-  httplib::SSLServer& s = *impl->server;
+  GuardedSslServer& s = *impl->server;
   s.set_socket_options(reuseAddress);
   // httplib writes the headers and the body separately: with Nagle on, the body waits for the
   // client's delayed ACK (~40 ms per review, measured with curl), a fair part of the API
   // server's timeout budget for every GPU pod.
   s.set_tcp_nodelay(true);
-  s.set_read_timeout(10, 0);
-  s.set_write_timeout(10, 0);
-  s.set_keep_alive_timeout(30);
   // httplib's own cap sits above ours, so our check (400 with a reason) always comes first.
   s.set_payload_max_length(o.limits.max_body_bytes + 1);
   s.Post("/mutate",
@@ -168,12 +183,7 @@ std::unique_ptr<WebhookServer> WebhookServer::start(Options options, std::string
         self->log("internal error: " + what);
       });
 
-  if (impl->port == 0) {
-    impl->port = s.bind_to_any_port(impl->host);
-    if (impl->port < 0) impl->port = 0;
-  } else if (!s.bind_to_port(impl->host, impl->port)) {
-    impl->port = 0;
-  }
+  impl->port = s.bindGuarded(impl->host, impl->port);
   if (impl->port == 0) {
     *error = "cannot listen on " + o.listen + " (address in use, or not an address of this host)";
     return nullptr;
@@ -184,7 +194,7 @@ std::unique_ptr<WebhookServer> WebhookServer::start(Options options, std::string
 
 void WebhookServer::stop() {
   if (!impl_ || !impl_->server) return;
-  impl_->server->stop();
+  impl_->server->stopAll();
   if (impl_->listener.joinable()) impl_->listener.join();
 }
 

@@ -8,10 +8,12 @@
 //
 // TLS 1.2 or newer only (tls_credentials.h), renewed certificates served without a restart.
 // Bodies larger than WebhookLimits::max_body_bytes are refused with 400 as they arrive, before
-// they are held in memory; a request that is slow to send is cut off by the read timeout.
+// they are held in memory. Slow, idle or numerous clients cannot hold the server: a request
+// (TLS handshake, head and body) must arrive within 5 s of its first byte, connections are capped
+// in all and per client address, idle keep-alive connections go first (guarded_http_server.h).
 //
 // Threads: start() binds on the caller's thread and returns; one listener thread accepts, and
-// httplib's pool (8 threads) serves connections. `log` is called from those threads, one line at
+// each connection is served on a thread of its own. `log` is called from those threads, one line at
 // a time (serialised here). stop() (or the destructor) ends the listener and joins it.
 #pragma once
 

@@ -13,7 +13,11 @@
 #include <httplib.h>
 
 #include <chrono>
+#include <clocale>
 #include <cmath>
+#include <cstdlib>
+#include <cwchar>
+#include <iostream>
 #include <thread>
 
 using namespace gpuwise;
@@ -285,6 +289,88 @@ TEST_CASE("metrics: label values are escaped and read back unchanged") {
     WARN("promtool is not installed (Debian: scripts/install-deps prometheus): not checked");
     return;
   }
+  CHECK(promtool(text) == "");
+}
+
+namespace {
+
+// A pod forged to break the exposition: a name with bytes that are no UTF-8 (a stray
+// continuation byte, a truncated sequence, an overlong '/', a surrogate), and 64 KiB values in
+// the container label and the GPU's name.
+model::ProcessTrace hostileLabelsProcess() {
+  model::ProcessTrace p = rankProcess(11, 0);
+  p.info.pod = std::string("bad\x80pod\xE2\x82-\xC0\xAF-\xED\xA0\x80-\xFF");
+  p.info.container = std::string(64 << 10, 'c');
+  p.devices[0].name = std::string(64 << 10, 'g');
+  return p;
+}
+
+// glibc's UTF-8 decoder, as a second opinion on the builder's.
+bool validUtf8(const std::string& s) {
+  static const bool utf8_locale = std::setlocale(LC_CTYPE, "C.UTF-8") != nullptr;
+  REQUIRE(utf8_locale);
+  std::mbstate_t state{};
+  const char* from = s.data();
+  const char* end = s.data() + s.size();
+  while (from < end) {
+    size_t n = std::mbrlen(from, size_t(end - from), &state);
+    if (n == size_t(-1) || n == size_t(-2)) return false;
+    from += n ? n : 1;
+  }
+  return true;
+}
+
+} // namespace
+
+TEST_CASE("metrics: label values are valid UTF-8 and bounded, distinct values stay distinct") {
+  // Real values come back unchanged, up to the longest Kubernetes name.
+  CHECK(metrics::sanitizeLabelValue("ünïcode") == "ünïcode");
+  std::string longest_pod(253, 'p');
+  CHECK(metrics::sanitizeLabelValue(longest_pod) == longest_pod);
+  // Invalid bytes become U+FFFD, with a hash of the original.
+  std::string fixed = metrics::sanitizeLabelValue("a\xFF" "b");
+  CHECK(fixed.rfind("a\xEF\xBF\xBD" "b~", 0) == 0);
+  CHECK(fixed.size() == 5 + 1 + 16); // "a", U+FFFD, "b", "~" and the hash
+  CHECK(fixed != metrics::sanitizeLabelValue("a\xFE" "b"));
+  CHECK(validUtf8(fixed));
+  // Long values are cut at a character boundary; values differing only past the cut differ.
+  std::string a(64 << 10, 'x'), b = a;
+  b.back() = 'y';
+  std::string ua;
+  for (int i = 0; i < 200; ++i)
+    ua += "é";
+  for (const std::string& v : {a, b, ua}) {
+    std::string s = metrics::sanitizeLabelValue(v);
+    CHECK(s.size() <= metrics::kMaxLabelValueBytes);
+    CHECK(validUtf8(s));
+    CHECK(s[s.size() - 17] == '~');
+  }
+  CHECK(metrics::sanitizeLabelValue(a) != metrics::sanitizeLabelValue(b));
+  CHECK(metrics::sanitizeLabelValue(metrics::sanitizeLabelValue(a)) == metrics::sanitizeLabelValue(a));
+
+  // The whole exposition of such a pod: valid UTF-8, small, and the series still there.
+  metrics::ExpositionBuilder builder;
+  auto text = builder.build(metrics::buildMetricsInput(trace(hostileLabelsProcess()), nullptr));
+  CHECK(validUtf8(text));
+  CHECK(text.size() < 64 * 1024); // 64 KiB in each of ~40 series made megabytes
+  auto m = parseProm(text);
+  auto k = m.find("gpuwise_kernels_total");
+  REQUIRE(k.size() == 1);
+  CHECK(k[0].labels["pod"].rfind("bad\xEF\xBF\xBDpod", 0) == 0);
+  CHECK(k[0].labels["container"].size() <= metrics::kMaxLabelValueBytes);
+  CHECK(m.find("gpuwise_gpu_info").at(0).labels["name"].size() <= metrics::kMaxLabelValueBytes);
+}
+
+// Run by the ctest entry advisor_metrics_promtool_test, which counts exit code 77 as skipped.
+TEST_CASE("metrics: promtool accepts the exposition of a pod with hostile label values",
+          "[.][promtool]") {
+  if (which("promtool").empty()) {
+    std::cout << "SKIPPED: promtool is not installed (Debian: scripts/install-deps prometheus)\n"
+              << std::flush;
+    std::exit(77);
+  }
+  metrics::ExpositionBuilder builder;
+  auto text = builder.build(metrics::buildMetricsInput(trace(hostileLabelsProcess()), nullptr));
   CHECK(promtool(text) == "");
 }
 

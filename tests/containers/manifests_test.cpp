@@ -96,6 +96,22 @@ void checkBase(const json& docs) {
   CHECK(pod["spec"]["serviceAccountName"] == account["metadata"]["name"]);
   CHECK(account["automountServiceAccountToken"] == false);
   CHECK(pod["spec"]["securityContext"]["runAsNonRoot"] == true);
+
+  // Only the API server reaches the webhook pods, and only their HTTPS port: one ingress rule,
+  // one port, sources named by address (no pod or namespace selector lets a pod in).
+  json policy = one(docs, "NetworkPolicy");
+  CHECK(policy["metadata"]["namespace"] == namespace_name);
+  CHECK(policy["spec"]["podSelector"]["matchLabels"] ==
+        deployment["spec"]["selector"]["matchLabels"]);
+  CHECK(policy["spec"]["policyTypes"] == json::array({"Ingress"}));
+  REQUIRE(policy["spec"]["ingress"].size() == 1);
+  const json& rule = policy["spec"]["ingress"][0];
+  CHECK(rule["ports"] == json::array({{{"protocol", "TCP"}, {"port", port["name"]}}}));
+  REQUIRE(!rule["from"].empty());
+  for (const auto& from : rule["from"]) {
+    CHECK(from.size() == 1);
+    CHECK(from.contains("ipBlock"));
+  }
 }
 
 } // namespace
@@ -104,7 +120,7 @@ TEST_CASE("kustomize: the base and the cert-manager overlay render consistent ob
   TempDir scratch;
   if (toolsMissing(scratch)) return;
   json base = kustomize(kubernetesDir() + "/base", scratch);
-  CHECK(base.size() == 6);
+  CHECK(base.size() == 7);
   checkBase(base);
   CHECK_FALSE(one(base, "MutatingWebhookConfiguration")["metadata"].contains("annotations"));
 
@@ -214,6 +230,40 @@ TEST_CASE("kustomize: the example workloads, injected by the webhook, are consis
     ++injected;
   }
   CHECK(injected == 2);
+
+  // The metrics port of injected pods admits only Prometheus; every other port of theirs stays
+  // open to all, so the training pod's own traffic is untouched.
+  json policy = one(docs, "NetworkPolicy");
+  CHECK(policy["metadata"]["namespace"] == ns["metadata"]["name"]);
+  CHECK(policy["spec"]["podSelector"] ==
+        json({{"matchLabels", {{gpuwise::advisor::kInjectedLabel, "true"}}}}));
+  CHECK(policy["spec"]["policyTypes"] == json::array({"Ingress"}));
+  const int metrics_port = config.metrics_port;
+  // Per protocol and port: admitted from anywhere, or only from selected peers.
+  auto admits = [&](const std::string& protocol, int p, bool from_anywhere) {
+    for (const auto& rule : policy["spec"]["ingress"]) {
+      if (from_anywhere != !rule.contains("from")) continue;
+      for (const auto& range : rule["ports"]) {
+        int first = range["port"].get<int>();
+        int last = range.contains("endPort") ? range["endPort"].get<int>() : first;
+        if (range["protocol"] == protocol && p >= first && p <= last) return true;
+      }
+    }
+    return false;
+  };
+  CHECK_FALSE(admits("TCP", metrics_port, true));
+  CHECK(admits("TCP", metrics_port, false));
+  int open_ports = 0;
+  for (int p = 1; p <= 65535; ++p)
+    open_ports += admits("TCP", p, true) + admits("UDP", p, true) + admits("SCTP", p, true);
+  CHECK(open_ports == 3 * 65535 - 1);
+  for (const auto& rule : policy["spec"]["ingress"]) {
+    if (!rule.contains("from")) continue;
+    REQUIRE(rule["from"].size() == 1);
+    const json& peer = rule["from"][0];
+    CHECK(peer["podSelector"]["matchLabels"]["app.kubernetes.io/name"] == "prometheus");
+    CHECK(peer["namespaceSelector"]["matchLabels"].contains("kubernetes.io/metadata.name"));
+  }
 
   json hpa = one(docs, "HorizontalPodAutoscaler");
   CHECK(hpa["spec"]["scaleTargetRef"]["name"] == one(docs, "Deployment")["metadata"]["name"]);
