@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <arpa/inet.h>
 #include <netdb.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 
 namespace gpuwise::advisor {
@@ -28,9 +29,22 @@ std::string peerAddress(socket_t sock) {
   return host;
 }
 
+ConnectionLimits ConnectionGuard::withinDescriptorLimit(ConnectionLimits limits) {
+  // Beyond the process's descriptor limit accept() fails and every client waits alike; below it
+  // the caps decide who waits. Room is kept for the listener, logs, the ingest's sockets.
+  constexpr size_t kReservedDescriptors = 64;
+  rlimit files{};
+  if (::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur != RLIM_INFINITY &&
+      files.rlim_cur > 2 * kReservedDescriptors)
+    limits.max_connections =
+        std::min<size_t>(limits.max_connections, files.rlim_cur - kReservedDescriptors);
+  limits.max_per_client = std::min(limits.max_per_client, limits.max_connections);
+  return limits;
+}
+
 ConnectionGuard::ConnectionGuard(ConnectionLimits limits,
                                  std::function<void(const std::string&)> log)
-    : limits_(limits), log_(std::move(log)) {}
+    : limits_(withinDescriptorLimit(limits)), log_(std::move(log)) {}
 
 bool ConnectionGuard::admit(socket_t sock) {
   std::string client = peerAddress(sock);

@@ -48,6 +48,7 @@ struct ConnectionLimits {
 class ConnectionGuard {
 public:
   // `log`: one line per refusal, at most one line per 10 s (a flood must not flood the log).
+  // max_connections is lowered to what the process's descriptor limit allows.
   explicit ConnectionGuard(ConnectionLimits limits,
                            std::function<void(const std::string&)> log = nullptr);
 
@@ -69,6 +70,9 @@ public:
   Stats stats() const;
 
 private:
+  // `limits` with max_connections lowered to fit RLIMIT_NOFILE.
+  static ConnectionLimits withinDescriptorLimit(ConnectionLimits limits);
+
   struct Connection {
     std::string client;
     bool idle = false;

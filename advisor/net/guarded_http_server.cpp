@@ -186,7 +186,7 @@ int widenBacklog(bool bound, int port, socket_t listening) {
 } // namespace
 
 GuardedServer::GuardedServer(ConnectionLimits limits, NetLog log) : guard_(limits, std::move(log)) {
-  size_t threads = limits.max_connections + kRefusalThreads;
+  size_t threads = guard_.limits().max_connections + kRefusalThreads;
   new_task_queue = [threads] { return new ElasticTaskQueue(threads); };
 }
 
@@ -219,7 +219,7 @@ bool GuardedServer::process_and_close_socket(socket_t sock) {
 GuardedSslServer::GuardedSslServer(const std::function<bool(SSL_CTX&)>& setup_ssl_ctx,
                                    ConnectionLimits limits, NetLog log)
     : httplib::SSLServer(setup_ssl_ctx), guard_(limits, std::move(log)) {
-  size_t threads = limits.max_connections + kRefusalThreads;
+  size_t threads = guard_.limits().max_connections + kRefusalThreads;
   new_task_queue = [threads] { return new ElasticTaskQueue(threads); };
 }
 

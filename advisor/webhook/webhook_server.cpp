@@ -19,9 +19,10 @@ constexpr long long kReadyMarginSeconds = 60;
 
 // The webhook's clients are the API servers: a few addresses, each opening as many connections
 // as pods are created at once (HTTP/1.1, one review per connection at a time), and keeping them
-// alive between reviews. The per-client cap leaves a burst of hundreds of pod creations room; the
-// total bounds threads and descriptors. Idle keep-alive connections are closed first when a cap
-// is reached, and a request must arrive whole within the API server's own budget
+// alive between reviews. The per-client cap leaves a burst of 500 pod creations from one API
+// server room; the total bounds threads, descriptors and memory (~70 KiB a TLS connection, so
+// 1024 of them fit the Deployment's 256 MiB). Idle keep-alive connections are closed first when a
+// cap is reached, and a request must arrive whole within the API server's own budget
 // (timeoutSeconds: 5 in the manifests) or it is of no use to anyone.
 ConnectionLimits webhookConnectionLimits() {
   ConnectionLimits l;
@@ -29,7 +30,7 @@ ConnectionLimits webhookConnectionLimits() {
   l.idle_timeout = std::chrono::seconds(30);
   l.write_timeout = std::chrono::seconds(10);
   l.max_connections = 1024;
-  l.max_per_client = 256;
+  l.max_per_client = 512;
   return l;
 }
 

@@ -21,6 +21,7 @@
 #include <arpa/inet.h>
 #include <atomic>
 #include <condition_variable>
+#include <csignal>
 #include <iostream>
 #include <mutex>
 #include <netinet/in.h>
@@ -70,11 +71,15 @@ std::string clientHello() {
 }
 
 // Connections that send `bytes` one byte a second, from 127.0.0.2 ... 127.0.0.(1 + addresses),
-// each reconnecting when the server closes it (as an attacker would), until destroyed.
+// each reconnecting when the server closes it (as an attacker would), until destroyed. With
+// `tls`, each first completes a TLS handshake and sends the bytes inside the session.
 class SlowClients {
 public:
-  SlowClients(int port, std::string bytes, int addresses = 8)
-      : port_(port), bytes_(std::move(bytes)) {
+  SlowClients(int port, std::string bytes, int addresses = 8, bool tls = false)
+      : port_(port), bytes_(std::move(bytes)),
+        tls_(tls ? SSL_CTX_new(TLS_client_method()) : nullptr) {
+    std::signal(SIGPIPE, SIG_IGN); // writes to connections the server closed
+
     for (int i = 0; i < kSlowClients; ++i)
       clients_.push_back({-1, 0, "127.0.0." + std::to_string(2 + i % addresses)});
     thread_ = std::thread([this] { run(); });
@@ -87,7 +92,8 @@ public:
     wake_.notify_all();
     thread_.join();
     for (auto& c : clients_)
-      if (c.fd >= 0) ::close(c.fd);
+      disconnect(c);
+    if (tls_) SSL_CTX_free(tls_);
   }
   int connected() const { return connected_.load(); }
   int connects() const { return connects_.load(); }
@@ -97,10 +103,23 @@ private:
     int fd;
     size_t sent;
     std::string from;
+    SSL* ssl = nullptr;
   };
 
-  bool connect(Client& c) {
+  static void disconnect(Client& c) {
+    if (c.ssl) SSL_free(c.ssl);
     if (c.fd >= 0) ::close(c.fd);
+    c.ssl = nullptr;
+    c.fd = -1;
+  }
+
+  bool send(Client& c, char byte) {
+    if (c.ssl) return SSL_write(c.ssl, &byte, 1) == 1;
+    return ::send(c.fd, &byte, 1, MSG_NOSIGNAL | MSG_DONTWAIT) == 1;
+  }
+
+  bool connect(Client& c) {
+    disconnect(c);
     c.fd = ::socket(AF_INET, SOCK_STREAM, 0);
     c.sent = 0;
     sockaddr_in local{}, server{};
@@ -110,11 +129,18 @@ private:
     server.sin_port = htons(static_cast<uint16_t>(port_));
     timeval tv{1, 0}; // a refused or backlogged connect must not stall the others for long
     ::setsockopt(c.fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+    ::setsockopt(c.fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
     if (::bind(c.fd, reinterpret_cast<sockaddr*>(&local), sizeof local) != 0 ||
         ::connect(c.fd, reinterpret_cast<sockaddr*>(&server), sizeof server) != 0) {
-      ::close(c.fd);
-      c.fd = -1;
+      disconnect(c);
       return false;
+    }
+    if (tls_) {
+      c.ssl = SSL_new(tls_);
+      if (!c.ssl || SSL_set_fd(c.ssl, c.fd) != 1 || SSL_connect(c.ssl) != 1) {
+        disconnect(c);
+        return false;
+      }
     }
     ++connects_;
     return true;
@@ -126,10 +152,10 @@ private:
       int up = 0;
       for (auto& c : clients_) {
         char byte = bytes_[c.sent % bytes_.size()];
-        if (c.fd < 0 || ::send(c.fd, &byte, 1, MSG_NOSIGNAL | MSG_DONTWAIT) != 1) {
+        if (c.fd < 0 || !send(c, byte)) {
           if (!connect(c)) continue;
           byte = bytes_[0];
-          if (::send(c.fd, &byte, 1, MSG_NOSIGNAL | MSG_DONTWAIT) != 1) continue;
+          if (!send(c, byte)) continue;
         }
         ++c.sent;
         ++up;
@@ -141,6 +167,7 @@ private:
 
   const int port_;
   const std::string bytes_;
+  SSL_CTX* const tls_;
   std::vector<Client> clients_;
   std::atomic<int> connected_{0}, connects_{0};
   std::mutex mutex_;
@@ -272,6 +299,10 @@ TEST_CASE("the webhook keeps reviewing within 2 s while 64 slow clients hold con
   SECTION("plain bytes at a byte a second") {
     slow =
         std::make_unique<SlowClients>(port, "POST /mutate HTTP/1.1\r\n" + std::string(100000, 'a'));
+  }
+  SECTION("a request head inside a TLS session at a byte a second") {
+    slow = std::make_unique<SlowClients>(
+        port, "POST /mutate HTTP/1.1\r\nHost: x\r\nX-Slow: " + std::string(100000, 'a'), 8, true);
   }
   SECTION("a TLS ClientHello at a byte a second") {
     std::string hello = clientHello();
