@@ -14,9 +14,9 @@
 #include <sqlite3.h>
 
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
-#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -283,7 +283,8 @@ uint64_t sizeOr0(const std::string& path) {
 TEST_CASE("every hostile input under 1 MB is analysed within 10 s and 512 MiB") {
   const std::string gpuwise = buildDir() + "/bin/gpuwise";
   if (!fs::exists(gpuwise)) {
-    // Catch2 2 has no skip: the test exits with CTest's SKIP_RETURN_CODE (tests/advisor/CMakeLists.txt).
+    // Catch2 2 has no skip: the test exits with CTest's SKIP_RETURN_CODE
+    // (tests/advisor/CMakeLists.txt).
     std::fprintf(stderr, "skipped: no %s (build the gpuwise_exe target)\n", gpuwise.c_str());
     std::_Exit(77);
   }
