@@ -13,7 +13,9 @@ namespace {
 // Spans and bucket arithmetic in 128 bits: the difference of two int64 times does not always fit
 // in 64 (the importers and the ingest keep times within +-2^62, record_limits.h, but these
 // functions are exact for any times they are given).
-__int128 wide(model::TimeNs t) { return static_cast<__int128>(t); }
+__int128 wide(model::TimeNs t) {
+  return static_cast<__int128>(t);
+}
 
 // At most one bucket per nanosecond, at least one.
 size_t bucketCount(model::TimeNs start, model::TimeNs end, size_t wanted) {
@@ -60,9 +62,8 @@ int64_t bucketIndex(model::TimeNs t) {
 // INT64_MAX starts "at" INT64_MAX, so a walk over buckets always reaches an interval's end.
 model::TimeNs bucketStart(int64_t b) {
   const __int128 t = static_cast<__int128>(b) * kRecentBucketNs;
-  return static_cast<model::TimeNs>(
-      std::clamp<__int128>(t, std::numeric_limits<model::TimeNs>::min(),
-                           std::numeric_limits<model::TimeNs>::max()));
+  return static_cast<model::TimeNs>(std::clamp<__int128>(
+      t, std::numeric_limits<model::TimeNs>::min(), std::numeric_limits<model::TimeNs>::max()));
 }
 
 // The last kRecentBuckets whole-second buckets of sorted, disjoint intervals [start, end).

@@ -38,7 +38,8 @@ std::string inputBoundsWarning(const model::Trace& trace) {
       " longer than " + std::to_string(model::kMaxNameBytes) + " bytes truncated");
   if (parts.empty()) return parts;
   const auto& files = trace.source.files;
-  return "warning: " + (files.size() == 1 ? files.front() + " exceeds" : std::string("the inputs exceed")) +
+  return "warning: " +
+         (files.size() == 1 ? files.front() + " exceeds" : std::string("the inputs exceed")) +
          " gpuwise's input bounds: " + parts;
 }
 
@@ -55,7 +56,8 @@ int reportCommand(const ReportOptionsCli& o, CliIo io) {
   std::string error;
   if (!loadTraceInputs(o.inputs, "gpuwise report", &io.err, &loaded, &error)) return fail(error);
 
-  if (auto bounds = inputBoundsWarning(loaded.trace); !bounds.empty()) logLine(io.err, "report", bounds);
+  if (auto bounds = inputBoundsWarning(loaded.trace); !bounds.empty())
+    logLine(io.err, "report", bounds);
 
   ReportTargets targets;
   targets.json_path = o.json;

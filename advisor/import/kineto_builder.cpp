@@ -77,11 +77,11 @@ void KinetoProcessBuilder::countHostPid(const KinetoEvent& e) {
 }
 
 void KinetoProcessBuilder::onEvent(const KinetoEvent& e, const KinetoArgs* a) {
-  if (e.has_ts && e.ph != 'M' && e.ph != 's' && e.ph != 'f' && e.ph != 't') {
-    const model::TimeNs end = endOf(e);
-    // The trace's span is that of its plausible times: one absurd event must not stretch it.
-    if (!model::plausibleTime(e.ts) || !model::plausibleTime(end)) {
-    } else if (!wall_set_) {
+  // The trace's span is that of its plausible times: one absurd event must not stretch it.
+  const model::TimeNs end = endOf(e);
+  if (e.has_ts && e.ph != 'M' && e.ph != 's' && e.ph != 'f' && e.ph != 't' &&
+      model::plausibleTime(e.ts) && model::plausibleTime(end)) {
+    if (!wall_set_) {
       wall_min_ = e.ts;
       wall_max_ = end;
       wall_set_ = true;

@@ -37,7 +37,8 @@ std::vector<std::pair<int64_t, ProcessBuild*>> FileImporter::keptProcesses() {
     process_events_dropped_ += kept[i].second->recordCount();
   }
   kept.resize(model::kMaxProcessesPerTrace);
-  std::sort(kept.begin(), kept.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::sort(kept.begin(), kept.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
   return kept;
 }
 

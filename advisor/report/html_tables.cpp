@@ -252,6 +252,16 @@ void htmlCollectionSection(std::ostream& o, const ReportJson& r) {
     << uint64_t(jsonNumber(r, {"collection", "undecodable_events"}).value_or(0)) << " undecodable, "
     << uint64_t(jsonNumber(r, {"collection", "lost_batches"}).value_or(0))
     << " batches lost.</p>\n";
+  // What the input bounds left out (profiler/model/record_limits.h); said only when something was.
+  auto bound = [&](const char* key) {
+    return uint64_t(jsonNumber(r, {"collection", "input_bounds", key}).value_or(0));
+  };
+  const uint64_t absurd = bound("absurd_time_records_dropped"), devices = bound("devices_dropped"),
+                 processes = bound("processes_dropped"), names = bound("names_truncated");
+  if (absurd + devices + processes + names > 0)
+    o << "<p class=\"bad\">The input exceeds gpuwise's bounds: " << absurd
+      << " records with absurd times dropped, " << devices << " device ids and " << processes
+      << " processes beyond the bounds dropped, " << names << " overlong names truncated.</p>\n";
   o << "<table><caption>Processes</caption><thead><tr><th scope=\"col\">pid</th><th "
        "scope=\"col\">rank</th><th scope=\"col\">command</th><th scope=\"col\">tier</th><th "
        "scope=\"col\">events</th><th scope=\"col\">dropped</th></tr></thead><tbody>\n";

@@ -43,9 +43,11 @@ inline constexpr size_t kMaxDevicesPerTrace = 64;
 // one-kernel processes: 132 MB of JSON, 550 MB resident, 19 s): 1,024 keeps the report of any
 // real capture whole and that of a forged one near 11 MB.
 inline constexpr size_t kMaxProcessesPerTrace = 1024;
-// Kernel names of heavily templated code reach a few KB (CUTLASS, Triton); nothing a person reads
-// is longer. Longer names keep their first bytes and a hash of the whole name (kNameHashSuffix).
-inline constexpr size_t kMaxNameBytes = 4096;
+// Kernel names of heavily templated code reach a few KB: the longest in the shared real traces is
+// 5,123 bytes (PyTorch's distribution_elementwise_grid_stride_kernel with its lambda types).
+// 16 KiB keeps every real name whole; longer ones keep their first bytes and a hash of the whole
+// name. A report names a kernel a few times, so a forged 200 MB name costs it tens of KB.
+inline constexpr size_t kMaxNameBytes = 16384;
 
 // True for 0 (unknown) and for times inside (-kTimeLimitNs, kTimeLimitNs).
 inline bool plausibleTime(TimeNs t) {

@@ -16,7 +16,7 @@
 // success has exactly one process trace and lists the file; nothing partial comes back with an error.
 // A success is within the input bounds (profiler/model/record_limits.h), which keep the analysis
 // of any trace finite: every known time inside +-2^62 and no span ending before it starts, at
-// most 64 devices, no name or identity string over 4 KiB.
+// most 64 devices, no name or identity string over 16 KiB.
 #include "advisor/import/kineto_importer.h"
 #include "profiler/model/record_limits.h"
 
