@@ -66,7 +66,7 @@ StreamRouter::LiveStream* StreamRouter::streamFor(const transport::Route& route,
   }
   // A new session: the message must decode before the stream takes a slot, so decode it into a
   // stream of its own first.
-  if (live_.size() >= max_streams_ && !(route.is_hello && live_limits_ && retireQuietest())) {
+  if (live_.size() >= max_streams_ && !(route.is_hello && live_limits_)) {
     reject("too_many_streams",
            "pid " + std::to_string(route.pid) + ": already serving " +
                std::to_string(max_streams_) + " process streams",
@@ -77,6 +77,11 @@ StreamRouter::LiveStream* StreamRouter::streamFor(const transport::Route& route,
   if (window_events_ > 0 && live_limits_) stream->limitWindow(budgetedWindow());
   if (auto error = stream->accept(opener_, shedAbove(0))) {
     reject(rejectReason(*error), "pid " + std::to_string(route.pid) + ": " + error->detail, now);
+    return nullptr;
+  }
+  // A Hello that decoded: a full router makes room (stream_router.h).
+  if (live_.size() >= max_streams_ && !retireQuietest()) {
+    reject("too_many_streams", "pid " + std::to_string(route.pid) + ": no stream to retire", now);
     return nullptr;
   }
   const uint64_t position = next_position_++;
