@@ -36,7 +36,7 @@ template <typename T> void growAhead(std::vector<T>& v, size_t headroom) {
 } // namespace
 
 ProcessStream::ProcessStream(int64_t pid, uint64_t session_id, size_t window_events)
-    : decoder_(trace_.names), session_id_(session_id) {
+    : decoder_(trace_.names), session_id_(session_id), full_window_(window_events) {
   if (window_events > 0) windows_ = std::make_unique<WindowAggregator>(window_events);
   trace_.info.pid = pid;
   trace_.info.tier_reason = "no Hello received (the advisor started after the process, or the "
@@ -96,7 +96,9 @@ void ProcessStream::cutWindows() {
 
 void ProcessStream::limitWindow(size_t window_events) {
   if (!windows_) return;
-  limited_ = true;
+  // Only a window smaller than the stream was made with changes how vectors grow: a process alone
+  // under the budget keeps the fast path (rows reserved ahead, lend()).
+  limited_ = window_events < full_window_;
   const bool smaller = window_events < windows_->windowEvents();
   windows_->setWindowEvents(window_events);
   if (smaller) cutWindows();
