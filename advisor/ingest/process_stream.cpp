@@ -43,14 +43,14 @@ ProcessStream::ProcessStream(int64_t pid, uint64_t session_id, size_t window_eve
                             "Hello was lost): identity and devices unknown";
 }
 
-std::optional<transport::DecodeError>
-ProcessStream::accept(const transport::MessageOpener& opened, size_t shed_above_events) {
+std::optional<transport::DecodeError> ProcessStream::accept(const transport::MessageOpener& opened,
+                                                            size_t shed_above_events) {
   transport::Batch events;
   lend(events);
   const size_t before = events.eventCount();
-  const std::array<size_t, 10> sizes{events.kernels.size(),     events.copies.size(),
-                                     events.memsets.size(),     events.syncs.size(),
-                                     events.api_calls.size(),   events.allocations.size(),
+  const std::array<size_t, 10> sizes{events.kernels.size(),        events.copies.size(),
+                                     events.memsets.size(),        events.syncs.size(),
+                                     events.api_calls.size(),      events.allocations.size(),
                                      events.memory_samples.size(), events.ranges.size(),
                                      events.device_samples.size(), events.blas_calls.size()};
   auto result = decoder_.decode(opened, &events);
@@ -90,7 +90,8 @@ void ProcessStream::cutWindows() {
   if (!windows_) return;
   // A large batch may hold several windows: cut until less than one is left (or a cut frees
   // nothing, which ends the loop).
-  for (size_t before = trace_.eventCount(); windows_->maybeCut(trace_); before = trace_.eventCount())
+  for (size_t before = trace_.eventCount(); windows_->maybeCut(trace_);
+       before = trace_.eventCount())
     if (trace_.eventCount() >= before) break;
 }
 

@@ -56,7 +56,8 @@ void StreamRouter::countUnrouted(const std::string& reason, uint64_t n) {
   rejected_[reason] += n;
 }
 
-StreamRouter::LiveStream* StreamRouter::streamFor(const transport::Route& route, Clock::time_point now) {
+StreamRouter::LiveStream* StreamRouter::streamFor(const transport::Route& route,
+                                                  Clock::time_point now) {
   Key key{route.pid, route.session_id};
   if (last_stream_ && key == last_key_) return last_stream_;
   if (auto it = index_.find(key); it != index_.end()) {
@@ -116,7 +117,8 @@ void StreamRouter::route(std::span<const uint8_t> message, Clock::time_point now
     uint64_t windows_before = known ? stream.windows() : 0;
     if (known) {
       if (auto error = stream.accept(opener_, shedAbove(live->held_bytes))) {
-        reject(rejectReason(*error), "pid " + std::to_string(route.pid) + ": " + error->detail, now);
+        reject(rejectReason(*error), "pid " + std::to_string(route.pid) + ": " + error->detail,
+               now);
         return;
       }
     } else {
@@ -225,7 +227,8 @@ void StreamRouter::retireQuiet(Clock::time_point now) {
         silent >= live_limits_->idle_quiet)
       quiet.push_back(position);
   }
-  for (uint64_t position : quiet) retire(position);
+  for (uint64_t position : quiet)
+    retire(position);
   // Streams that sent nothing since the budget's share shrank get their smaller window now.
   if (window_events_ > 0 && live_limits_->memory_budget_bytes > 0) {
     const size_t window = budgetedWindow();
