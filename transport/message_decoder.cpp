@@ -118,7 +118,8 @@ std::variant<Hello, Batch, DecodeError> MessageDecoder::Impl::hello(const wire::
   if (bound && h.session_id() != session)
     return DecodeError{K::UnknownSession, "Hello of session " + std::to_string(h.session_id()) +
                                               " on the decoder of session " + std::to_string(session)};
-  if (h.tier() > uint8_t(model::CollectionTier::Imported)) return malformed("unknown collection tier");
+  if (h.tier() > uint8_t(model::CollectionTier::Imported))
+    return malformed("unknown collection tier");
   Hello out;
   out.protocol_version = kProtocolVersion;
   out.session_id = h.session_id();
@@ -551,7 +552,9 @@ std::variant<Route, DecodeError> MessageOpener::open(std::span<const uint8_t> me
 }
 
 uint64_t MessageDecoder::undecodableEvents() const { return impl_->undecodable; }
-uint64_t MessageDecoder::namesDropped() const { return impl_->names_dropped; }
+uint64_t MessageDecoder::namesDropped() const {
+  return impl_->names_dropped;
+}
 
 std::variant<Route, DecodeError> peekRoute(std::span<const uint8_t> message) {
   try {

@@ -4,10 +4,10 @@
 // a .gwt file first).
 //
 // Threads: start() spawns the receiving thread, which alone touches the receiver, and the ingest
-// thread, which alone touches the router and the tee. Every public method may be called from any other thread; they take mutex_ briefly (the
-// ingest thread holds it while it routes one message). waitFor() blocks the caller up to its
-// deadline; nothing else blocks for long. stop() joins the ingest thread and is idempotent; the
-// destructor calls it.
+// thread, which alone touches the router and the tee. Every public method may be called from any
+// other thread; they take mutex_ briefly (the ingest thread holds it while it routes one message).
+// waitFor() blocks the caller up to its deadline; nothing else blocks for long. stop() joins the
+// ingest thread and is idempotent; the destructor calls it.
 #pragma once
 
 #include "advisor/analysis/collection_analyzer.h"

@@ -38,22 +38,22 @@ template <typename T> void growAhead(std::vector<T>& v, size_t headroom) {
 } // namespace
 
 ProcessStream::ProcessStream(int64_t pid, uint64_t session_id, size_t window_events)
-    : decoder_(trace_.names), session_id_(session_id) {
+    : decoder_(trace_.names), session_id_(session_id), full_window_(window_events) {
   if (window_events > 0) windows_ = std::make_unique<WindowAggregator>(window_events);
   trace_.info.pid = pid;
   trace_.info.tier_reason = "no Hello received (the advisor started after the process, or the "
                             "Hello was lost): identity and devices unknown";
 }
 
-std::optional<transport::DecodeError>
-ProcessStream::accept(const transport::MessageOpener& opened, size_t shed_above_events) {
+std::optional<transport::DecodeError> ProcessStream::accept(const transport::MessageOpener& opened,
+                                                            size_t shed_above_events) {
   transport::Batch events;
   const auto marks = model::RecordMarks::of(trace_);
   lend(events);
   const size_t before = events.eventCount();
-  const std::array<size_t, 10> sizes{events.kernels.size(),     events.copies.size(),
-                                     events.memsets.size(),     events.syncs.size(),
-                                     events.api_calls.size(),   events.allocations.size(),
+  const std::array<size_t, 10> sizes{events.kernels.size(),        events.copies.size(),
+                                     events.memsets.size(),        events.syncs.size(),
+                                     events.api_calls.size(),      events.allocations.size(),
                                      events.memory_samples.size(), events.ranges.size(),
                                      events.device_samples.size(), events.blas_calls.size()};
   auto result = decoder_.decode(opened, &events);
@@ -95,13 +95,16 @@ void ProcessStream::cutWindows() {
   if (!windows_) return;
   // A large batch may hold several windows: cut until less than one is left (or a cut frees
   // nothing, which ends the loop).
-  for (size_t before = trace_.eventCount(); windows_->maybeCut(trace_); before = trace_.eventCount())
+  for (size_t before = trace_.eventCount(); windows_->maybeCut(trace_);
+       before = trace_.eventCount())
     if (trace_.eventCount() >= before) break;
 }
 
 void ProcessStream::limitWindow(size_t window_events) {
   if (!windows_) return;
-  limited_ = true;
+  // Only a window smaller than the stream was made with changes how vectors grow: a process alone
+  // under the budget keeps the fast path (rows reserved ahead, lend()).
+  limited_ = window_events < full_window_;
   const bool smaller = window_events < windows_->windowEvents();
   windows_->setWindowEvents(window_events);
   if (smaller) cutWindows();

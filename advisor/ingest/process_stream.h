@@ -114,7 +114,8 @@ private:
   uint64_t hello_fields_truncated_ = 0;
   std::optional<uint64_t> next_sequence_;
   std::unique_ptr<WindowAggregator> windows_; // null: keep every event
-  bool limited_ = false; // limitWindow() was called: keep vectors near their size
+  size_t full_window_;                        // the window the stream was made with
+  bool limited_ = false; // limitWindow() made it smaller: keep vectors near their size
 };
 
 } // namespace gpuwise::advisor

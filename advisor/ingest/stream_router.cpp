@@ -56,7 +56,8 @@ void StreamRouter::countUnrouted(const std::string& reason, uint64_t n) {
   rejected_[reason] += n;
 }
 
-StreamRouter::LiveStream* StreamRouter::streamFor(const transport::Route& route, Clock::time_point now) {
+StreamRouter::LiveStream* StreamRouter::streamFor(const transport::Route& route,
+                                                  Clock::time_point now) {
   Key key{route.pid, route.session_id};
   if (last_stream_ && key == last_key_) return last_stream_;
   if (auto it = index_.find(key); it != index_.end()) {
@@ -66,7 +67,7 @@ StreamRouter::LiveStream* StreamRouter::streamFor(const transport::Route& route,
   }
   // A new session: the message must decode before the stream takes a slot, so decode it into a
   // stream of its own first.
-  if (live_.size() >= max_streams_ && !(route.is_hello && live_limits_ && retireQuietest())) {
+  if (live_.size() >= max_streams_ && !(route.is_hello && live_limits_)) {
     reject("too_many_streams",
            "pid " + std::to_string(route.pid) + ": already serving " +
                std::to_string(max_streams_) + " process streams",
@@ -77,6 +78,11 @@ StreamRouter::LiveStream* StreamRouter::streamFor(const transport::Route& route,
   if (window_events_ > 0 && live_limits_) stream->limitWindow(budgetedWindow());
   if (auto error = stream->accept(opener_, shedAbove(0))) {
     reject(rejectReason(*error), "pid " + std::to_string(route.pid) + ": " + error->detail, now);
+    return nullptr;
+  }
+  // A Hello that decoded: a full router makes room (stream_router.h).
+  if (live_.size() >= max_streams_ && !retireQuietest()) {
+    reject("too_many_streams", "pid " + std::to_string(route.pid) + ": no stream to retire", now);
     return nullptr;
   }
   const uint64_t position = next_position_++;
@@ -111,7 +117,8 @@ void StreamRouter::route(std::span<const uint8_t> message, Clock::time_point now
     uint64_t windows_before = known ? stream.windows() : 0;
     if (known) {
       if (auto error = stream.accept(opener_, shedAbove(live->held_bytes))) {
-        reject(rejectReason(*error), "pid " + std::to_string(route.pid) + ": " + error->detail, now);
+        reject(rejectReason(*error), "pid " + std::to_string(route.pid) + ": " + error->detail,
+               now);
         return;
       }
     } else {
@@ -220,7 +227,8 @@ void StreamRouter::retireQuiet(Clock::time_point now) {
         silent >= live_limits_->idle_quiet)
       quiet.push_back(position);
   }
-  for (uint64_t position : quiet) retire(position);
+  for (uint64_t position : quiet)
+    retire(position);
   // Streams that sent nothing since the budget's share shrank get their smaller window now.
   if (window_events_ > 0 && live_limits_->memory_budget_bytes > 0) {
     const size_t window = budgetedWindow();

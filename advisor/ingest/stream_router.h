@@ -42,8 +42,8 @@
 
 #include <chrono>
 #include <map>
-#include <optional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
@@ -57,7 +57,7 @@ struct RouterProgress {
   uint64_t rejected = 0; // routed nowhere or failed to decode
   uint64_t events = 0;   // events absorbed
   uint64_t windows = 0;  // windows analysed and dropped (all streams)
-  size_t streams = 0;        // streams opened (live and retired)
+  size_t streams = 0;    // streams opened (live and retired)
   size_t final_streams = 0; // streams whose final batch arrived
   size_t live_streams = 0;  // streams holding a slot now
   size_t held_bytes = 0;    // records the live streams hold (StreamRouter's memory budget)
@@ -118,7 +118,8 @@ public:
     std::optional<StreamAnalysis> retired;
     StreamAnalysis aggregates() &&;
   };
-  std::optional<StreamCopy> copyStreamAfter(std::optional<uint64_t> after, IngestHealth* health) const;
+  std::optional<StreamCopy> copyStreamAfter(std::optional<uint64_t> after,
+                                            IngestHealth* health) const;
   void fillIngestHealth(IngestHealth* health) const;
 
   // A copy of every stream's records not yet folded into a window (all of them with
@@ -153,7 +154,7 @@ private:
   std::optional<StreamHealth> healthOf(const StreamAnalysis& retired) const;
 
   transport::MessageOpener opener_;
-  std::map<uint64_t, LiveStream> live_;       // by position of first contact
+  std::map<uint64_t, LiveStream> live_;        // by position of first contact
   std::map<uint64_t, StreamAnalysis> retired_; // by position of first contact
   std::map<Key, uint64_t> index_;              // live streams' positions
   uint64_t next_position_ = 0;

@@ -74,9 +74,9 @@ size_t recordBytes(const model::ProcessTrace& t) {
   // By capacity: what a vector once held stays touched (resident) after a cut moved it out.
   auto bytes = [](const auto& v) { return v.capacity() * sizeof(v[0]); };
   // A name costs its text and about 64 bytes of string and index entry.
-  return bytes(t.kernels) + bytes(t.copies) + bytes(t.memsets) + bytes(t.syncs) + bytes(t.api_calls) +
-         bytes(t.allocations) + bytes(t.memory_samples) + bytes(t.ranges) + bytes(t.device_samples) +
-         bytes(t.blas_calls) + t.names.textBytes() + 64 * t.names.count();
+  return bytes(t.kernels) + bytes(t.copies) + bytes(t.memsets) + bytes(t.syncs) +
+         bytes(t.api_calls) + bytes(t.allocations) + bytes(t.memory_samples) + bytes(t.ranges) +
+         bytes(t.device_samples) + bytes(t.blas_calls) + t.names.textBytes() + 64 * t.names.count();
 }
 
 size_t WindowAggregator::heldBytes() const {

@@ -51,7 +51,8 @@ namespace gpuwise::advisor {
 // as much again while a window is analysed; the advisor's memory swings by that much, not more.
 inline constexpr size_t kDefaultWindowEvents = 250'000;
 
-// Bytes the record vectors of `trace` hold (by capacity) and its name table's text: what a stream's pending records cost, for the ingest's memory budget.
+// Bytes the record vectors of `trace` hold (by capacity) and its name table's text: what a stream's
+// pending records cost, for the ingest's memory budget.
 size_t recordBytes(const model::ProcessTrace& trace);
 
 class WindowAggregator {
@@ -72,7 +73,9 @@ public:
   size_t windowEvents() const { return window_events_; }
   // Changes the window size from the next cut on (the router shrinks it to keep ingest within its
   // memory budget; the context caps, in windows, shrink with it).
-  void setWindowEvents(size_t window_events) { window_events_ = std::max<size_t>(window_events, 16); }
+  void setWindowEvents(size_t window_events) {
+    window_events_ = std::max<size_t>(window_events, 16);
+  }
   // Bytes of records this aggregator holds between cuts (the context carried into the next
   // window).
   size_t heldBytes() const;

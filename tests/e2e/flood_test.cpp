@@ -27,8 +27,8 @@ constexpr model::TimeNs kMs = 1'000'000;
 constexpr int kFloodSessions = 1000;
 constexpr int kFloodConnections = 4; // sessions share connections, as forks of a pod do
 constexpr int kFloodKernelsPerBatch = 20'000;
-constexpr int kFloodRounds = 4; // at most; the flood also stops after kFloodFor
-constexpr auto kFloodFor = std::chrono::seconds(25);
+constexpr int kFloodRounds = 3; // at most; the flood also stops after kFloodFor
+constexpr auto kFloodFor = std::chrono::seconds(15);
 constexpr uint64_t kBudgetMiB = 256;
 // What the advisor holds beyond its records' budget: the program and its libraries (~40 MiB),
 // ZeroMQ's queues (100 messages per connection), one message decoded at a time (up to 64 MiB),
@@ -132,7 +132,7 @@ TEST_CASE(
       return;
     }
     const auto id = c.names().intern("real_gemm");
-    const auto until = Clock::now() + std::chrono::seconds(15);
+    const auto until = Clock::now() + std::chrono::seconds(10);
     for (int b = 0; Clock::now() < until; ++b) {
       for (int i = 0; i < 100; ++i) {
         model::KernelExec k;
@@ -196,5 +196,6 @@ TEST_CASE(
   CHECK(found);
   CHECK(report["processes"].size() >= 2);
   INFO(report["collection"].dump());
-  CHECK(report["collection"].contains("shed_by_reason"));
+  REQUIRE(report["collection"].contains("shed_by_reason"));
+  std::printf("shed: %s\n", report["collection"]["shed_by_reason"].dump().c_str());
 }
