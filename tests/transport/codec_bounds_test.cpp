@@ -1,6 +1,7 @@
 // What one sender can make a decoder hold: a Hello is cut to its bounds (devices, text), and name
 // ids far apart cost their names, not the ids between. Both once took gigabytes from a few KB on
 // the wire (a bloated Hello; a batch naming an id a million past the table).
+#include "profiler/model/record_limits.h"
 #include "transport/codec.h"
 #include "transport/envelope.h"
 #include "transport/schema/gpuwise_generated.h"
@@ -107,15 +108,16 @@ TEST_CASE("a name id far past the table costs its name, not the ids between") {
 TEST_CASE("names past the decoder's bound are dropped and counted, never stored") {
   model::NameTable names;
   MessageDecoder decoder(names);
-  const std::string big(kMaxTextBytes, 'x');
+  // Names of the longest length the table stores (a longer one is cut to it on the way in).
+  const std::string big(model::kMaxNameBytes, 'x');
   uint32_t id = 1;
-  // 32 MiB of names is the bound: 600 messages of 64 KiB names go past it.
+  // 32 MiB of names is the bound: 2,400 names of 16 KiB go past it.
   for (int m = 0; m < 60; ++m) {
     std::vector<std::pair<uint32_t, std::string>> batch;
-    for (int i = 0; i < 10; ++i)
+    for (int i = 0; i < 40; ++i)
       batch.emplace_back(id++, big);
     REQUIRE(std::holds_alternative<Batch>(decoder.decode(namesBatch(3, batch))));
   }
   CHECK(names.textBytes() <= size_t{32} << 20);
-  CHECK(decoder.namesDropped() == 600 - (size_t{32} << 20) / kMaxTextBytes);
+  CHECK(decoder.namesDropped() == 2400 - (size_t{32} << 20) / model::kMaxNameBytes);
 }

@@ -1,5 +1,6 @@
 // Interning across the batches of a connection epoch: what is sent once, what is sent again after a
 // failed send or a new epoch, and what a decoder that missed a message can still decode.
+#include "profiler/model/record_limits.h"
 #include "tests/transport/record_fixtures.h"
 #include "tests/transport/steady_loop.h"
 #include "transport/codec.h"
@@ -246,10 +247,11 @@ TEST_CASE("New names beyond the per-message budget follow in the next message") 
   model::NameTable sender;
   BatchEncoder enc(sender, 1, 1);
   std::vector<model::ApiCall> calls;
-  for (int i = 0; i < 40; ++i) { // 40 x 64 KiB = 2.5 MiB of new names
+  // Names of the longest length the name table keeps (longer ones are cut to it).
+  for (int i = 0; i < 160; ++i) { // 160 x 16 KiB = 2.5 MiB of new names
     model::ApiCall a;
-    const std::string suffix = (i < 10 ? "0" : "") + std::to_string(i);
-    a.name = sender.intern(std::string(kMaxTextBytes - 2, char('a' + i % 26)) + suffix); // exactly the limit
+    const std::string suffix = (i < 10 ? "00" : i < 100 ? "0" : "") + std::to_string(i);
+    a.name = sender.intern(std::string(model::kMaxNameBytes - 3, char('a' + i % 26)) + suffix);
     a.start = i + 1;
     calls.push_back(a);
     enc.add(a);
@@ -257,8 +259,8 @@ TEST_CASE("New names beyond the per-message budget follow in the next message") 
   const auto m1 = enc.encode(0, false, 0);
   enc.confirm(true);
   const auto m2 = enc.encode(0, false, 0);
-  CHECK(carried(m1).names == kMaxNewNameBytesPerMessage / kMaxTextBytes);
-  CHECK(carried(m1).names + carried(m2).names == 40);
+  CHECK(carried(m1).names == kMaxNewNameBytesPerMessage / model::kMaxNameBytes);
+  CHECK(carried(m1).names + carried(m2).names == 160);
   model::NameTable receiver;
   MessageDecoder dec(receiver);
   Batch b = expectValue<Batch>(dec.decode(m1));
