@@ -3,6 +3,7 @@
 #pragma once
 
 #include "profiler/model/trace.h"
+#include "tests/traces_dir.h"
 
 #include <libdeflate.h>
 
@@ -53,10 +54,8 @@ private:
   std::filesystem::path path_;
 };
 
-inline std::string tracesDir() {
-  const char* d = std::getenv("GPUWISE_TRACES_DIR");
-  return d ? std::string(d) : std::string("../shared/traces");
-}
+// The real traces: the full set in $GPUWISE_TRACES_DIR, else tests/data/traces (tests/traces_dir.h).
+inline std::string tracesDir() { return gpuwise::test::realTracesDir().string(); }
 
 inline std::string sourceDir() {
   const char* d = std::getenv("GPUWISE_SOURCE_DIR");
