@@ -22,6 +22,11 @@ endfunction()
 # entry counts 77 as Skipped. That exit ends the whole executable, so test cases that can skip while
 # others in the file run carry a hidden tag ("[.traces]"), and SKIP_TAGS traces runs them as an entry
 # of their own, <name less _test>_traces_test (advisor_metrics_test, promtool: advisor_metrics_promtool_test).
+# The real traces the trace tests read (tests/traces_dir.h): ../shared/traces beside the checkout by
+# default; where the folder is absent they read the subset in tests/data/traces.
+set(GPUWISE_TRACES_DIR "${PROJECT_SOURCE_DIR}/../shared/traces" CACHE PATH
+  "Folder of real GPU traces (kineto/, nsys/) for the trace tests")
+
 function(gpuwise_add_test name)
   cmake_parse_arguments(ARG "" "TIMEOUT" "SOURCES;LIBS;LABELS;ENV;SKIP_TAGS" ${ARGN})
   add_executable(${name} ${ARG_SOURCES})
@@ -47,7 +52,7 @@ function(gpuwise_add_test name)
   foreach(entry ${entries})
     set_tests_properties(${entry} PROPERTIES LABELS "${ARG_LABELS}" TIMEOUT ${ARG_TIMEOUT}
       SKIP_RETURN_CODE 77
-      ENVIRONMENT "GPUWISE_BUILD_DIR=${CMAKE_BINARY_DIR};GPUWISE_SOURCE_DIR=${PROJECT_SOURCE_DIR};GPUWISE_TRACES_DIR=${PROJECT_SOURCE_DIR}/../shared/traces;${ARG_ENV}")
+      ENVIRONMENT "GPUWISE_BUILD_DIR=${CMAKE_BINARY_DIR};GPUWISE_SOURCE_DIR=${PROJECT_SOURCE_DIR};GPUWISE_TRACES_DIR=${GPUWISE_TRACES_DIR};${ARG_ENV}")
     gpuwise_sanitizer_env(${entry})
   endforeach()
 endfunction()
