@@ -51,8 +51,8 @@ void checkNear(const char* what, std::optional<double> whole, std::optional<doub
 // What the windowed analysis may differ by, beyond rounding, where an approximation that
 // window_aggregator.h states applies (real traces cut into small windows; see windowedTolerance).
 struct Tolerance {
-  double stall_missed = 0;           // input_stall_ratio the windows may miss (never add)
-  bool steps_where_none = false;     // windows may infer steps where the whole trace has none
+  double stall_missed = 0;       // input_stall_ratio the windows may miss (never add)
+  bool steps_where_none = false; // windows may infer steps where the whole trace has none
 };
 
 void checkSame(const JobAnalysis& whole, const JobAnalysis& windowed, Tolerance tolerance = {}) {
@@ -79,11 +79,14 @@ void checkSame(const JobAnalysis& whole, const JobAnalysis& windowed, Tolerance 
   }
   CHECK(whole.steps.source() == windowed.steps.source());
   // Annotated steps are counted exactly; inferred ones are found per window (window_aggregator.h).
-  if (whole.steps.source() != StepSource::Inferred) CHECK(whole.steps.count() == windowed.steps.count());
+  if (whole.steps.source() != StepSource::Inferred)
+    CHECK(whole.steps.count() == windowed.steps.count());
 }
 
 // The full set, or the subset in tests/data/traces where it is absent (tests/traces_dir.h).
-fs::path tracesDir() { return gpuwise::test::realTracesDir() / "kineto"; }
+fs::path tracesDir() {
+  return gpuwise::test::realTracesDir() / "kineto";
+}
 
 // Records of `p` over on the host by `t`.
 size_t recordsUntil(const model::ProcessTrace& p, model::TimeNs t) {
@@ -122,7 +125,8 @@ Tolerance windowedTolerance(const model::ProcessTrace& p, const JobAnalysis& who
   const size_t eight_cuts = window + 7 * window * 3 / 4;
   const bool first_step_cut = recordsUntil(p, first.end) > eight_cuts;
   const auto reference = whole.inputStallReferenceNs();
-  if (first_step_cut && reference > 0) t.stall_missed = double(first.inputStallNs()) / double(reference);
+  if (first_step_cut && reference > 0)
+    t.stall_missed = double(first.inputStallNs()) / double(reference);
   return t;
 }
 
