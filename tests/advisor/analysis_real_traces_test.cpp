@@ -38,9 +38,13 @@ std::string env(const char* name, const char* fallback) {
 
 // The full set, or the subset in tests/data/traces where it is absent (tests/traces_dir.h): each
 // case checks the files present, and the folder's totals on the full set only.
-fs::path tracesRoot() { return gpuwise::test::realTracesDir() / "kineto"; }
+fs::path tracesRoot() {
+  return gpuwise::test::realTracesDir() / "kineto";
+}
 
-bool fullSet() { return gpuwise::test::haveFullTraces(); }
+bool fullSet() {
+  return gpuwise::test::haveFullTraces();
+}
 
 // On the subset, the traces a case lists that it does not hold are passed over.
 bool absentFromSubset(const std::string& rel) {

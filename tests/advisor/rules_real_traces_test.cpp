@@ -30,7 +30,9 @@ namespace fs = std::filesystem;
 namespace {
 
 // The full set, or the subset in tests/data/traces where it is absent (tests/traces_dir.h).
-fs::path kinetoRoot() { return gpuwise::test::realTracesDir() / "kineto"; }
+fs::path kinetoRoot() {
+  return gpuwise::test::realTracesDir() / "kineto";
+}
 
 model::Trace import(const fs::path& path) {
   auto r = importKineto({path.string()});

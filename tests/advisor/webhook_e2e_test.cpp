@@ -116,7 +116,8 @@ json answerPatch(const Reply& r) {
 // Runs as advisor_webhook_e2e_curl_test: curl may be missing where openssl is not.
 TEST_CASE("gpuwise webhook over TLS: real AdmissionReviews in, consistent pods out", "[.curl]") {
   if (which("curl").empty() || which("openssl").empty())
-    gpuwise::test::skipTest("curl or openssl is not installed (Debian: apt-get install curl openssl)");
+    gpuwise::test::skipTest(
+        "curl or openssl is not installed (Debian: apt-get install curl openssl)");
   TempDir dir;
   REQUIRE(makeCert(dir, dir / "cert"));
   const std::string ca = dir / "cert/ca.crt";

@@ -26,8 +26,9 @@ namespace {
 // (containers_manifests_kubectl_test ...): skipped where the tool is missing.
 void requireKustomize(const TempDir& scratch) {
   if (which("kubectl").empty() || !haveYaml(scratch))
-    gpuwise::test::skipTest("kubectl or python3-yaml is not installed (Debian: scripts/install-deps "
-                            "kubernetes-client python3-yaml)");
+    gpuwise::test::skipTest(
+        "kubectl or python3-yaml is not installed (Debian: scripts/install-deps "
+        "kubernetes-client python3-yaml)");
 }
 
 void requireTool(const char* tool) {

@@ -25,7 +25,8 @@ void requirePromtool() {
 
 void requireYaml(const TempDir& scratch) {
   if (!haveYaml(scratch))
-    gpuwise::test::skipTest("python3-yaml is not installed (Debian: scripts/install-deps python3-yaml)");
+    gpuwise::test::skipTest(
+        "python3-yaml is not installed (Debian: scripts/install-deps python3-yaml)");
 }
 
 // Every metric `expr` names is in the contract, and it names at least one.

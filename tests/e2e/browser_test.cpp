@@ -32,8 +32,9 @@ std::string browserOrSkip() {
     std::optional<std::string> found = Chromium::findBinary();
     std::string version;
     if (!found) {
-      gpuwise::test::skipTest("no Chromium found (chromium, chromium-browser, google-chrome or "
-                              "$GPUWISE_CHROMIUM); install it with `scripts/install-deps chromium`");
+      gpuwise::test::skipTest(
+          "no Chromium found (chromium, chromium-browser, google-chrome or "
+          "$GPUWISE_CHROMIUM); install it with `scripts/install-deps chromium`");
     }
     if (!Chromium::runs(*found, &version))
       gpuwise::test::skipTest(*found + " --version does not run on this machine");

@@ -75,7 +75,8 @@ std::map<std::string, std::string> sampleLine(const std::string& out) {
 
 TEST_CASE("prometheus scrapes a live advisor; its answers equal the report", "[e2e][prometheus]") {
   if (which("prometheus").empty())
-    gpuwise::test::skipTest("prometheus is not installed (Debian: scripts/install-deps installs it)");
+    gpuwise::test::skipTest(
+        "prometheus is not installed (Debian: scripts/install-deps installs it)");
   TempDir dir;
   const int metrics_port = freePort(), prom_port = freePort();
   const std::string endpoint = "ipc://" + (dir / "advisor.sock");

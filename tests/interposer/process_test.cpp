@@ -123,8 +123,9 @@ TEST_CASE("Preloaded into programs that never touch CUDA: nothing happens, nothi
   }
 }
 
-// [.python3], [.fork] and [.cuda]: CTest entries of their own (interposer_process_python3_test ...),
-// reported Skipped where python3 or the nvcc-built program is missing, or in a sanitizer lane.
+// [.python3], [.fork] and [.cuda]: CTest entries of their own (interposer_process_python3_test
+// ...), reported Skipped where python3 or the nvcc-built program is missing, or in a sanitizer
+// lane.
 TEST_CASE("Preloaded into python3, which never touches CUDA: nothing happens, nothing is printed",
           "[.python3]") {
   if (!haveProgram("python3")) gpuwise::test::skipTest("python3 is not installed");

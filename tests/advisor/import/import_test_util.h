@@ -54,8 +54,11 @@ private:
   std::filesystem::path path_;
 };
 
-// The real traces: the full set in $GPUWISE_TRACES_DIR, else tests/data/traces (tests/traces_dir.h).
-inline std::string tracesDir() { return gpuwise::test::realTracesDir().string(); }
+// The real traces: the full set in $GPUWISE_TRACES_DIR, else tests/data/traces
+// (tests/traces_dir.h).
+inline std::string tracesDir() {
+  return gpuwise::test::realTracesDir().string();
+}
 
 inline std::string sourceDir() {
   const char* d = std::getenv("GPUWISE_SOURCE_DIR");

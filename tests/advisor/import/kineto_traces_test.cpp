@@ -45,7 +45,8 @@ TEST_CASE("every shared Kineto trace imports as the reference says, or is refuse
   const auto& expected = reference.at("files");
   const auto files = traceFiles(root);
   REQUIRE_FALSE(files.empty());
-  if (full) REQUIRE(files.size() == expected.size()); // regenerate reference.json when the folder changes
+  if (full)
+    REQUIRE(files.size() == expected.size()); // regenerate reference.json when the folder changes
 
   size_t chrome = 0, refused = 0, cpuOnly = 0, withGpu = 0;
   for (const auto& [rel, path] : files) {

@@ -207,7 +207,8 @@ TEST_CASE("Buffers flow from CUPTI's callbacks to the decoder; an exhausted pool
 TEST_CASE("A missing libcupti: the port says why, the collector stays off") {
   DlCuptiPort port("libgpuwise-no-such-cupti.so");
   CHECK_FALSE(port.available());
-  CHECK(std::string(port.whyUnavailable()).find("libgpuwise-no-such-cupti.so") != std::string::npos);
+  CHECK(std::string(port.whyUnavailable()).find("libgpuwise-no-such-cupti.so") !=
+        std::string::npos);
   CHECK(port.subscribe(nullptr, nullptr, nullptr) == CUPTI_ERROR_NOT_INITIALIZED);
   CuptiCollector c(port, smallPool());
   auto r = c.start(fixedTimestamp);
