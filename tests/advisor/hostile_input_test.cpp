@@ -7,6 +7,7 @@
 // To add an input: one row in kInputs, {name, file name, generator, optional check of the report}.
 #include "tests/advisor/subprocess.h"
 #include "tests/sanitizer_env.h"
+#include "tests/skip_test.h"
 
 #include <catch2/catch.hpp>
 #include <libdeflate.h>
@@ -283,10 +284,7 @@ uint64_t sizeOr0(const std::string& path) {
 TEST_CASE("every hostile input under 1 MB is analysed within 10 s and 512 MiB") {
   const std::string gpuwise = buildDir() + "/bin/gpuwise";
   if (!fs::exists(gpuwise)) {
-    // Catch2 2 has no skip: the test exits with CTest's SKIP_RETURN_CODE
-    // (tests/advisor/CMakeLists.txt).
-    std::fprintf(stderr, "skipped: no %s (build the gpuwise_exe target)\n", gpuwise.c_str());
-    std::_Exit(77);
+    gpuwise::test::skipTest("no " + gpuwise + " (build the gpuwise_exe target)");
   }
   // Under a sanitizer lane the runtime's shadow and quarantine count in RSS and every
   // instruction is checked: the memory bound is not measured and the time bound is relaxed.

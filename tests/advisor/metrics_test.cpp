@@ -8,6 +8,7 @@
 #include "tests/advisor/metrics_parse.h"
 #include "tests/advisor/trace_builder.h"
 #include "tests/containers/containers_support.h"
+#include "tests/skip_test.h"
 
 #include <catch2/catch.hpp>
 #include <httplib.h>
@@ -266,8 +267,10 @@ TEST_CASE("metrics: without GPU timing the GPU-time series are absent, not zero"
   CHECK(m.find("gpuwise_gpu_info", l).at(0).labels["compute_capability"] == "9.0");
 }
 
-TEST_CASE("metrics: label values are escaped and read back unchanged") {
-  CHECK(metrics::escapeLabelValue("a\"b\\c\nd") == "a\\\"b\\\\c\\nd");
+namespace {
+
+// A process whose pod, container and GPU name need escaping in label values.
+std::string escapedLabelsExposition() {
   model::ProcessTrace p = rankProcess(7, 2);
   p.info.pod = "we\"ird\\pod\nname";
   p.info.container = "ünïcode";
@@ -276,7 +279,20 @@ TEST_CASE("metrics: label values are escaped and read back unchanged") {
   p.devices[0].mig_profile = "1g.18gb";
   model::Trace t = trace(std::move(p));
   metrics::ExpositionBuilder b;
-  auto text = b.build(metrics::buildMetricsInput(std::move(t), nullptr));
+  return b.build(metrics::buildMetricsInput(std::move(t), nullptr));
+}
+
+// The promtool cases run as advisor_metrics_promtool_test ([.][promtool]): skipped without it.
+void requirePromtool() {
+  if (which("promtool").empty())
+    gpuwise::test::skipTest("promtool is not installed (Debian: scripts/install-deps prometheus)");
+}
+
+} // namespace
+
+TEST_CASE("metrics: label values are escaped and read back unchanged") {
+  CHECK(metrics::escapeLabelValue("a\"b\\c\nd") == "a\\\"b\\\\c\\nd");
+  auto text = escapedLabelsExposition();
   auto m = parseProm(text);
   auto k = m.find("gpuwise_kernels_total");
   REQUIRE(k.size() == 1);
@@ -285,11 +301,11 @@ TEST_CASE("metrics: label values are escaped and read back unchanged") {
   CHECK(m.find("gpuwise_gpu_info").at(0).labels["name"] == "GPU \"X\"");
   CHECK(m.find("gpuwise_gpu_info").at(0).labels["uuid"] == "MIG-11223344-5566-7788-99aa-bbccddeeff00");
   CHECK(m.find("gpuwise_gpu_info").at(0).labels["mig_profile"] == "1g.18gb");
-  if (which("promtool").empty()) {
-    WARN("promtool is not installed (Debian: scripts/install-deps prometheus): not checked");
-    return;
-  }
-  CHECK(promtool(text) == "");
+}
+
+TEST_CASE("metrics: promtool accepts escaped label values", "[.][promtool]") {
+  requirePromtool();
+  CHECK(promtool(escapedLabelsExposition()) == "");
 }
 
 namespace {
@@ -361,14 +377,9 @@ TEST_CASE("metrics: label values are valid UTF-8 and bounded, distinct values st
   CHECK(m.find("gpuwise_gpu_info").at(0).labels["name"].size() <= metrics::kMaxLabelValueBytes);
 }
 
-// Run by the ctest entry advisor_metrics_promtool_test, which counts exit code 77 as skipped.
 TEST_CASE("metrics: promtool accepts the exposition of a pod with hostile label values",
           "[.][promtool]") {
-  if (which("promtool").empty()) {
-    std::cout << "SKIPPED: promtool is not installed (Debian: scripts/install-deps prometheus)\n"
-              << std::flush;
-    std::exit(77);
-  }
+  requirePromtool();
   metrics::ExpositionBuilder builder;
   auto text = builder.build(metrics::buildMetricsInput(trace(hostileLabelsProcess()), nullptr));
   CHECK(promtool(text) == "");
@@ -418,24 +429,33 @@ TEST_CASE("metrics: a multi-GPU process has one series per GPU") {
   CHECK(m.find("gpuwise_copy_bytes_total", {{"gpu", "1"}}).empty());
 }
 
-TEST_CASE("metrics: promtool accepts the exposition; its size for 1 and 64 processes") {
-  metrics::ExpositionBuilder b;
-  std::string one = b.build(handBuiltJob());
+namespace {
+
+std::string sixtyFourProcessesExposition() {
   model::Trace t;
   for (int r = 0; r < 64; ++r)
     t.processes.push_back(rankProcess(1000 + r, r));
   metrics::ExpositionBuilder b64;
-  std::string many = b64.build(metrics::buildMetricsInput(std::move(t), nullptr));
+  return b64.build(metrics::buildMetricsInput(std::move(t), nullptr));
+}
+
+} // namespace
+
+TEST_CASE("metrics: the exposition's size for 1 and 64 processes") {
+  metrics::ExpositionBuilder b;
+  std::string one = b.build(handBuiltJob());
+  std::string many = sixtyFourProcessesExposition();
   auto m = parseProm(many);
   CHECK(m.find("gpuwise_kernels_total").size() == 64);
   WARN("exposition size: 2 processes " << one.size() << " bytes, 64 processes " << many.size()
                                        << " bytes (" << m.series.size() << " series)");
-  if (which("promtool").empty()) {
-    WARN("promtool is not installed (Debian: scripts/install-deps prometheus): not checked");
-    return;
-  }
-  CHECK(promtool(one) == "");
-  CHECK(promtool(many) == "");
+}
+
+TEST_CASE("metrics: promtool accepts the exposition of 1 and 64 processes", "[.][promtool]") {
+  requirePromtool();
+  metrics::ExpositionBuilder b;
+  CHECK(promtool(b.build(handBuiltJob())) == "");
+  CHECK(promtool(sixtyFourProcessesExposition()) == "");
 }
 
 TEST_CASE("metrics server: /metrics, /healthz, 404, the cache and a bad address") {

@@ -13,6 +13,7 @@
 // Needs openssl (the test certificate); without it the test exits 77, which CTest reports as
 // skipped.
 #include "tests/advisor/subprocess.h"
+#include "tests/skip_test.h"
 
 #include <catch2/catch.hpp>
 #include <httplib.h>
@@ -207,11 +208,8 @@ int portFrom(Process& p, const std::string& pattern) {
 }
 
 void requireOpenssl() {
-  if (which("openssl").empty()) {
-    std::cout << "SKIPPED: openssl is not installed (Debian: apt-get install openssl)\n"
-              << std::flush;
-    std::exit(77);
-  }
+  if (which("openssl").empty())
+    gpuwise::test::skipTest("openssl is not installed (Debian: apt-get install openssl)");
 }
 
 } // namespace

@@ -6,6 +6,7 @@
 // Needs curl and openssl (Debian: curl, openssl); without them the test says so and checks nothing.
 #include "tests/advisor/subprocess.h"
 #include "tests/advisor/webhook_pod_check.h"
+#include "tests/skip_test.h"
 
 #include <catch2/catch.hpp>
 
@@ -112,11 +113,11 @@ json answerPatch(const Reply& r) {
 
 } // namespace
 
-TEST_CASE("gpuwise webhook over TLS: real AdmissionReviews in, consistent pods out") {
-  if (which("curl").empty() || which("openssl").empty()) {
-    WARN("curl or openssl is not installed (Debian: apt-get install curl openssl): skipped");
-    return;
-  }
+// Runs as advisor_webhook_e2e_curl_test: curl may be missing where openssl is not.
+TEST_CASE("gpuwise webhook over TLS: real AdmissionReviews in, consistent pods out", "[.curl]") {
+  if (which("curl").empty() || which("openssl").empty())
+    gpuwise::test::skipTest(
+        "curl or openssl is not installed (Debian: apt-get install curl openssl)");
   TempDir dir;
   REQUIRE(makeCert(dir, dir / "cert"));
   const std::string ca = dir / "cert/ca.crt";
@@ -288,10 +289,8 @@ TEST_CASE("gpuwise webhook over TLS: real AdmissionReviews in, consistent pods o
 }
 
 TEST_CASE("gpuwise webhook: a certificate or key it cannot use is one line, exit 2") {
-  if (which("openssl").empty()) {
-    WARN("openssl is not installed: skipped");
-    return;
-  }
+  if (which("openssl").empty())
+    gpuwise::test::skipTest("openssl is not installed (Debian: apt-get install openssl)");
   TempDir dir;
   REQUIRE(makeCert(dir, dir / "a"));
   REQUIRE(makeCert(dir, dir / "b"));

@@ -10,6 +10,7 @@
 #include "advisor/ingest/window_aggregator.h"
 #include "advisor/rules/rule_set.h"
 #include "tests/advisor/subprocess.h"
+#include "tests/traces_dir.h"
 
 #include <catch2/catch.hpp>
 
@@ -47,24 +48,86 @@ void checkNear(const char* what, std::optional<double> whole, std::optional<doub
   if (whole) CHECK(std::abs(*whole - *windowed) <= tolerance);
 }
 
-void checkSame(const JobAnalysis& whole, const JobAnalysis& windowed) {
+// What the windowed analysis may differ by, beyond rounding, where an approximation that
+// window_aggregator.h states applies (real traces cut into small windows; see windowedTolerance).
+struct Tolerance {
+  double stall_missed = 0;       // input_stall_ratio the windows may miss (never add)
+  bool steps_where_none = false; // windows may infer steps where the whole trace has none
+};
+
+void checkSame(const JobAnalysis& whole, const JobAnalysis& windowed, Tolerance tolerance = {}) {
   auto a = headline(whole), b = headline(windowed);
   INFO("whole: busy " << a.busy.value_or(-1) << " idle " << a.idle.value_or(-1) << " stall "
                       << a.stall.value_or(-1) << "; windowed: busy " << b.busy.value_or(-1)
-                      << " idle " << b.idle.value_or(-1) << " stall " << b.stall.value_or(-1));
+                      << " idle " << b.idle.value_or(-1) << " stall " << b.stall.value_or(-1)
+                      << "; stall may miss " << tolerance.stall_missed);
   checkNear("gpu_busy_ratio", a.busy, b.busy, 0.002);
   checkNear("gpu_idle_ratio", a.idle, b.idle, 0.002);
-  checkNear("input_stall_ratio", a.stall, b.stall, 0.005);
+  if (tolerance.stall_missed > 0 && a.stall && b.stall) {
+    INFO("input_stall_ratio, first step cut short");
+    CHECK(*b.stall <= *a.stall + 0.005);
+    CHECK(*b.stall >= *a.stall - 0.005 - tolerance.stall_missed);
+  } else {
+    checkNear("input_stall_ratio", a.stall, b.stall, 0.005);
+  }
   CHECK(a.recommendations == b.recommendations);
   CHECK(whole.kernels.count == windowed.kernels.count);
+  if (tolerance.steps_where_none && whole.steps.source() == StepSource::None) {
+    CHECK((windowed.steps.source() == StepSource::None ||
+           windowed.steps.source() == StepSource::Inferred));
+    return;
+  }
   CHECK(whole.steps.source() == windowed.steps.source());
   // Annotated steps are counted exactly; inferred ones are found per window (window_aggregator.h).
-  if (whole.steps.source() != StepSource::Inferred) CHECK(whole.steps.count() == windowed.steps.count());
+  if (whole.steps.source() != StepSource::Inferred)
+    CHECK(whole.steps.count() == windowed.steps.count());
 }
 
+// The full set, or the subset in tests/data/traces where it is absent (tests/traces_dir.h).
 fs::path tracesDir() {
-  const char* d = std::getenv("GPUWISE_TRACES_DIR");
-  return fs::path(d && *d ? d : "../shared/traces") / "kineto";
+  return gpuwise::test::realTracesDir() / "kineto";
+}
+
+// Records of `p` over on the host by `t`.
+size_t recordsUntil(const model::ProcessTrace& p, model::TimeNs t) {
+  size_t n = 0;
+  auto count = [&](const auto& records, auto end) {
+    for (const auto& r : records)
+      n += end(r) <= t;
+  };
+  count(p.kernels, [](const auto& k) { return k.launch_end ? k.launch_end : k.end; });
+  count(p.copies, [](const auto& c) { return c.call_end ? c.call_end : c.end; });
+  count(p.memsets, [](const auto& m) { return m.call_end ? m.call_end : m.end; });
+  count(p.syncs, [](const auto& x) { return x.end; });
+  count(p.api_calls, [](const auto& x) { return x.end; });
+  count(p.ranges, [](const auto& x) { return x.end; });
+  return n;
+}
+
+// The two approximations of window_aggregator.h that these traces, cut into windows of a few
+// hundred events, reach:
+// - Before any step is known the aggregator keeps eight windows of context. A first annotated
+//   step still open after eight cuts (a window, then about three quarters of one per cut) is
+//   analysed without its earliest records: the windowed input stall then falls short by up to
+//   the input stall the whole analysis counts in that first step, and never exceeds the whole
+//   one. resnet50_profiler_api_num_workers_0 (windows of 523 events, 4104 records by the end of
+//   its first ProfilerStep): 0.1906 against 0.2015, short by exactly that step's 10.05 ms of
+//   input stall over the 928 ms reference (0.0108).
+// - Inferred steps are found per window: where the whole trace has no period (the alexnet trace,
+//   508 events), a window of 16 events can infer some. The time figures and the recommendations
+//   must still agree; only the step source may then be "inferred" instead of none.
+// Where neither applies (both ResNet-50 DataLoader traces) the figures agree within rounding.
+Tolerance windowedTolerance(const model::ProcessTrace& p, const JobAnalysis& whole, size_t window) {
+  Tolerance t;
+  t.steps_where_none = whole.steps.source() == StepSource::None;
+  if (whole.steps.processes.empty() || whole.steps.processes[0].steps.empty()) return t;
+  const auto& first = whole.steps.processes[0].steps.front();
+  const size_t eight_cuts = window + 7 * window * 3 / 4;
+  const bool first_step_cut = recordsUntil(p, first.end) > eight_cuts;
+  const auto reference = whole.inputStallReferenceNs();
+  if (first_step_cut && reference > 0)
+    t.stall_missed = double(first.inputStallNs()) / double(reference);
+  return t;
 }
 
 // Feeds one process's records to a WindowAggregator in time order, a slice at a time (as batches
@@ -114,12 +177,8 @@ JobAnalysis windowed(const model::ProcessTrace& p, size_t window_events, uint64_
 
 } // namespace
 
-// [!mayfail]: two approximations of window_aggregator.h show on these small traces cut into
-// windows of a few hundred events: resnet50_profiler_api's first ProfilerStep holds more records
-// than the eight windows of context kept before any step is known, so its input stall is counted
-// only in part (input_stall_ratio 0.011 below); on the alexnet trace, where the whole trace has no
-// period, a 16-event window infers two steps. Both ResNet-50 dataloader traces agree.
-TEST_CASE("windowed analysis of real Kineto traces gives the whole-trace headline", "[!mayfail]") {
+// Within the explicit tolerances of windowedTolerance() where its approximations apply.
+TEST_CASE("windowed analysis of real Kineto traces gives the whole-trace headline") {
   const char* files[] = {
       "kineto_tb_plugin/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz",
       "kineto_tb_plugin/resnet50_num_workers_4/worker0.1623212756351.pt.trace.json.gz",
@@ -128,10 +187,7 @@ TEST_CASE("windowed analysis of real Kineto traces gives the whole-trace headlin
   };
   for (const char* f : files) {
     auto path = tracesDir() / f;
-    if (!fs::exists(path)) {
-      WARN("missing " << path);
-      continue;
-    }
+    if (!gpuwise::test::haveFullTraces() && !fs::exists(path)) continue; // the subset: ResNet-50
     DYNAMIC_SECTION(f) {
       auto imported = importKineto({path.string()});
       REQUIRE(imported.error.empty());
@@ -143,7 +199,7 @@ TEST_CASE("windowed analysis of real Kineto traces gives the whole-trace headlin
       auto win = windowed(p, window, &windows);
       INFO(p.eventCount() << " events, window " << window << ", " << windows << " windows");
       CHECK(windows >= 10);
-      checkSame(whole, win);
+      checkSame(whole, win, windowedTolerance(p, whole, window));
     }
   }
 }

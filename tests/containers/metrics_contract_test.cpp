@@ -5,6 +5,7 @@
 // prometheus-adapter rule names only metrics of the contract. The advisor's real /metrics output
 // will be held to the same checks when it lands.
 #include "tests/containers/containers_support.h"
+#include "tests/skip_test.h"
 
 #include <catch2/catch.hpp>
 
@@ -15,12 +16,17 @@ namespace fs = std::filesystem;
 
 namespace {
 
-bool promtoolMissing() {
-  if (which("promtool").empty()) {
-    WARN("promtool is not installed (Debian: scripts/install-deps prometheus): not checked");
-    return true;
-  }
-  return false;
+// The cases that need promtool or python3-yaml carry [.promtool] or [.yaml] and run as their own
+// CTest entries (containers_metrics_contract_promtool_test, ..._yaml_test): skipped without it.
+void requirePromtool() {
+  if (which("promtool").empty())
+    gpuwise::test::skipTest("promtool is not installed (Debian: scripts/install-deps prometheus)");
+}
+
+void requireYaml(const TempDir& scratch) {
+  if (!haveYaml(scratch))
+    gpuwise::test::skipTest(
+        "python3-yaml is not installed (Debian: scripts/install-deps python3-yaml)");
 }
 
 // Every metric `expr` names is in the contract, and it names at least one.
@@ -98,8 +104,7 @@ TEST_CASE("metrics contract: docs/metrics.md lists the metrics the brief asks fo
   }
 }
 
-TEST_CASE("metrics contract: the sample exposition passes promtool and matches the contract") {
-  TempDir scratch;
+TEST_CASE("metrics contract: the sample exposition matches the contract") {
   const std::string sample = repoPath("tests/containers/sample_metrics.prom");
   auto contract = metricsContract();
   std::map<std::string, std::string> helps, types;
@@ -133,7 +138,12 @@ TEST_CASE("metrics contract: the sample exposition passes promtool and matches t
     CHECK(helps[name] == spec.help);
     CHECK(types[name] == spec.type);
   }
-  if (promtoolMissing()) return;
+}
+
+TEST_CASE("metrics contract: the sample exposition passes promtool", "[.promtool]") {
+  requirePromtool();
+  TempDir scratch;
+  const std::string sample = repoPath("tests/containers/sample_metrics.prom");
   // promtool reads the exposition on stdin.
   Run lint =
       run({"bash", "-c", "promtool check metrics < \"$0\"", sample}, scratch.path, scratch, "lint");
@@ -142,16 +152,20 @@ TEST_CASE("metrics contract: the sample exposition passes promtool and matches t
   CHECK(lint.out.empty()); // no lint findings either
 }
 
-TEST_CASE(
-    "alert rules: promtool checks them, their unit tests pass, every metric is in the contract") {
+namespace {
+
+json prometheusRule(const TempDir& scratch) {
+  return yamlFileToJson(repoPath("containers/kubernetes/monitoring/prometheus-rule.yaml"),
+                        scratch)[0];
+}
+
+} // namespace
+
+TEST_CASE("alert rules: every metric is in the contract", "[.yaml]") {
   TempDir scratch;
-  if (!haveYaml(scratch)) {
-    WARN("python3-yaml is not installed: alert rules not checked");
-    return;
-  }
+  requireYaml(scratch);
   auto contract = metricsContract();
-  json rule =
-      yamlFileToJson(repoPath("containers/kubernetes/monitoring/prometheus-rule.yaml"), scratch)[0];
+  json rule = prometheusRule(scratch);
   REQUIRE(rule["kind"] == "PrometheusRule");
   size_t alerts = 0;
   for (const auto& group : rule["spec"]["groups"]) {
@@ -163,7 +177,13 @@ TEST_CASE(
     }
   }
   CHECK(alerts == 7);
-  if (promtoolMissing()) return;
+}
+
+TEST_CASE("alert rules: promtool checks them and their unit tests pass", "[.promtool]") {
+  requirePromtool();
+  TempDir scratch;
+  requireYaml(scratch);
+  json rule = prometheusRule(scratch);
   // The rule groups as a plain Prometheus rule file (JSON is YAML), next to the unit tests.
   std::ofstream(scratch / "gpuwise-alerts.rules.json") << rule["spec"].dump(2);
   fs::copy_file(repoPath("tests/containers/alerts_test.yaml"), scratch / "alerts_test.yaml");
@@ -220,12 +240,9 @@ TEST_CASE("Grafana dashboard: valid, and every query names metrics of the contra
   }
 }
 
-TEST_CASE("HPA and prometheus-adapter: the custom metric is a gpuwise metric") {
+TEST_CASE("HPA and prometheus-adapter: the custom metric is a gpuwise metric", "[.yaml]") {
   TempDir scratch;
-  if (!haveYaml(scratch)) {
-    WARN("python3-yaml is not installed: not checked");
-    return;
-  }
+  requireYaml(scratch);
   auto contract = metricsContract();
   json adapter = yamlFileToJson(
       repoPath("containers/kubernetes/examples/prometheus-adapter-rules.yaml"), scratch)[0];

@@ -12,6 +12,7 @@
 #include "tests/advisor/subprocess.h"
 #include "tests/e2e/browser_cdp.h"
 #include "tests/e2e/browser_png.h"
+#include "tests/traces_dir.h"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
@@ -25,23 +26,18 @@ using json = nlohmann::json;
 
 namespace {
 
-constexpr int kSkipped = 77;
-
 // The browser, or exit 77 with the reason when there is none that runs.
 std::string browserOrSkip() {
   static std::optional<std::string> binary = [] {
     std::optional<std::string> found = Chromium::findBinary();
     std::string version;
     if (!found) {
-      std::cout << "SKIPPED: no Chromium found (chromium, chromium-browser, google-chrome or "
-                   "$GPUWISE_CHROMIUM); install it with `scripts/install-deps chromium`"
-                << std::endl;
-      std::exit(kSkipped);
+      gpuwise::test::skipTest(
+          "no Chromium found (chromium, chromium-browser, google-chrome or "
+          "$GPUWISE_CHROMIUM); install it with `scripts/install-deps chromium`");
     }
-    if (!Chromium::runs(*found, &version)) {
-      std::cout << "SKIPPED: " << *found << " --version does not run on this machine" << std::endl;
-      std::exit(kSkipped);
-    }
+    if (!Chromium::runs(*found, &version))
+      gpuwise::test::skipTest(*found + " --version does not run on this machine");
     std::cout << "browser: " << version << " (" << *found << ")" << std::endl;
     return found;
   }();
@@ -205,11 +201,9 @@ TEST_CASE("HTML report of a sample run on the simulated device renders in headle
 
 TEST_CASE("HTML report of a real PyTorch profiler trace renders in headless Chromium") {
   browserOrSkip();
-  const char* traces = std::getenv("GPUWISE_TRACES_DIR");
-  REQUIRE(traces != nullptr);
-  std::string trace = std::string(traces) + "/kineto/kineto_tb_plugin/resnet50_num_workers_0/"
-                                            "worker0.1623143089861.pt.trace.json.gz";
-  REQUIRE(std::filesystem::exists(trace));
+  // In the full set and in the subset in tests/data/traces (tests/traces_dir.h).
+  std::string trace = gpuwise::test::requireTrace("kineto/kineto_tb_plugin/resnet50_num_workers_0/"
+                                                  "worker0.1623143089861.pt.trace.json.gz");
   TempDir dir;
   reportOfTrace(trace, dir, dir / "trace.html", dir / "trace.json");
   auto report = json::parse(readFile(dir / "trace.json"));

@@ -4,6 +4,7 @@
 // against what the fault program says it launched.
 #include "tests/e2e/e2e_support.h"
 #include "tests/sanitizer_env.h"
+#include "tests/skip_test.h"
 #include "transport/codec.h"
 #include "transport/zmq/endpoints.h"
 
@@ -42,11 +43,11 @@ TEST_CASE("64 threads launching at once: every kernel of every thread reaches th
   CHECK(report["summary"]["kernel_count"] == 64000);
 }
 
-TEST_CASE("a process that forks 100 children using the device: each child is its own process") {
-  if (!gpuwise::test::forkChildrenCheckable()) { // the sanitizer lanes: tests/sanitizer_env.h
-    WARN("skipped under a sanitizer: children of a multithreaded fork");
-    return;
-  }
+// Runs as e2e_concurrency_fork_test, reported Skipped in a sanitizer lane.
+TEST_CASE("a process that forks 100 children using the device: each child is its own process",
+          "[.fork]") {
+  if (!gpuwise::test::forkChildrenCheckable()) // the sanitizer lanes: tests/sanitizer_env.h
+    gpuwise::test::skipTest("a sanitizer lane: children of a multithreaded fork cannot be checked");
   TempDir dir;
   const int kChildren = 100;
   const long kKernels = 200;

@@ -6,6 +6,7 @@
 // the target up, a query result that reflects the finished process.
 #include "tests/advisor/metrics_parse.h"
 #include "tests/advisor/subprocess.h"
+#include "tests/skip_test.h"
 
 #include <catch2/catch.hpp>
 #include <httplib.h>
@@ -73,10 +74,9 @@ std::map<std::string, std::string> sampleLine(const std::string& out) {
 } // namespace
 
 TEST_CASE("prometheus scrapes a live advisor; its answers equal the report", "[e2e][prometheus]") {
-  if (which("prometheus").empty()) {
-    WARN("prometheus is not installed (Debian: scripts/install-deps installs it): skipped");
-    return;
-  }
+  if (which("prometheus").empty())
+    gpuwise::test::skipTest(
+        "prometheus is not installed (Debian: scripts/install-deps installs it)");
   TempDir dir;
   const int metrics_port = freePort(), prom_port = freePort();
   const std::string endpoint = "ipc://" + (dir / "advisor.sock");

@@ -3,6 +3,7 @@
 // forwards, names its drain thread, and exits promptly), loaded through CUDA_INJECTION64_PATH's
 // InitializeInjection, and the fork program. Every child runs with a deadline.
 #include "tests/sanitizer_env.h"
+#include "tests/skip_test.h"
 
 #include <catch2/catch.hpp>
 
@@ -120,10 +121,16 @@ TEST_CASE("Preloaded into programs that never touch CUDA: nothing happens, nothi
     CHECK(f.code == 1);
     CHECK(f.err.empty());
   }
-  if (!haveProgram("python3")) {
-    WARN("python3 not found: python checks skipped");
-    return;
-  }
+}
+
+// [.python3], [.fork] and [.cuda]: CTest entries of their own (interposer_process_python3_test
+// ...), reported Skipped where python3 or the nvcc-built program is missing, or in a sanitizer
+// lane.
+TEST_CASE("Preloaded into python3, which never touches CUDA: nothing happens, nothing is printed",
+          "[.python3]") {
+  if (!haveProgram("python3")) gpuwise::test::skipTest("python3 is not installed");
+  REQUIRE(access(shim().c_str(), R_OK) == 0);
+  std::string preload = "LD_PRELOAD=" + shim();
   Result p = run({"python3", "-c", "pass"}, {preload, "GPUWISE_ENDPOINT=tcp://127.0.0.1:9"});
   INFO(p.err);
   CHECK(p.code == 0);
@@ -201,11 +208,10 @@ TEST_CASE("Loaded through CUDA_INJECTION64_PATH: InitializeInjection returns 1, 
   CHECK(s.out == "InitializeInjection=1,1\n");
 }
 
-TEST_CASE("fork: parent and children record on their own sessions and all exit in time") {
-  if (!gpuwise::test::forkChildrenCheckable()) { // the sanitizer lanes: tests/sanitizer_env.h
-    WARN("skipped under a sanitizer: children of a multithreaded fork");
-    return;
-  }
+TEST_CASE("fork: parent and children record on their own sessions and all exit in time",
+          "[.fork]") {
+  if (!gpuwise::test::forkChildrenCheckable()) // the sanitizer lanes: tests/sanitizer_env.h
+    gpuwise::test::skipTest("a sanitizer lane: children of a multithreaded fork cannot be checked");
   std::vector<std::string> env{"LD_LIBRARY_PATH=" + buildDir() + "/tests/lib"};
   Result r = run({buildDir() + "/tests/interposer_fork_program"}, env, std::chrono::seconds(60));
   INFO(r.err);
@@ -214,12 +220,11 @@ TEST_CASE("fork: parent and children record on their own sessions and all exit i
   CHECK(r.out == "fork ok\n");
 }
 
-TEST_CASE("An nvcc-built program's runtime references bind to the hooks and forward to libcudart") {
+TEST_CASE("An nvcc-built program's runtime references bind to the hooks and forward to libcudart",
+          "[.cuda]") {
   std::string app = buildDir() + "/tests/interposer_cuda_app";
-  if (access(app.c_str(), X_OK) != 0) {
-    WARN("interposer_cuda_app not built (CUDA language off): skipped");
-    return;
-  }
+  if (access(app.c_str(), X_OK) != 0)
+    gpuwise::test::skipTest(app + " is not built (CUDA language off)");
   std::string preload = "LD_PRELOAD=" + shim();
   // Whatever the machine (no driver here: every call fails the same way), the shim changes
   // neither the output nor the exit code.

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "profiler/model/trace.h"
+#include "tests/traces_dir.h"
 
 #include <libdeflate.h>
 
@@ -53,9 +54,10 @@ private:
   std::filesystem::path path_;
 };
 
+// The real traces: the full set in $GPUWISE_TRACES_DIR, else tests/data/traces
+// (tests/traces_dir.h).
 inline std::string tracesDir() {
-  const char* d = std::getenv("GPUWISE_TRACES_DIR");
-  return d ? std::string(d) : std::string("../shared/traces");
+  return gpuwise::test::realTracesDir().string();
 }
 
 inline std::string sourceDir() {

@@ -9,6 +9,7 @@
 // more than 48 KiB per block as impossible and records 0, while the kernel did run.
 #include "profiler/occupancy/occupancy.h"
 #include "tests/profiler/precision/kineto_kernels.h"
+#include "tests/traces_dir.h"
 
 #include <catch2/catch.hpp>
 
@@ -88,9 +89,13 @@ TEST_CASE("theoretical occupancy agrees with the estimates recorded in real trac
           << " vs estimate " << sum_estimate / double(checked) << mismatches.str();
   WARN(summary.str());
 
-  // V100, A100, H100, B200 and GP100 traces carry these fields.
-  CHECK(traces_checked >= 20);
-  CHECK(checked >= 50000);
+  if (gpuwise::test::haveFullTraces()) {
+    // V100, A100, H100, B200 and GP100 traces carry these fields.
+    CHECK(traces_checked >= 20);
+    CHECK(checked >= 50000);
+  } else {
+    CHECK(traces_checked >= 3); // the subset in tests/data/traces: V100, A100 and H100 traces
+  }
   CHECK(mismatch_count == 0);
   CHECK(matched + kineto_optin_zero == checked);
 }

@@ -1,4 +1,5 @@
 #include "tests/profiler/precision/kineto_kernels.h"
+#include "tests/traces_dir.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -184,9 +185,7 @@ KinetoCorpus loadKinetoCorpus(const fs::path& root) {
 }
 
 fs::path kinetoTracesDir() {
-  const char* env = std::getenv("GPUWISE_TRACES_DIR");
-  fs::path base = env != nullptr && *env != '\0' ? fs::path(env) : fs::path("../shared/traces");
-  return base / "kineto";
+  return realTracesDir() / "kineto";
 }
 
 model::DeviceInfo toDeviceInfo(const KinetoDevice& k) {

@@ -55,8 +55,8 @@ struct KinetoCorpus {
 // Every *.json and *.json.gz file under `root`, in path order.
 KinetoCorpus loadKinetoCorpus(const std::filesystem::path& root);
 
-// $GPUWISE_TRACES_DIR/kineto (CTest sets it), or ../shared/traces/kineto from the working
-// directory when the variable is unset.
+// kineto/ of the full set ($GPUWISE_TRACES_DIR, CTest sets it), or of the subset in
+// tests/data/traces where the full set is absent (tests/traces_dir.h).
 std::filesystem::path kinetoTracesDir();
 
 // The DeviceInfo an importer would build from Kineto's deviceProperties.

@@ -2,6 +2,7 @@
 // distinct kernel name in the Kineto traces of ../shared/traces/kineto.
 #include "profiler/precision/kernel_classifier.h"
 #include "tests/profiler/precision/kineto_kernels.h"
+#include "tests/traces_dir.h"
 
 #include <catch2/catch.hpp>
 
@@ -93,7 +94,10 @@ TEST_CASE("hand-labelled real kernel names classify as their names say") {
   }
 }
 
-TEST_CASE("fixture names occur in the traces they cite") {
+// The fixture cites traces from across the full set: these two run as
+// precision_traces_full_traces_test, skipped where the full set is absent.
+TEST_CASE("fixture names occur in the traces they cite", "[.full_traces]") {
+  gpuwise::test::requireFullTraces("kineto");
   const KinetoCorpus& c = corpus();
   REQUIRE_FALSE(c.traces.empty());
   std::map<std::string, std::set<std::string>> names_by_trace;
@@ -108,7 +112,8 @@ TEST_CASE("fixture names occur in the traces they cite") {
   }
 }
 
-TEST_CASE("every distinct kernel name in the Kineto traces classifies") {
+TEST_CASE("every distinct kernel name in the Kineto traces classifies", "[.full_traces]") {
+  gpuwise::test::requireFullTraces("kineto");
   const KinetoCorpus& c = corpus();
   std::set<std::string> names;
   for (const auto& trace : c.traces) {
