@@ -221,3 +221,45 @@ TEST_CASE("gpuwise diff on reports written by gpuwise: pinning the copies remove
   CHECK(d.verdict == DiffVerdict::Regression);
   CHECK(d.regressions == std::vector<std::string>{"gpu_busy_ratio"});
 }
+
+namespace {
+
+// A report with the steady-state figures: the steady median step, its spread (IQR / median),
+// the median step's busy share, and a mean that includes a warm-up.
+json steadyReport(double mean, double p50, double iqr_ratio, double busy = 0.95) {
+  json r = report(mean, 0.8);
+  r["summary"]["steps"]["steady"] = {
+      {"count", 56}, {"p50_seconds", p50}, {"iqr_ratio", iqr_ratio}, {"gpu_busy_ratio_p50", busy}};
+  return r;
+}
+
+} // namespace
+
+TEST_CASE(
+    "diff: steady-state medians with a noise band; the warm-up in the mean is not a regression") {
+  // Two identical runs whose warm-up took longer in one: the mean grew 25%, the steady median not.
+  auto same =
+      diffReports(steadyReport(0.00712, 0.0053, 0.005), steadyReport(0.0089, 0.0053, 0.005));
+  CHECK(same.verdict == DiffVerdict::Unchanged);
+  CHECK(same.steady);
+  CHECK(metric(same, "step_seconds").label == "step time (median, steady)");
+  CHECK(same.noise_band == Approx(0.05)); // the threshold: the runs vary less than it
+  // A 20% slower step regresses.
+  auto slow = diffReports(steadyReport(0.007, 0.0053, 0.005), steadyReport(0.009, 0.00636, 0.005));
+  CHECK(slow.verdict == DiffVerdict::Regression);
+  CHECK(slow.regressions == std::vector<std::string>{"step_seconds"});
+  // Steps that vary by 12% between p25 and p75: a 10% change is within noise, 15% is not.
+  auto noisy = diffReports(steadyReport(0.1, 0.1, 0.12), steadyReport(0.11, 0.11, 0.08));
+  CHECK(noisy.noise_band == Approx(0.12));
+  CHECK(noisy.verdict == DiffVerdict::Unchanged);
+  CHECK(renderDiffText(noisy).find("noise band 12.0%") != std::string::npos);
+  CHECK(diffReports(steadyReport(0.1, 0.1, 0.12), steadyReport(0.115, 0.115, 0.08)).verdict ==
+        DiffVerdict::Regression);
+  // The median step's busy share gates too.
+  CHECK(diffReports(steadyReport(0.1, 0.1, 0.01, 0.95), steadyReport(0.1, 0.1, 0.01, 0.80))
+            .regressions == std::vector<std::string>{"gpu_busy_ratio"});
+  // Without the steady figures in both, the mean and the threshold, as before.
+  auto old = diffReports(report(0.1, 0.9), steadyReport(0.125, 0.1, 0.01));
+  CHECK_FALSE(old.steady);
+  CHECK(old.verdict == DiffVerdict::Regression);
+}
