@@ -1,7 +1,7 @@
 // `gpuwise run --simulate` end to end with the real shim, the simulated device and the CUDA
-// samples: the report's totals (and step counts) equal the sample's own summary line ("gwsample ... kernels=N
-// h2d_bytes=B pageable_bytes=P ..."), the planted inefficiency of pageable_copies is found and the
-// healthy sample gets no recommendation.
+// samples: the report's totals and step counts equal the sample's own summary line ("gwsample ...
+// steps=S kernels=N h2d_bytes=B pageable_bytes=P ..."), the planted inefficiency of
+// pageable_copies is found and the healthy sample gets no recommendation.
 #include "tests/advisor/subprocess.h"
 
 #include <catch2/catch.hpp>
