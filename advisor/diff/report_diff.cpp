@@ -27,6 +27,10 @@ double noiseFloor(Unit u) {
   return 0.0;
 }
 
+// The standard error of a median of n samples is about 1.2533 sigma / sqrt(n) (normal steps),
+// and sigma is about IQR / 1.349: so 0.93 x IQR / sqrt(n), relative to the median when the IQR is.
+constexpr double kMedianErrorPerIqr = 1.2533 / 1.349;
+
 // Tolerance on the threshold comparison, so an edge computed in floating point (0.8 x 0.95)
 // does not flip the verdict.
 constexpr double kEdgeEpsilon = 1e-9;
@@ -113,14 +117,18 @@ std::optional<double> steadyNumber(const json& r, std::string_view key) {
   return jsonNumber(r, {"summary", "steps", "steady", key});
 }
 
-// The noise band of the gate (report_diff.h): the threshold, or the runs' own step spread when
-// that is larger.
+// The noise band of the gate (report_diff.h): the threshold, or the uncertainty of the
+// difference of the two steady medians where that is larger.
 double noiseBand(const json& base, const json& next, const DiffOptions& o) {
-  double spread = 0;
-  for (const json* r : {&base, &next})
-    if (auto iqr = steadyNumber(*r, "iqr_ratio"); iqr && std::isfinite(*iqr))
-      spread = std::max(spread, *iqr);
-  return std::max(o.threshold, o.noise_spread * spread);
+  double variance = 0;
+  for (const json* r : {&base, &next}) {
+    auto iqr = steadyNumber(*r, "iqr_ratio");
+    auto count = steadyNumber(*r, "count");
+    if (!iqr || !count || !std::isfinite(*iqr) || *iqr < 0 || *count < 1) continue;
+    const double se = kMedianErrorPerIqr * *iqr / std::sqrt(*count);
+    variance += se * se;
+  }
+  return std::max(o.threshold, o.noise_spread * std::sqrt(variance));
 }
 
 std::optional<double> idleSeconds(const json& r) {

@@ -14,12 +14,15 @@
 // warm-up took and with a few host-starved steps, so two identical runs would "regress".
 //
 // Noise band: the larger of `threshold` (default 5%: 100 ms -> 105 ms is not a regression,
-// 105.1 ms is) and noise_spread x the larger of the two runs' robust step spread (IQR / median,
-// summary.steps.steady.iqr_ratio). Why: a run whose steps vary by 10% between p25 and p75 gives
-// medians that move by several percent from run to run with nothing changed; a change inside the
-// band is "within noise", not a regression. A slowdown larger than the steps' own spread always
-// shows. Reports without the steady figures (older ones, traces without steps) compare the mean
-// step time and the span's busy share against `threshold` alone.
+// 105.1 ms is) and noise_spread (default 3) standard errors of the difference of the two steady
+// medians, sqrt(se_base^2 + se_new^2), each se = 0.93 x IQR/median / sqrt(steady steps)
+// (summary.steps.steady.iqr_ratio and count; the median's standard error, with sigma from the
+// IQR so a few outlying steps do not widen it). Why: a median of steps that vary moves from run
+// to run with nothing changed, the less the more steps it has; a change inside the band is
+// "within noise", not a regression, and a slowdown well beyond its own runs' uncertainty always
+// shows (a 20% slower step regresses unless the runs are too short or too noisy to tell).
+// Reports without the steady figures (older ones, traces without steps) compare the mean step
+// time and the span's busy share against `threshold` alone.
 //
 // Metrics unknown in either report are listed as unknown and gate nothing; when neither gate
 // metric is comparable the verdict says so (and it is not a regression). Other metrics are
@@ -37,12 +40,12 @@
 namespace gpuwise::advisor {
 
 inline constexpr double kDefaultDiffThreshold = 0.05;
-inline constexpr double kDefaultNoiseSpread = 1.0;
+inline constexpr double kDefaultNoiseSpread = 3.0; // standard errors
 inline constexpr const char* kDiffSchema = "gpuwise.diff/v1";
 
 struct DiffOptions {
   double threshold = kDefaultDiffThreshold;  // the least relative change that counts, >= 0
-  double noise_spread = kDefaultNoiseSpread; // x the runs' IQR / median, >= 0
+  double noise_spread = kDefaultNoiseSpread; // standard errors of the medians' difference, >= 0
 };
 
 enum class Better : uint8_t { Lower, Higher, Neither };
@@ -70,7 +73,7 @@ const char* toString(DiffVerdict);
 
 struct ReportDiff {
   double threshold = kDefaultDiffThreshold;
-  double noise_band = kDefaultDiffThreshold; // the band the gate used: max(threshold, spread)
+  double noise_band = kDefaultDiffThreshold; // the band the gate used (see above)
   bool steady = false;                       // the gate compared steady-state figures
   std::vector<MetricDelta> metrics;
   std::vector<std::string> appeared, disappeared, kept; // recommendation ids

@@ -9,6 +9,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <fstream>
 #include <sstream>
 
@@ -226,10 +227,12 @@ namespace {
 
 // A report with the steady-state figures: the steady median step, its spread (IQR / median),
 // the median step's busy share, and a mean that includes a warm-up.
-json steadyReport(double mean, double p50, double iqr_ratio, double busy = 0.95) {
+json steadyReport(double mean, double p50, double iqr_ratio, double busy = 0.95, int count = 56) {
   json r = report(mean, 0.8);
-  r["summary"]["steps"]["steady"] = {
-      {"count", 56}, {"p50_seconds", p50}, {"iqr_ratio", iqr_ratio}, {"gpu_busy_ratio_p50", busy}};
+  r["summary"]["steps"]["steady"] = {{"count", count},
+                                     {"p50_seconds", p50},
+                                     {"iqr_ratio", iqr_ratio},
+                                     {"gpu_busy_ratio_p50", busy}};
   return r;
 }
 
@@ -248,12 +251,22 @@ TEST_CASE(
   auto slow = diffReports(steadyReport(0.007, 0.0053, 0.005), steadyReport(0.009, 0.00636, 0.005));
   CHECK(slow.verdict == DiffVerdict::Regression);
   CHECK(slow.regressions == std::vector<std::string>{"step_seconds"});
-  // Steps that vary by 12% between p25 and p75: a 10% change is within noise, 15% is not.
-  auto noisy = diffReports(steadyReport(0.1, 0.1, 0.12), steadyReport(0.11, 0.11, 0.08));
-  CHECK(noisy.noise_band == Approx(0.12));
+  // Nine steady steps that vary by 12% and 8% between p25 and p75: their medians are uncertain
+  // by 3 x sqrt(se1^2 + se2^2), se = 0.93 x IQR/median / sqrt(9): a 10% change is within noise,
+  // 15% is not. With 56 steps each the same spread leaves the 5% threshold nearly alone.
+  auto noisy =
+      diffReports(steadyReport(0.1, 0.1, 0.12, 0.95, 9), steadyReport(0.11, 0.11, 0.08, 0.95, 9));
+  const double se1 = 1.2533 / 1.349 * 0.12 / 3, se2 = 1.2533 / 1.349 * 0.08 / 3;
+  CHECK(noisy.noise_band == Approx(3 * std::sqrt(se1 * se1 + se2 * se2))); // ~13.4%
   CHECK(noisy.verdict == DiffVerdict::Unchanged);
-  CHECK(renderDiffText(noisy).find("noise band 12.0%") != std::string::npos);
-  CHECK(diffReports(steadyReport(0.1, 0.1, 0.12), steadyReport(0.115, 0.115, 0.08)).verdict ==
+  CHECK(renderDiffText(noisy).find("noise band 13.4%") != std::string::npos);
+  CHECK(
+      diffReports(steadyReport(0.1, 0.1, 0.12, 0.95, 9), steadyReport(0.115, 0.115, 0.08, 0.95, 9))
+          .verdict == DiffVerdict::Regression);
+  CHECK(diffReports(steadyReport(0.1, 0.1, 0.12), steadyReport(0.11, 0.11, 0.08)).noise_band ==
+        Approx(0.0537).margin(0.001));
+  // A host-starved run (half its steps slow: IQR/median 0.5) still shows a 20% slowdown.
+  CHECK(diffReports(steadyReport(0.1, 0.1, 0.02), steadyReport(0.12, 0.12, 0.5)).verdict ==
         DiffVerdict::Regression);
   // The median step's busy share gates too.
   CHECK(diffReports(steadyReport(0.1, 0.1, 0.01, 0.95), steadyReport(0.1, 0.1, 0.01, 0.80))
