@@ -76,8 +76,8 @@ std::optional<double> JobAnalysis::inputStallRatio() const {
 }
 
 std::optional<double> JobAnalysis::hostSyncSecondsPerStep() const {
-  if (steps.count() == 0) return std::nullopt;
-  return toSeconds(steps.hostSyncNs()) / double(steps.count());
+  if (steps.steadyCount() == 0) return std::nullopt;
+  return toSeconds(steps.hostSyncNs()) / double(steps.steadyCount());
 }
 
 JobAnalysis analyzeJob(const model::Trace& trace, const AnalysisOptions& options) {

@@ -55,15 +55,16 @@ struct JobAnalysis {
   // True when the trace came from, or ran on, the simulated device.
   bool simulated() const { return source.simulated || collection.simulated_device; }
 
-  // summary.input_stall_ratio: input idle inside the steps over step time (x devices); without
-  // steps, all input idle over the GPU span. nullopt when the GPU timeline is unknown.
+  // summary.input_stall_ratio: input idle inside the steady steps (after the warm-up) over their
+  // step time (x devices); without steps, all input idle over the GPU span. nullopt when the GPU
+  // timeline is unknown.
   std::optional<double> inputStallRatio() const;
   // The input idle time that ratio counts, and what it is measured against.
   model::TimeNs inputStallNs() const;
   model::TimeNs inputStallReferenceNs() const;
   // summary.launch_overhead_ratio: launch-overhead idle over all idle (0 when never idle).
   std::optional<double> launchOverheadRatio() const { return timeline.idleShare(IdleCause::LaunchOverhead); }
-  // Host time blocked in syncs per step (over all steps); nullopt without steps.
+  // Host time blocked in syncs per steady step (after the warm-up); nullopt without steps.
   std::optional<double> hostSyncSecondsPerStep() const;
   // Combines the analysis of another window of the same job (sums, maxima, widened spans).
   void merge(const JobAnalysis& other);

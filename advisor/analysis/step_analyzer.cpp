@@ -22,7 +22,7 @@ std::vector<const model::Range*> annotatedSteps(const ActivityIndex& index, Step
     (ps ? profiler : other).push_back(r);
   }
   auto& chosen = profiler.empty() ? other : profiler;
-  *source = chosen.empty() ? StepSource::None
+  *source = chosen.empty()     ? StepSource::None
             : profiler.empty() ? StepSource::Nvtx
                                : StepSource::ProfilerStep;
   std::vector<const model::Range*> out;
@@ -45,7 +45,8 @@ void addIdle(const std::vector<IdleSegment>& segs, model::TimeNs lo, model::Time
 }
 
 double percentile(const std::vector<model::TimeNs>& sorted, double q) {
-  // Linear interpolation between closest ranks (numpy's default), so p50 of two values is their mean.
+  // Linear interpolation between closest ranks (numpy's default), so p50 of two values is their
+  // mean.
   double pos = q * double(sorted.size() - 1);
   size_t lo = size_t(pos);
   size_t hi = std::min(lo + 1, sorted.size() - 1);
@@ -74,8 +75,12 @@ StepStats stepStats(std::vector<model::TimeNs> d) {
     s.total_ns += v;
   double mean = double(s.total_ns) / double(d.size());
   s.mean_ns = model::TimeNs(std::llround(mean));
-  s.p50_ns = model::TimeNs(std::llround(percentile(d, 0.5)));
-  s.p90_ns = model::TimeNs(std::llround(percentile(d, 0.9)));
+  auto at = [&](double q) { return model::TimeNs(std::llround(percentile(d, q))); };
+  s.p10_ns = at(0.1);
+  s.p25_ns = at(0.25);
+  s.p50_ns = at(0.5);
+  s.p75_ns = at(0.75);
+  s.p90_ns = at(0.9);
   s.min_ns = d.front();
   s.max_ns = d.back();
   double var = 0;
@@ -83,6 +88,29 @@ StepStats stepStats(std::vector<model::TimeNs> d) {
     var += (double(v) - mean) * (double(v) - mean);
   s.stddev_ns = std::sqrt(var / double(d.size()));
   return s;
+}
+
+size_t countWarmupSteps(const std::vector<StepRecord>& steps) {
+  const size_t n = steps.size();
+  const size_t cap = size_t(double(n) * kMaxWarmupShare);
+  if (cap == 0) return 0;
+  std::vector<model::TimeNs> after;
+  after.reserve(n - cap);
+  for (size_t i = cap; i < n; ++i)
+    after.push_back(steps[i].durationNs());
+  std::sort(after.begin(), after.end());
+  const double reference = percentile(after, 0.5);
+  const double limit = (1.0 + kWarmupBand) * reference;
+  size_t run = 0;
+  for (size_t i = 0; i < n && i < cap + kSettledRun; ++i) {
+    run = double(steps[i].durationNs()) <= limit ? run + 1 : 0;
+    if (run == kSettledRun) return std::min(cap, i + 1 - kSettledRun);
+  }
+  return cap;
+}
+
+void markWarmup(ProcessSteps& p) {
+  p.warmup = countWarmupSteps(p.steps);
 }
 
 std::optional<ProcessSteps> analyzeSteps(const ActivityIndex& index,
@@ -135,7 +163,8 @@ std::optional<ProcessSteps> analyzeSteps(const ActivityIndex& index,
       if (a.kind == ActivityKind::Kernel) v.kernel_starts.push_back(a.start);
     v.idle = attributeIdleBefore(index, d, first, options);
     for (const auto& di : idle)
-      if (di.device == d.device) v.idle.insert(v.idle.end(), di.segments.begin(), di.segments.end());
+      if (di.device == d.device)
+        v.idle.insert(v.idle.end(), di.segments.begin(), di.segments.end());
     if (last > d.spanEnd()) v.idle.push_back({d.spanEnd(), last, IdleCause::Other});
   }
 
@@ -148,14 +177,16 @@ std::optional<ProcessSteps> analyzeSteps(const ActivityIndex& index,
     for (const auto& v : views) {
       s.gpu_busy_ns += coveredLength(v.activity->busy, s.start, s.end);
       addIdle(v.idle, s.start, s.end, s.idle_ns);
-      s.kernels += uint64_t(std::lower_bound(v.kernel_starts.begin(), v.kernel_starts.end(), s.end) -
-                            std::lower_bound(v.kernel_starts.begin(), v.kernel_starts.end(), s.start));
+      s.kernels +=
+          uint64_t(std::lower_bound(v.kernel_starts.begin(), v.kernel_starts.end(), s.end) -
+                   std::lower_bound(v.kernel_starts.begin(), v.kernel_starts.end(), s.start));
     }
     for (const auto& [tid, t] : index.threads)
       s.host_sync_ns += coveredLength(t.syncs, s.start, s.end);
     s.data_loader_ns = coveredLength(index.data_loader, s.start, s.end);
     out.steps.push_back(s);
   }
+  markWarmup(out);
   return out;
 }
 
@@ -193,10 +224,72 @@ StepStats StepResult::stats() const {
   return stepStats(std::move(d));
 }
 
+StepStats StepResult::steadyStats() const {
+  std::vector<model::TimeNs> d;
+  d.reserve(steadyCount());
+  for (const auto& p : processes)
+    for (const auto& s : p.steadySteps())
+      d.push_back(s.durationNs());
+  return stepStats(std::move(d));
+}
+
+uint64_t StepResult::steadyCount() const {
+  return count() - warmupCount();
+}
+
+uint64_t StepResult::warmupCount() const {
+  uint64_t n = 0;
+  for (const auto& p : processes)
+    n += p.warmup;
+  return n;
+}
+
+model::TimeNs StepResult::warmupNs() const {
+  model::TimeNs t = 0;
+  for (const auto& p : processes)
+    for (const auto& s : p.warmupSteps())
+      t += s.durationNs();
+  return t;
+}
+
+model::TimeNs StepResult::warmupDeviceStepNs() const {
+  model::TimeNs t = 0;
+  for (const auto& p : processes)
+    for (const auto& s : p.warmupSteps())
+      t += s.durationNs() * std::max<uint32_t>(1, p.devices);
+  return t;
+}
+
+model::TimeNs StepResult::warmupIdleNs(IdleCause cause) const {
+  model::TimeNs t = 0;
+  for (const auto& p : processes)
+    for (const auto& s : p.warmupSteps())
+      t += s.idle(cause);
+  return t;
+}
+
+model::TimeNs StepResult::warmupBusyNs() const {
+  model::TimeNs t = 0;
+  for (const auto& p : processes)
+    for (const auto& s : p.warmupSteps())
+      t += s.gpu_busy_ns;
+  return t;
+}
+
+const char* StepResult::warmupLimiter() const {
+  const model::TimeNs total = warmupDeviceStepNs();
+  if (warmupCount() == 0 || total <= 0) return nullptr;
+  if (2 * warmupBusyNs() > total) return "gpu_busy";
+  for (size_t c = 0; c < kIdleCauses; ++c)
+    if (2 * warmupIdleNs(static_cast<IdleCause>(c)) > total)
+      return toString(static_cast<IdleCause>(c));
+  return "mixed";
+}
+
 model::TimeNs StepResult::deviceStepNs() const {
   model::TimeNs t = 0;
   for (const auto& p : processes)
-    for (const auto& s : p.steps)
+    for (const auto& s : p.steadySteps())
       t += s.durationNs() * std::max<uint32_t>(1, p.devices);
   return t;
 }
@@ -208,7 +301,7 @@ model::TimeNs StepResult::inputStallNs() const {
 model::TimeNs StepResult::idleNs(IdleCause cause) const {
   model::TimeNs t = 0;
   for (const auto& p : processes)
-    for (const auto& s : p.steps)
+    for (const auto& s : p.steadySteps())
       t += s.idle(cause);
   return t;
 }
@@ -216,9 +309,36 @@ model::TimeNs StepResult::idleNs(IdleCause cause) const {
 model::TimeNs StepResult::hostSyncNs() const {
   model::TimeNs t = 0;
   for (const auto& p : processes)
-    for (const auto& s : p.steps)
+    for (const auto& s : p.steadySteps())
       t += s.host_sync_ns;
   return t;
+}
+
+model::TimeNs StepResult::busyNs() const {
+  model::TimeNs t = 0;
+  for (const auto& p : processes)
+    for (const auto& s : p.steadySteps())
+      t += s.gpu_busy_ns;
+  return t;
+}
+
+std::optional<double> StepResult::busyRatio() const {
+  model::TimeNs total = deviceStepNs();
+  if (total <= 0) return std::nullopt;
+  return double(busyNs()) / double(total);
+}
+
+std::optional<double> StepResult::busyRatioP50() const {
+  std::vector<double> shares;
+  for (const auto& p : processes)
+    for (const auto& s : p.steadySteps())
+      if (s.durationNs() > 0)
+        shares.push_back(double(s.gpu_busy_ns) /
+                         double(s.durationNs() * std::max<uint32_t>(1, p.devices)));
+  if (shares.empty()) return std::nullopt;
+  std::sort(shares.begin(), shares.end());
+  const size_t mid = shares.size() / 2;
+  return shares.size() % 2 ? shares[mid] : (shares[mid - 1] + shares[mid]) / 2;
 }
 
 std::optional<double> StepResult::inputStallRatio() const {
@@ -234,6 +354,7 @@ void StepResult::merge(const StepResult& o) {
     });
     if (it == processes.end()) {
       processes.push_back(p);
+      markWarmup(processes.back());
       continue;
     }
     // The best source wins, as in one analysis of the whole process: windows that inferred steps
@@ -243,10 +364,12 @@ void StepResult::merge(const StepResult& o) {
       const auto devices = it->devices;
       *it = p;
       it->devices = std::max(devices, p.devices);
+      markWarmup(*it);
       continue;
     }
     it->steps.insert(it->steps.end(), p.steps.begin(), p.steps.end());
     it->devices = std::max(it->devices, p.devices);
+    markWarmup(*it);
   }
 }
 

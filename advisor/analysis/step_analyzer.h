@@ -17,9 +17,24 @@
 // activity (attributeIdleBefore); after the last activity it is "other". So per step, busy plus
 // idle is the duration times the devices, even though the timeline's idle counts only the span.
 //
-// Input stall ratio (the report's summary.input_stall_ratio): input idle inside the steps over
-// step time x the process's active devices; with no steps, input idle over the GPU span (the
-// span acts as one step), which StepResult leaves to the caller (JobAnalysis::inputStallRatio).
+// Warm-up and steady state, per process. A job's first steps are not the job: data-loader workers
+// start, allocators grow, kernels autotune or compile, and those steps wait for it. Averaged in,
+// a few of them make a healthy loop look input-bound and two identical runs look different. So:
+//   reference  the median duration of the steps after the cap (below): the steady step
+//   settled    a step no longer than (1 + kWarmupBand) x the reference (one-sided: warm-up steps
+//              are slow because something is starting; a short step is not warm-up)
+//   warm-up    the leading steps before the first run of kSettledRun consecutive settled steps
+//              (one settled step among slow ones, a batch that happened to be ready, has not
+//              settled), and at most n x kMaxWarmupShare of the n steps, rounded down (none under
+//              10 steps): a bounded warm-up can never hide a slow phase of the job itself.
+// The steady state is every step after the warm-up. Every per-step aggregate of StepResult that
+// advice reads (deviceStepNs, inputStallNs, hostSyncNs, idleNs, inputStallRatio, steadyStats)
+// covers the steady state only; count() and stats() cover every step; warmup*() the warm-up.
+//
+// Input stall ratio (the report's summary.input_stall_ratio): input idle inside the steady steps
+// over their step time x the process's active devices; with no steps, input idle over the GPU
+// span (the span acts as one step), which StepResult leaves to the caller
+// (JobAnalysis::inputStallRatio).
 //
 // Pure; any thread. Results merge by appending (windows of a live job are disjoint in time; each
 // window counts annotated steps by their end and inferred ones by their start, window_bounds.h).
@@ -36,9 +51,14 @@
 
 #include <array>
 #include <optional>
+#include <span>
 #include <vector>
 
 namespace gpuwise::advisor {
+
+inline constexpr double kWarmupBand = 0.5;
+inline constexpr size_t kSettledRun = 3;
+inline constexpr double kMaxWarmupShare = 0.1;
 
 enum class StepSource : uint8_t { None = 0, Inferred, Nvtx, ProfilerStep }; // worse to better
 // "profiler_step", "nvtx", "inferred"; nullptr for None (the report writes null).
@@ -68,29 +88,64 @@ struct ProcessSteps {
   double inferred_match_rate = 0;
   const char* inferred_anchor = "";
   std::vector<StepRecord> steps; // in time order
+  size_t warmup = 0;             // the leading steps that are warm-up (markWarmup)
+
+  std::span<const StepRecord> warmupSteps() const { return {steps.data(), warmup}; }
+  std::span<const StepRecord> steadySteps() const {
+    return {steps.data() + warmup, steps.size() - warmup};
+  }
 };
+
+// How many leading steps are warm-up, by the rule above.
+size_t countWarmupSteps(const std::vector<StepRecord>& steps);
+// Sets p.warmup from its steps (again after steps were appended).
+void markWarmup(ProcessSteps& p);
 
 struct StepStats {
   uint64_t count = 0;
-  model::TimeNs total_ns = 0, mean_ns = 0, p50_ns = 0, p90_ns = 0, min_ns = 0, max_ns = 0;
+  model::TimeNs total_ns = 0, mean_ns = 0, min_ns = 0, max_ns = 0;
+  // Percentiles by linear interpolation between closest ranks (numpy's default).
+  model::TimeNs p10_ns = 0, p25_ns = 0, p50_ns = 0, p75_ns = 0, p90_ns = 0;
   double stddev_ns = 0;
   // stddev / mean: step-to-step variation (0 for identical steps).
   double cv() const { return mean_ns > 0 ? stddev_ns / double(mean_ns) : 0.0; }
+  // (p75 - p25) / p50, the robust step-to-step variation: a few outliers do not move it.
+  double iqrRatio() const { return p50_ns > 0 ? double(p75_ns - p25_ns) / double(p50_ns) : 0.0; }
 };
 
 struct StepResult {
   std::vector<ProcessSteps> processes; // only processes with steps
 
   StepSource source() const; // the best source of any process; None without steps
-  StepStats stats() const;   // step durations over every process
-  uint64_t count() const;
-  // Sums over steps of (duration x the process's devices), and of the per-step figures.
+  StepStats stats() const;   // step durations over every process, warm-up included
+  uint64_t count() const;    // every step, warm-up included
+  // The steady state (after each process's warm-up): its durations and count.
+  StepStats steadyStats() const;
+  uint64_t steadyCount() const;
+  // The warm-up: its steps, their summed duration, and per device-step figures.
+  uint64_t warmupCount() const;
+  model::TimeNs warmupNs() const;
+  model::TimeNs warmupDeviceStepNs() const;
+  model::TimeNs warmupIdleNs(IdleCause cause) const;
+  model::TimeNs warmupBusyNs() const;
+  // What held the warm-up back: an idle cause's name (toString(IdleCause): "input", ...) whose
+  // idle is over half the warm-up's device time, "gpu_busy" when busy time is, else "mixed";
+  // nullptr without warm-up.
+  const char* warmupLimiter() const;
+  // Sums over the steady steps of (duration x the process's devices), and of the per-step figures.
   model::TimeNs deviceStepNs() const;
   model::TimeNs inputStallNs() const;
   model::TimeNs hostSyncNs() const;
+  model::TimeNs busyNs() const;
   model::TimeNs idleNs(IdleCause cause) const;
-  // inputStallNs() / deviceStepNs(); nullopt without steps.
+  // inputStallNs() / deviceStepNs(); nullopt without steady steps.
   std::optional<double> inputStallRatio() const;
+  // busyNs() / deviceStepNs(): the GPU busy share of the steady steps; nullopt without them.
+  std::optional<double> busyRatio() const;
+  // The median over steady steps of each step's busy share (busy / (duration x devices)): what
+  // a typical step keeps the GPU busy, which a few host-starved steps do not move.
+  std::optional<double> busyRatioP50() const;
+  // Appends another window's steps and marks each process's warm-up again over all its steps.
   void merge(const StepResult& other);
 };
 

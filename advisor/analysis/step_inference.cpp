@@ -258,6 +258,13 @@ std::optional<InferredSteps> inferSteps(const ActivityIndex& index) {
         (first == end || openingGap(i) > openingGap(first)))
       first = i;
   if (first == end) return std::nullopt;
+  // The search above spans one element more than a period (after_sync), so it can pick the
+  // second step's opening when the idle before it (a sleep between steps) is longer than the
+  // setup before the first: the same cut one period earlier opens the first step, and without it
+  // the first step would be lost.
+  while (first >= begin + p && seq[first - p].token == cut_token && gap[first - p] >= 0 &&
+         allowed[first - p])
+    first -= p;
 
   const size_t slack = std::max<size_t>(1, p / 8);
   std::vector<size_t> cuts;

@@ -106,7 +106,8 @@ int runCli(int argc, const char* const* argv, CliIo io) {
   diff_cmd->add_option("--json", diff.json, "Write the diff as JSON to this file");
   diff_cmd
       ->add_option("--threshold", diff.threshold,
-                   "Relative change that counts as a regression (0.05 = 5%)")
+                   "Least relative change that counts as a regression (0.05 = 5%); wider where "
+                   "3 standard errors of the two steady medians' difference are")
       ->capture_default_str();
 
   WebhookOptions webhook;

@@ -1,6 +1,7 @@
 // gpuwise diff BASE.json NEW.json [--json F] [--threshold R]: a CI gate on two reports.
 //
-// Exit status: 0 no regression, 1 regression (step time or GPU busy worse than the threshold),
+// Exit status: 0 no regression, 1 regression (steady step time or GPU busy worse than the noise
+// band: the threshold, or the runs' own step spread where larger, report_diff.h),
 // 2 bad usage or bad input (unreadable file, not JSON, not a gpuwise.report/v1 report, a --json
 // file that cannot be written), with one line on stderr naming the file and the problem.
 #include "advisor/cli/commands.h"

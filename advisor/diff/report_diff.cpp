@@ -27,6 +27,10 @@ double noiseFloor(Unit u) {
   return 0.0;
 }
 
+// The standard error of a median of n samples is about 1.2533 sigma / sqrt(n) (normal steps),
+// and sigma is about IQR / 1.349: so 0.93 x IQR / sqrt(n), relative to the median when the IQR is.
+constexpr double kMedianErrorPerIqr = 1.2533 / 1.349;
+
 // Tolerance on the threshold comparison, so an edge computed in floating point (0.8 x 0.95)
 // does not flip the verdict.
 constexpr double kEdgeEpsilon = 1e-9;
@@ -109,6 +113,24 @@ std::optional<double> busyRatio(const json& r) {
   return 1.0 - *idle;
 }
 
+std::optional<double> steadyNumber(const json& r, std::string_view key) {
+  return jsonNumber(r, {"summary", "steps", "steady", key});
+}
+
+// The noise band of the gate (report_diff.h): the threshold, or the uncertainty of the
+// difference of the two steady medians where that is larger.
+double noiseBand(const json& base, const json& next, const DiffOptions& o) {
+  double variance = 0;
+  for (const json* r : {&base, &next}) {
+    auto iqr = steadyNumber(*r, "iqr_ratio");
+    auto count = steadyNumber(*r, "count");
+    if (!iqr || !count || !std::isfinite(*iqr) || *iqr < 0 || *count < 1) continue;
+    const double se = kMedianErrorPerIqr * *iqr / std::sqrt(*count);
+    variance += se * se;
+  }
+  return std::max(o.threshold, o.noise_spread * std::sqrt(variance));
+}
+
 std::optional<double> idleSeconds(const json& r) {
   auto span = jsonNumber(r, {"summary", "gpu_span_seconds"});
   auto busy = jsonNumber(r, {"summary", "gpu_busy_seconds"});
@@ -166,20 +188,33 @@ std::string validateReport(const json& r) {
 ReportDiff diffReports(const json& base, const json& next, const DiffOptions& options) {
   ReportDiff diff;
   diff.threshold = options.threshold;
+  diff.steady = steadyNumber(base, "p50_seconds") && steadyNumber(next, "p50_seconds");
+  diff.noise_band = diff.steady ? noiseBand(base, next, options) : options.threshold;
   auto add = [&](std::string name, std::string label, Unit unit, Better better, bool gate,
                  std::optional<double> b, std::optional<double> n) {
     MetricDelta m{std::move(name), std::move(label), unit, better, gate, b, n, Change::Unknown};
-    classify(m, options.threshold);
+    classify(m, gate ? diff.noise_band : options.threshold);
     diff.metrics.push_back(std::move(m));
   };
   auto num = [](const json& r, std::initializer_list<std::string_view> path) {
     return jsonNumber(r, path);
   };
-  add("step_seconds", "step time (mean)", Unit::Seconds, Better::Lower, true,
-      num(base, {"summary", "steps", "mean_seconds"}),
-      num(next, {"summary", "steps", "mean_seconds"}));
-  add("gpu_busy_ratio", "GPU busy share", Unit::Ratio, Better::Higher, true, busyRatio(base),
-      busyRatio(next));
+  if (diff.steady) {
+    add("step_seconds", "step time (median, steady)", Unit::Seconds, Better::Lower, true,
+        steadyNumber(base, "p50_seconds"), steadyNumber(next, "p50_seconds"));
+  } else {
+    add("step_seconds", "step time (mean)", Unit::Seconds, Better::Lower, true,
+        num(base, {"summary", "steps", "mean_seconds"}),
+        num(next, {"summary", "steps", "mean_seconds"}));
+  }
+  auto steadyBusy = [&](const json& r) { return steadyNumber(r, "gpu_busy_ratio_p50"); };
+  if (diff.steady && steadyBusy(base) && steadyBusy(next)) {
+    add("gpu_busy_ratio", "GPU busy share (median step)", Unit::Ratio, Better::Higher, true,
+        steadyBusy(base), steadyBusy(next));
+  } else {
+    add("gpu_busy_ratio", "GPU busy share", Unit::Ratio, Better::Higher, true, busyRatio(base),
+        busyRatio(next));
+  }
   add("wall_seconds", "wall time", Unit::Seconds, Better::Lower, false,
       num(base, {"summary", "wall_seconds"}), num(next, {"summary", "wall_seconds"}));
   add("gpu_span_seconds", "GPU span", Unit::Seconds, Better::Neither, false,
@@ -271,7 +306,11 @@ std::string renderDiffText(const ReportDiff& d) {
     out += "not comparable (neither step time nor GPU busy is known in both reports): ";
     break;
   }
-  out += gates + "; threshold " + formatPercent(d.threshold) + "\n";
+  out += gates + "; threshold " + formatPercent(d.threshold);
+  // The band differs from the threshold only where the runs' own step spread (IQR / median)
+  // is larger: a change inside it is within noise.
+  if (d.noise_band > d.threshold) out += ", noise band " + formatPercent(d.noise_band);
+  out += "\n";
 
   char line[256];
   std::snprintf(line, sizeof line, "  %-32s %12s %12s %11s  %s\n", "metric", "base", "new", "delta",
@@ -305,6 +344,8 @@ nlohmann::ordered_json diffToJson(const ReportDiff& d, const std::string& base_f
   j["base"] = base_file;
   j["new"] = new_file;
   j["threshold"] = d.threshold;
+  j["noise_band"] = d.noise_band;
+  j["steady_state"] = d.steady;
   j["verdict"] = toString(d.verdict);
   j["regressions"] = d.regressions;
   json metrics = json::array();

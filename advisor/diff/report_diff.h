@@ -7,9 +7,24 @@
 // pageable copy time, peak memory, the daily cost of idle time; recommendations that appeared or
 // disappeared (by id).
 //
-// The gate: a regression is step time growing, or GPU busy share shrinking, by more than
-// `threshold` relative to the base (default 5%: 100 ms -> 105 ms is not a regression, 105.1 ms
-// is). Metrics unknown in either report are listed as unknown and gate nothing; when neither gate
+// The gate: a regression is step time growing, or GPU busy share shrinking, by more than the
+// noise band relative to the base. Both gate metrics are the steady state's when both reports
+// have it (summary.steps.steady, after the warm-up, step_analyzer.h): the median step time and
+// the median step's GPU busy share. A mean, or a share of the whole span, moves with how long the
+// warm-up took and with a few host-starved steps, so two identical runs would "regress".
+//
+// Noise band: the larger of `threshold` (default 5%: 100 ms -> 105 ms is not a regression,
+// 105.1 ms is) and noise_spread (default 3) standard errors of the difference of the two steady
+// medians, sqrt(se_base^2 + se_new^2), each se = 0.93 x IQR/median / sqrt(steady steps)
+// (summary.steps.steady.iqr_ratio and count; the median's standard error, with sigma from the
+// IQR so a few outlying steps do not widen it). Why: a median of steps that vary moves from run
+// to run with nothing changed, the less the more steps it has; a change inside the band is
+// "within noise", not a regression, and a slowdown well beyond its own runs' uncertainty always
+// shows (a 20% slower step regresses unless the runs are too short or too noisy to tell).
+// Reports without the steady figures (older ones, traces without steps) compare the mean step
+// time and the span's busy share against `threshold` alone.
+//
+// Metrics unknown in either report are listed as unknown and gate nothing; when neither gate
 // metric is comparable the verdict says so (and it is not a regression). Other metrics are
 // reported as better or worse but never fail the gate.
 //
@@ -25,10 +40,12 @@
 namespace gpuwise::advisor {
 
 inline constexpr double kDefaultDiffThreshold = 0.05;
+inline constexpr double kDefaultNoiseSpread = 3.0; // standard errors
 inline constexpr const char* kDiffSchema = "gpuwise.diff/v1";
 
 struct DiffOptions {
-  double threshold = kDefaultDiffThreshold; // relative change that counts, >= 0
+  double threshold = kDefaultDiffThreshold;  // the least relative change that counts, >= 0
+  double noise_spread = kDefaultNoiseSpread; // standard errors of the medians' difference, >= 0
 };
 
 enum class Better : uint8_t { Lower, Higher, Neither };
@@ -56,6 +73,8 @@ const char* toString(DiffVerdict);
 
 struct ReportDiff {
   double threshold = kDefaultDiffThreshold;
+  double noise_band = kDefaultDiffThreshold; // the band the gate used (see above)
+  bool steady = false;                       // the gate compared steady-state figures
   std::vector<MetricDelta> metrics;
   std::vector<std::string> appeared, disappeared, kept; // recommendation ids
   DiffVerdict verdict = DiffVerdict::NotComparable;

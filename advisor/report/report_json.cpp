@@ -126,6 +126,35 @@ json precisionRatios(const PrecisionResult& p) {
   return j;
 }
 
+// summary.steps.warmup: the steps before the steady state (step_analyzer.h), on their own.
+json warmupJson(const StepResult& r) {
+  const char* limiter = r.warmupLimiter();
+  json j;
+  j["count"] = r.warmupCount();
+  j["seconds"] = seconds(r.warmupNs());
+  j["input_stall_seconds"] = seconds(r.warmupIdleNs(IdleCause::Input));
+  j["limiter"] = limiter ? json(limiter) : json(nullptr);
+  return j;
+}
+
+// summary.steps.steady: the distribution of the steady steps' durations, which `gpuwise diff`
+// compares (its median, with a noise band from the spread).
+json steadyJson(const StepResult& r) {
+  const auto st = r.steadyStats();
+  json j;
+  j["count"] = st.count;
+  j["seconds"] = seconds(st.total_ns);
+  j["p10_seconds"] = seconds(st.p10_ns);
+  j["p25_seconds"] = seconds(st.p25_ns);
+  j["p50_seconds"] = seconds(st.p50_ns);
+  j["p75_seconds"] = seconds(st.p75_ns);
+  j["p90_seconds"] = seconds(st.p90_ns);
+  j["iqr_ratio"] = st.iqrRatio(); // (p75 - p25) / p50
+  j["gpu_busy_ratio"] = orNull(r.busyRatio());
+  j["gpu_busy_ratio_p50"] = orNull(r.busyRatioP50()); // the median step's busy share
+  return j;
+}
+
 json summary(const JobAnalysis& a) {
   const auto& t = a.timeline;
   json s;
@@ -164,6 +193,10 @@ json summary(const JobAnalysis& a) {
   steps["p50_seconds"] = secondsOrNull(have_steps, stats.p50_ns);
   steps["p90_seconds"] = secondsOrNull(have_steps, stats.p90_ns);
   steps["cv"] = have_steps ? json(stats.cv()) : json(nullptr);
+  // Beyond the contract's fields: the warm-up on its own and the steady state the advice and
+  // `gpuwise diff` read (step_analyzer.h says where one ends and the other begins).
+  steps["warmup"] = have_steps ? warmupJson(a.steps) : json(nullptr);
+  steps["steady"] = have_steps ? steadyJson(a.steps) : json(nullptr);
   s["steps"] = std::move(steps);
   // Beyond the contract: the figures the rules read, in one place.
   s["input_stall_seconds"] = secondsOrNull(t.known(), a.inputStallNs());
@@ -404,6 +437,7 @@ json stepsDetail(const JobAnalysis& a, size_t max_listed) {
       pj["inferred"] = nullptr;
     }
     pj["count"] = p.steps.size();
+    pj["warmup_steps"] = p.warmup;
     json list = json::array();
     for (size_t i = 0; i < p.steps.size() && i < max_listed; ++i) {
       const auto& st = p.steps[i];

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <sstream>
+#include <string_view>
 
 namespace gpuwise::advisor {
 namespace {
@@ -102,21 +103,47 @@ std::string idleLine(const JobAnalysis& a) {
   return s;
 }
 
+// The step figures are the steady state's (step_analyzer.h): its median, p10-p90, and its
+// variation, defined on the line as the interquartile range over the median.
 std::string stepsLine(const JobAnalysis& a) {
-  auto st = a.steps.stats();
+  const uint64_t all = a.steps.count();
+  const auto st = a.steps.steadyStats();
   std::string s;
-  if (st.count == 0) {
+  if (all == 0) {
     s = "  steps  none found";
   } else {
-    s = "  steps  " + std::to_string(st.count) + " (" + toString(a.steps.source()) + "), mean " +
-        formatDuration(st.mean_ns) + ", p90 " + formatDuration(st.p90_ns) + ", variation " +
-        formatPercent(st.cv());
+    s = "  steps  " + std::to_string(all) + " (" + toString(a.steps.source()) + ")";
+    if (st.count != all) s += ", steady " + std::to_string(st.count);
+    s += ": median " + formatDuration(st.p50_ns) + ", p10-p90 " + formatDuration(st.p10_ns) + "-" +
+         formatDuration(st.p90_ns) + ", variation " + formatPercent(st.iqrRatio()) +
+         " (IQR/median)";
   }
   if (auto r = a.inputStallRatio())
-    s += "; input stall " + formatPercent(*r) + (st.count ? " of step time" : " of GPU span");
+    s += "; input stall " + formatPercent(*r) + (all ? " of step time" : " of GPU span");
   if (auto h = a.hostSyncSecondsPerStep())
     s += "; host sync " + formatDuration(static_cast<model::TimeNs>(*h * 1e9)) + "/step";
   return s;
+}
+
+// "warm-up: 3 steps, 160 ms, input-bound": the steps before the steady state, which the figures
+// above and the advice leave out; nothing without a warm-up.
+std::string warmupLine(const JobAnalysis& a) {
+  const uint64_t n = a.steps.warmupCount();
+  if (n == 0) return "";
+  std::string s =
+      "  warm-up: " + plural(n, "step", "steps") + ", " + formatDuration(a.steps.warmupNs());
+  const std::string_view limiter = a.steps.warmupLimiter() ? a.steps.warmupLimiter() : "";
+  if (limiter == "input")
+    s += ", input-bound (waiting for the first batches)";
+  else if (limiter == "host_bound")
+    s += ", host-bound";
+  else if (limiter == "sync")
+    s += ", waiting on host syncs";
+  else if (limiter == "launch_overhead")
+    s += ", launch-bound";
+  else if (limiter == "gpu_busy")
+    s += ", GPU busy";
+  return s + "; left out of the step figures and the advice";
 }
 
 std::string precisionLine(const JobAnalysis& a) {
@@ -303,6 +330,7 @@ std::string renderTerminalSummary(const ReportInput& in, const TerminalOptions& 
   line(idleLine(a));
   line(jobLine(a, o.width));
   line(stepsLine(a));
+  line(warmupLine(a));
   line(kernelsLine(a, o.width));
   line(precisionLine(a));
   line(blasProbeLine(a));

@@ -47,7 +47,8 @@ std::optional<Recommendation> PrefetchInputRule::evaluate(const RuleContext& ctx
   ev["input_stall_seconds"] = stall_s;
   ev["reference_seconds"] = reference_s;
   ev["reference"] = with_steps ? "step_time" : "gpu_span";
-  ev["steps"] = a.steps.count();
+  ev["steps"] = a.steps.steadyCount(); // the steady steps the ratio is measured on
+  ev["warmup_steps"] = a.steps.warmupCount();
   ev["input_stall_source"] = measured ? "data_loader_ranges" : "inferred_from_host_state";
   ev["input_data_loader_seconds"] = toSeconds(a.timeline.idle.input_data_loader_ns);
   ev["workers_needed"] = workers_needed;

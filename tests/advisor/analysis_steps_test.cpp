@@ -142,7 +142,8 @@ TEST_CASE("steps inferred from the launch sequence, cut where the GPU waits for 
   auto a = analyzeJob(trace(loop.p));
   CHECK(a.steps.source() == StepSource::Inferred);
   CHECK(a.steps.count() == 8);
-  CHECK(*a.inputStallRatio() == Approx(203.0 / 449.0).margin(0.01)); // 203 us waiting per 449 us step
+  CHECK(*a.inputStallRatio() ==
+        Approx(203.0 / 449.0).margin(0.01)); // 203 us waiting per 449 us step
 }
 
 TEST_CASE("steps inferred: a step with an extra launch does not shift the later cuts") {
@@ -175,7 +176,8 @@ TEST_CASE("steps inferred from host syncs when no batch is copied; none from a f
 
   auto flat = process(1);
   for (int i = 0; i < 50; ++i)
-    flat.kernels.push_back(kernel(at(i * 10), at(i * 10 + 5), 7, 0, flat.names.intern("k" + std::to_string(i))));
+    flat.kernels.push_back(
+        kernel(at(i * 10), at(i * 10 + 5), 7, 0, flat.names.intern("k" + std::to_string(i))));
   CHECK_FALSE(inferSteps(buildActivityIndex(flat)));
 }
 
@@ -227,4 +229,83 @@ TEST_CASE("steps merge across windows of a live job") {
   a.merge(b);
   CHECK(a.steps.count() == 2 * b.steps.count());
   CHECK(a.steps.processes.size() == 1);
+}
+
+namespace {
+
+std::vector<StepRecord> stepsOfMs(const std::vector<double>& ms) {
+  std::vector<StepRecord> steps;
+  TimeNs t = T0;
+  for (double d : ms) {
+    StepRecord s;
+    s.start = t;
+    s.end = t + TimeNs(d * 1e6);
+    t = s.end;
+    steps.push_back(s);
+  }
+  return steps;
+}
+
+} // namespace
+
+TEST_CASE("warm-up: the slow leading steps before the step time settles, at most a tenth") {
+  std::vector<double> ms{22, 9.5, 10.7};
+  ms.resize(60, 5.3);
+  CHECK(countWarmupSteps(stepsOfMs(ms)) == 3); // the healthy train.py loop, workers starting
+  CHECK(countWarmupSteps(stepsOfMs(std::vector<double>(60, 5.3))) == 0);
+  // A step 1.4x the median is within the band; 1.6x is not.
+  std::vector<double> edge(60, 5.0);
+  edge[0] = 7.0;
+  CHECK(countWarmupSteps(stepsOfMs(edge)) == 0);
+  edge[0] = 8.0;
+  CHECK(countWarmupSteps(stepsOfMs(edge)) == 1);
+  // One settled step among slow ones has not settled: three in a row are needed.
+  std::vector<double> ragged{30, 5, 30, 5, 5, 5};
+  ragged.resize(60, 5.0);
+  CHECK(countWarmupSteps(stepsOfMs(ragged)) == 3);
+  // A slow step now and then later on (a checkpoint, a host hiccup) is not warm-up.
+  std::vector<double> periodic(60, 5.0);
+  for (size_t i = 0; i < periodic.size(); i += 5)
+    periodic[i] = 20.0;
+  CHECK(countWarmupSteps(stepsOfMs(periodic)) == 1);
+  // Bounded: a long slow phase is the job's, not warm-up; under 10 steps there is none.
+  std::vector<double> long_slow(20, 30.0);
+  long_slow.resize(60, 5.0);
+  CHECK(countWarmupSteps(stepsOfMs(long_slow)) == 6);
+  CHECK(countWarmupSteps(stepsOfMs({30, 5, 5, 5, 5, 5, 5, 5, 5})) == 0);
+  CHECK(countWarmupSteps(stepsOfMs({30, 5, 5, 5, 5, 5, 5, 5, 5, 5})) == 1);
+}
+
+TEST_CASE("warm-up: ratios that drive advice are the steady state's; the warm-up is on its own") {
+  StepResult r;
+  ProcessSteps p;
+  p.devices = 1;
+  std::vector<double> ms{40, 40};
+  ms.resize(20, 10.0);
+  p.steps = stepsOfMs(ms);
+  for (size_t i = 0; i < p.steps.size(); ++i) {
+    auto& s = p.steps[i];
+    const TimeNs stall = i < 2 ? 30 * 1'000'000 : 1'000'000; // 30 ms, then 1 ms, waiting for input
+    s.idle_ns[size_t(IdleCause::Input)] = stall;
+    s.gpu_busy_ns = s.durationNs() - stall;
+  }
+  markWarmup(p);
+  REQUIRE(p.warmup == 2);
+  r.processes.push_back(p);
+  CHECK(r.count() == 20);
+  CHECK(r.steadyCount() == 18);
+  CHECK(r.warmupCount() == 2);
+  CHECK(r.warmupNs() == 80 * 1'000'000);
+  CHECK(std::string(r.warmupLimiter()) == "input");
+  CHECK(*r.inputStallRatio() == Approx(0.1)); // 1 ms of 10 ms; with the warm-up it would be 0.23
+  CHECK(r.steadyStats().p50_ns == 10'000'000);
+  CHECK(*r.busyRatioP50() == Approx(0.9));
+  // A later window's steps appended: the warm-up is marked again over all of them.
+  StepResult more;
+  ProcessSteps q = p;
+  q.steps = stepsOfMs(std::vector<double>(20, 10.0));
+  more.processes.push_back(q);
+  r.merge(more);
+  CHECK(r.count() == 40);
+  CHECK(r.warmupCount() == 2);
 }

@@ -9,6 +9,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <fstream>
 #include <sstream>
 
@@ -220,4 +221,58 @@ TEST_CASE("gpuwise diff on reports written by gpuwise: pinning the copies remove
   // The pinned run's span has a gap before the kernels: busy share falls from 100% to 90%.
   CHECK(d.verdict == DiffVerdict::Regression);
   CHECK(d.regressions == std::vector<std::string>{"gpu_busy_ratio"});
+}
+
+namespace {
+
+// A report with the steady-state figures: the steady median step, its spread (IQR / median),
+// the median step's busy share, and a mean that includes a warm-up.
+json steadyReport(double mean, double p50, double iqr_ratio, double busy = 0.95, int count = 56) {
+  json r = report(mean, 0.8);
+  r["summary"]["steps"]["steady"] = {{"count", count},
+                                     {"p50_seconds", p50},
+                                     {"iqr_ratio", iqr_ratio},
+                                     {"gpu_busy_ratio_p50", busy}};
+  return r;
+}
+
+} // namespace
+
+TEST_CASE(
+    "diff: steady-state medians with a noise band; the warm-up in the mean is not a regression") {
+  // Two identical runs whose warm-up took longer in one: the mean grew 25%, the steady median not.
+  auto same =
+      diffReports(steadyReport(0.00712, 0.0053, 0.005), steadyReport(0.0089, 0.0053, 0.005));
+  CHECK(same.verdict == DiffVerdict::Unchanged);
+  CHECK(same.steady);
+  CHECK(metric(same, "step_seconds").label == "step time (median, steady)");
+  CHECK(same.noise_band == Approx(0.05)); // the threshold: the runs vary less than it
+  // A 20% slower step regresses.
+  auto slow = diffReports(steadyReport(0.007, 0.0053, 0.005), steadyReport(0.009, 0.00636, 0.005));
+  CHECK(slow.verdict == DiffVerdict::Regression);
+  CHECK(slow.regressions == std::vector<std::string>{"step_seconds"});
+  // Nine steady steps that vary by 12% and 8% between p25 and p75: their medians are uncertain
+  // by 3 x sqrt(se1^2 + se2^2), se = 0.93 x IQR/median / sqrt(9): a 10% change is within noise,
+  // 15% is not. With 56 steps each the same spread leaves the 5% threshold nearly alone.
+  auto noisy =
+      diffReports(steadyReport(0.1, 0.1, 0.12, 0.95, 9), steadyReport(0.11, 0.11, 0.08, 0.95, 9));
+  const double se1 = 1.2533 / 1.349 * 0.12 / 3, se2 = 1.2533 / 1.349 * 0.08 / 3;
+  CHECK(noisy.noise_band == Approx(3 * std::sqrt(se1 * se1 + se2 * se2))); // ~13.4%
+  CHECK(noisy.verdict == DiffVerdict::Unchanged);
+  CHECK(renderDiffText(noisy).find("noise band 13.4%") != std::string::npos);
+  CHECK(
+      diffReports(steadyReport(0.1, 0.1, 0.12, 0.95, 9), steadyReport(0.115, 0.115, 0.08, 0.95, 9))
+          .verdict == DiffVerdict::Regression);
+  CHECK(diffReports(steadyReport(0.1, 0.1, 0.12), steadyReport(0.11, 0.11, 0.08)).noise_band ==
+        Approx(0.0537).margin(0.001));
+  // A host-starved run (half its steps slow: IQR/median 0.5) still shows a 20% slowdown.
+  CHECK(diffReports(steadyReport(0.1, 0.1, 0.02), steadyReport(0.12, 0.12, 0.5)).verdict ==
+        DiffVerdict::Regression);
+  // The median step's busy share gates too.
+  CHECK(diffReports(steadyReport(0.1, 0.1, 0.01, 0.95), steadyReport(0.1, 0.1, 0.01, 0.80))
+            .regressions == std::vector<std::string>{"gpu_busy_ratio"});
+  // Without the steady figures in both, the mean and the threshold, as before.
+  auto old = diffReports(report(0.1, 0.9), steadyReport(0.125, 0.1, 0.01));
+  CHECK_FALSE(old.steady);
+  CHECK(old.verdict == DiffVerdict::Regression);
 }

@@ -1,12 +1,13 @@
 // `gpuwise run --simulate` end to end with the real shim, the simulated device and the CUDA
-// samples: the report's totals equal the sample's own summary line ("gwsample ... kernels=N
-// h2d_bytes=B pageable_bytes=P ..."), the planted inefficiency of pageable_copies is found and the
-// healthy sample gets no recommendation.
+// samples: the report's totals and step counts equal the sample's own summary line ("gwsample ...
+// steps=S kernels=N h2d_bytes=B pageable_bytes=P ..."), the planted inefficiency of
+// pageable_copies is found and the healthy sample gets no recommendation.
 #include "tests/advisor/subprocess.h"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <map>
 
 using namespace gpuwise::advisor::test;
@@ -119,4 +120,23 @@ TEST_CASE("gpuwise run --simulate: the healthy sample gets no recommendation") {
   CHECK(shim["overhead_ratio"].get<double>() < 0.01);
   CHECK(s["shim_overhead_ratio"] == shim["overhead_ratio"]);
   CHECK(shim["detail_shed_seconds"] == 0);
+}
+
+TEST_CASE("gpuwise run --simulate: each sample's step count is the one it ran, within 1%") {
+  // Every sample's loop runs the steps its summary line prints; a step count off by a factor
+  // (host_sync's 8 identical sync blocks per step once read as 8 steps) divides every per-step
+  // figure by the wrong number.
+  const char* samples[] = {"healthy",   "input_stall", "launch_bound",   "pageable_copies",
+                           "host_sync", "fp32_gemm",   "small_footprint"};
+  TempDir dir;
+  for (const char* name : samples) {
+    DYNAMIC_SECTION(name) {
+      auto r = runSample(dir, name);
+      const double want = double(num(r.sample, "steps"));
+      const auto& steps = r.report["summary"]["steps"];
+      INFO(name << ": the sample ran " << want << " steps; the report: " << steps.dump());
+      REQUIRE(steps["count"].is_number());
+      CHECK(std::abs(steps["count"].get<double>() - want) <= 0.01 * want);
+    }
+  }
 }
