@@ -10,6 +10,7 @@
 //   - the ResNet-50 runs with num_workers=0 lose far more step time to input than num_workers=4.
 #include "advisor/analysis/job_analysis.h"
 #include "advisor/import/kineto_importer.h"
+#include "tests/advisor/advice_invariants.h"
 #include "tests/advisor/subprocess.h"
 
 #include <catch2/catch.hpp>
@@ -87,6 +88,10 @@ TEST_CASE("gpuwise report reads every file of the Kineto folder; idle ratio as t
     ++reports;
     const auto r = json::parse(readFile(out));
     const auto& s = r.at("summary");
+    for (const auto& problem : adviceInvariantViolations(r)) {
+      INFO(problem);
+      CHECK(false);
+    }
     CHECK(r.at("source").at("kind") == "kineto");
     if (want.at("gpu_span_ns").get<int64_t>() == 0) {
       // No GPU activity: a report that says so, with unknown (null) GPU figures.
