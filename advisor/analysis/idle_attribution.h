@@ -11,14 +11,13 @@
 //                    IdleOptions::launch_overhead_max_gap_ns: the host had already asked, and the
 //                    GPU waited only for the launch to travel (what CUDA graphs and fusion remove).
 //   launch_overhead  also the whole gap, when the host was only launching: P and N are both
-//                    kernels, the gap is shorter than IdleOptions::host_launch_max_gap_ns, and
-//                    in W (below) thread T made no CUDA call but kernel launches, spent at most
-//                    IdleOptions::host_launch_max_outside_ns outside them, was in no synchronising
-//                    call and no DataLoader range overlaps it: the host went from one launch call
-//                    to the next, and the launch path's cost kept the GPU waiting, which is what
-//                    CUDA/HIP graphs remove. A longer gap, host time of its own (Python, another
-//                    thread's lock), or other calls (allocations, module loads, copies) is
-//                    host_bound.
+//                    kernels, and in W (below) thread T made no CUDA call but kernel launches,
+//                    spent less than IdleOptions::host_launch_max_outside_ns outside them, was in
+//                    no synchronising call and no DataLoader range overlaps it: the host went from
+//                    one launch call to the next (however long it sat inside them), and the launch
+//                    path's cost kept the GPU waiting, which is what CUDA/HIP graphs remove. Host
+//                    time of its own (Python between ops, another thread's lock) or other calls
+//                    (allocations, module loads, copies) make the gap host_bound.
 //   other            the whole gap, when N's launch call began before the gap (ls <= g0) but the
 //                    gap is longer or not between two kernels (stream/event dependencies, another
 //                    device or rank, the driver), or when N's launch is unknown; except that with
@@ -60,12 +59,11 @@ struct IdleOptions {
   // "A few microseconds": the launch latency of a queued kernel on current GPUs is 1-4 us; a
   // longer wait with work already queued is a dependency, not launch overhead.
   model::TimeNs launch_overhead_max_gap_ns = 5'000;
-  // The longest gap the host's own launch path explains: an eager framework's dispatch plus the
-  // launch call costs 5-50 us per kernel; a gap longer than this is host work of its own.
-  model::TimeNs host_launch_max_gap_ns = 100'000;
-  // The host's own time between two launch calls that still counts as launching: the loop and the
-  // launch wrapper, a few microseconds. More is host work (Python, a lock, another thread).
-  model::TimeNs host_launch_max_outside_ns = 5'000;
+  // The host's own time between two launch calls (W's time outside every call) below which it
+  // still counts as launching: the loop, the launch wrapper, an eager framework's per-op
+  // dispatch (5-20 us in PyTorch; the launch_bound sample's shim and loop 1-10 us on a loaded
+  // host). More is host work of its own (Python between ops, a lock, another thread).
+  model::TimeNs host_launch_max_outside_ns = 20'000;
 };
 
 struct IdleSegment {
