@@ -88,14 +88,16 @@ TEST_CASE("gpuwise run: reports the fake shim's run and exits with its code") {
   CHECK(r["summary"]["gpu_span_seconds"].get<double>() == Approx(1.09));
   CHECK(r["summary"]["wall_seconds"].get<double>() > 0);
   // The fake shim's FP32 GEMMs on an H100 also get mixed precision, with TF32 as its
-  // alternative (one recommendation); the pageable copies get use_pinned_memory.
+  // alternative (one recommendation); the pageable copies get use_pinned_memory; its small
+  // grids, outside a training loop, the under-filled launch (increase_batch_size).
   std::set<std::string> ids;
   for (const auto& rec : r["recommendations"]) {
     ids.insert(rec["id"].get<std::string>());
     if (rec["id"] == "enable_mixed_precision")
       CHECK(rec["parameters"]["alternatives"][0]["id"] == "enable_tf32");
   }
-  CHECK(ids == std::set<std::string>{"use_pinned_memory", "enable_mixed_precision"});
+  CHECK(ids == std::set<std::string>{"use_pinned_memory", "enable_mixed_precision",
+                                     "increase_batch_size"});
   CHECK(r["top_kernels"][0]["name"] == "gemm(float const*, float const*, float*, int)");
   CHECK(readFile(dir / "gpuwise-report.html").find("Pin host memory") != std::string::npos);
 }
@@ -140,9 +142,10 @@ TEST_CASE("gpuwise run --simulate --trace: the recording replays into the same r
   auto live = readJson(dir / "live.json");
   CHECK(live["source"]["simulated"] == true);
   CHECK(live["source"]["files"][0] == dir / "run.gwt");
-  // No pageable copies: only the precision rules for the fake shim's FP32 GEMMs on an H100.
+  // No pageable copies: mixed precision for the fake shim's FP32 GEMMs on an H100, and its
+  // under-filled launches.
   for (const auto& rec : live["recommendations"])
-    CHECK((rec["id"] == "enable_mixed_precision" || rec["id"] == "enable_tf32"));
+    CHECK((rec["id"] == "enable_mixed_precision" || rec["id"] == "increase_batch_size"));
   REQUIRE(std::filesystem::exists(dir / "live.html"));
 
   Process rep({gpuwiseExe(), "report", dir / "run.gwt", "--json", dir / "offline.json"}, {},
