@@ -137,7 +137,8 @@ namespace {
 // descheduled inside the launch path still kept the GPU waiting for a launch.
 bool onlyLaunching(const ActivityIndex& index, const GpuActivity* prev, const GpuActivity& next,
                    model::TimeNs g0, model::TimeNs w1, const IdleOptions& options) {
-  if (!prev || prev->kind != ActivityKind::Kernel || next.kind != ActivityKind::Kernel) return false;
+  if (!prev || prev->kind != ActivityKind::Kernel || next.kind != ActivityKind::Kernel)
+    return false;
   const ThreadHost* host = index.thread(next.thread);
   if (!host || covers(host->syncs, g0) || coveredLength(host->syncs, g0, w1) > 0) return false;
   if (coveredLength(index.data_loader, g0, w1) > 0) return false;

@@ -236,8 +236,9 @@ void htmlRecommendationsSection(std::ostream& o, const ReportJson& r) {
       }
     }
     if (auto share = jsonNumber(rec, {"explains", "share"}))
-      o << "<p>Explains <code>" << esc(jsonString(rec, {"explains", "part"})) << "</code>: "
-        << esc(formatPercent(*share)) << " of the reference time, the most it can save.</p>\n";
+      o << "<p>Explains <code>" << esc(jsonString(rec, {"explains", "part"}))
+        << "</code>: " << esc(formatPercent(*share))
+        << " of the reference time, the most it can save.</p>\n";
     o << "<pre><code>" << esc(jsonString(rec, {"action"})) << "</code></pre>\n";
     o << "<table class=\"evidence\"><caption>Evidence</caption><thead><tr><th "
          "scope=\"col\">metric</th><th scope=\"col\">value</th></tr></thead><tbody>\n";

@@ -25,8 +25,8 @@ namespace gpuwise::advisor {
 struct TerminalOptions {
   size_t width = 100;
   size_t max_recommendations = 3;
-  bool verbose = false;       // the evidence under each recommendation
-  double advice_floor = 0.02; // named on the notes line
+  bool verbose = false;                   // the evidence under each recommendation
+  double advice_floor = 0.02;             // named on the notes line
   std::vector<std::string> written_files; // listed on the last line
 };
 

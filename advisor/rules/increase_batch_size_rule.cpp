@@ -69,7 +69,8 @@ std::optional<Recommendation> underFilledLaunch(const JobAnalysis& a,
   r.action = "Size the grid to the GPU: one full wave is " + std::to_string(wave_blocks) +
              " blocks of " + dims(cfg.block) + " threads (" + formatSignificant(per_sm) +
              " per SM x " + std::to_string(dev->sm_count) +
-             " SMs). Launch grid = max(ceil(n / block), " + std::to_string(wave_blocks) + ") with a grid-stride loop in the kernel (for (i = blockIdx.x * blockDim.x + "
+             " SMs). Launch grid = max(ceil(n / block), " + std::to_string(wave_blocks) +
+             ") with a grid-stride loop in the kernel (for (i = blockIdx.x * blockDim.x + "
              "threadIdx.x; i < n; i += gridDim.x * blockDim.x)), or give each launch more work "
              "(a larger batch, several arrays per launch).";
   auto& ev = r.evidence;

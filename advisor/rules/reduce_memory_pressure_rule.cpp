@@ -48,11 +48,14 @@ std::optional<Recommendation> ReduceMemoryPressureRule::evaluate(const RuleConte
       platformOf(a) == Platform::Rocm ? "PYTORCH_HIP_ALLOC_CONF" : "PYTORCH_CUDA_ALLOC_CONF";
   r.action =
       "Lower the activation memory or let the allocator reuse it:\n"
-      "- activation checkpointing: torch.utils.checkpoint.checkpoint(block, x, use_reentrant=False) "
+      "- activation checkpointing: torch.utils.checkpoint.checkpoint(block, x, "
+      "use_reentrant=False) "
       "on the largest blocks;\n"
       "- smaller micro-batches with gradient accumulation (same global batch): divide batch_size "
       "and call optimizer.step() every k micro-batches;\n"
-      "- " + std::string(alloc_conf) + "=expandable_segments:True against fragmentation;\n"
+      "- " +
+      std::string(alloc_conf) +
+      "=expandable_segments:True against fragmentation;\n"
       "- mixed precision halves activation memory.";
   auto& ev = r.evidence;
   ev["peak_memory_ratio"] = worst_ratio;

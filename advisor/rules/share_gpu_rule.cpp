@@ -50,11 +50,12 @@ std::optional<Recommendation> ShareGpuRule::evaluate(const RuleContext& ctx) con
                "and schedule one replica per partition.\n"
                "Sharing gives no memory isolation: each replica must stay within its share.";
   } else {
-    r.action = "Time-slice the GPU among " + std::to_string(replicas) +
-               " replicas with the NVIDIA device plugin (or run them under MPS):\n"
-               "sharing:\n  timeSlicing:\n    resources:\n    - name: nvidia.com/gpu\n      replicas: " +
-               std::to_string(replicas) +
-               "\nTime-slicing gives no memory isolation: each replica must stay within its share.";
+    r.action =
+        "Time-slice the GPU among " + std::to_string(replicas) +
+        " replicas with the NVIDIA device plugin (or run them under MPS):\n"
+        "sharing:\n  timeSlicing:\n    resources:\n    - name: nvidia.com/gpu\n      replicas: " +
+        std::to_string(replicas) +
+        "\nTime-slicing gives no memory isolation: each replica must stay within its share.";
   }
   auto& ev = r.evidence;
   ev["gpu_busy_share"] = *busy;

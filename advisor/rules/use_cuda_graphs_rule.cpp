@@ -35,8 +35,8 @@ std::optional<Recommendation> UseCudaGraphsRule::evaluate(const RuleContext& ctx
   r.explains = idleExplains(a, IdleCause::LaunchOverhead);
   r.title = "Launch-bound: the GPU idled " + formatPercent(launch_idle_share) +
             " of its span on launch overhead between short kernels (" + formatPercent(short_share) +
-            " under " + formatSignificant(toSeconds(kShortKernelNs) * 1e6) + " us); capture the step in a " +
-            (rocm ? "HIP graph" : "CUDA graph");
+            " under " + formatSignificant(toSeconds(kShortKernelNs) * 1e6) +
+            " us); capture the step in a " + (rocm ? "HIP graph" : "CUDA graph");
   if (rocm) {
     r.action =
         "Replay the step's kernels as one HIP graph so the host launches once per step:\n"

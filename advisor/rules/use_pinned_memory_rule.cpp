@@ -98,12 +98,12 @@ std::optional<Recommendation> UsePinnedMemoryRule::evaluate(const RuleContext& c
                                                                       : "the wall time";
   r.title = "Pin host memory: pageable copies took " + formatPercent(share) + " of " + ref_words +
             " (" + formatSignificant(pageable_s) + " s)";
-  r.action =
-      "Pageable H2D/D2H copies moved " + formatSignificant(pageable.bytes / 1e9) + " GB in " +
-      formatSignificant(pageable_s) + " s (" + formatSignificant(pageable_bw / 1e9) +
-      " GB/s); from pinned memory the same bytes " + "take about " + formatSignificant(pinned_s) +
-      " s at " + formatSignificant(pinned_bw / 1e9) + " GB/s, saving about " +
-      formatSignificant(saving_s) + " s (" + formatPercent(saving_ratio) + ").\n";
+  r.action = "Pageable H2D/D2H copies moved " + formatSignificant(pageable.bytes / 1e9) +
+             " GB in " + formatSignificant(pageable_s) + " s (" +
+             formatSignificant(pageable_bw / 1e9) + " GB/s); from pinned memory the same bytes " +
+             "take about " + formatSignificant(pinned_s) + " s at " +
+             formatSignificant(pinned_bw / 1e9) + " GB/s, saving about " +
+             formatSignificant(saving_s) + " s (" + formatPercent(saving_ratio) + ").\n";
   const std::string pytorch =
       "PyTorch: DataLoader(..., pin_memory=True) and tensor.to(device, non_blocking=True).";
   const std::string native =

@@ -82,7 +82,9 @@ TEST_CASE("idle: a short gap in which the host only launched is launch overhead"
   CHECK(cause(b, IdleCause::HostBound) == 0);
 
   SECTION("another CUDA call in the gap (an allocation, a module load) is host-bound") {
-    p.api_calls = {{.start = at(10.2), .end = at(10.8), .name = p.names.intern("hipMalloc"),
+    p.api_calls = {{.start = at(10.2),
+                    .end = at(10.8),
+                    .name = p.names.intern("hipMalloc"),
                     .thread = kMainThread}};
     auto o = idleOf(p);
     CHECK(cause(o, IdleCause::LaunchOverhead) == 0);
@@ -103,9 +105,11 @@ TEST_CASE("idle: a short gap in which the host only launched is launch overhead"
   SECTION("the edge: host time of its own up to the bound") {
     IdleOptions options;
     const double own_us = double(options.host_launch_max_outside_ns) / 1000.0;
-    p.kernels[1] = launched(p, "k2", at(10 + own_us) - 1, at(30 + own_us), at(35 + own_us), at(40 + own_us));
+    p.kernels[1] =
+        launched(p, "k2", at(10 + own_us) - 1, at(30 + own_us), at(35 + own_us), at(40 + own_us));
     CHECK(cause(idleOf(p), IdleCause::LaunchOverhead) > 0);
-    p.kernels[1] = launched(p, "k2", at(10 + own_us), at(30 + own_us), at(35 + own_us), at(40 + own_us));
+    p.kernels[1] =
+        launched(p, "k2", at(10 + own_us), at(30 + own_us), at(35 + own_us), at(40 + own_us));
     CHECK(cause(idleOf(p), IdleCause::LaunchOverhead) == 0);
   }
 }
@@ -273,7 +277,8 @@ TEST_CASE("timeline: compute, communication and memory time; exposed communicati
 
 TEST_CASE("job: launch overhead ratio is the share of idle time; zero idle gives zero") {
   auto p = process(1);
-  p.kernels = {launched(p, "k", at(0), at(1), at(3), at(4)), launched(p, "k", at(1), at(2), at(5), at(6)),
+  p.kernels = {launched(p, "k", at(0), at(1), at(3), at(4)),
+               launched(p, "k", at(1), at(2), at(5), at(6)),
                launched(p, "k", at(40), at(41), at(43), at(44))};
   auto a = analyzeJob(trace(p));
   // Gaps: [4, 5) launch overhead (1 us), [6, 43) host-bound (37 us: 34 us on the host's own).

@@ -157,7 +157,9 @@ TEST_CASE("launch_bound: the GPU idles between tiny kernels for the launches") {
   INFO("idle in gaps < 1 ms: " << gaps.short_s << " s, in longer gaps: " << gaps.long_s
                                << " s, launch overhead: " << launch_s << " s");
   if (!host_slowed) CHECK(launch_s > 0.5 * gaps.short_s);
-  CHECK(launch_s <= gaps.short_s + 1e-9);
+  // A host descheduled inside its launch calls still kept the GPU waiting for the launch, so
+  // long gaps may be launch overhead too (idle_attribution.h); never more than all the gaps.
+  CHECK(launch_s <= gaps.short_s + gaps.long_s + 1e-9);
   if (!host_slowed && gaps.long_s < gaps.short_s)
     CHECK(s["launch_overhead_ratio"].get<double>() > 0.2);
   // The recommendation names the cause the breakdown shows: graphs for launch overhead, saving
@@ -167,7 +169,6 @@ TEST_CASE("launch_bound: the GPU idles between tiny kernels for the launches") {
       CHECK(rec["explains"]["part"] == "idle.launch_overhead");
       CHECK(rec["expected_saving_ratio"].get<double>() <=
             launch_s / s["gpu_span_seconds"].get<double>() + 1e-9);
-    }
-  else if (!host_slowed)
-    WARN("the host descheduled the sample for " << gaps.long_s << " s: ratio not checked");
+    } else if (!host_slowed)
+      WARN("the host descheduled the sample for " << gaps.long_s << " s: ratio not checked");
 }

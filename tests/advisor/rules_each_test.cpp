@@ -157,7 +157,7 @@ TEST_CASE("prefetch_input: inferred input stall needs a training loop to be a lo
   auto a = healthyJob();
   idle(a, IdleCause::Input, 6 * kSec); // the host preparing data, no DataLoader range measured it
   CHECK_FALSE(eval(PrefetchInputRule(), a)); // no steps: a program, not a training loop
-  trainingLoop(a, StepSource::Inferred, 5); // a few repetitions (the MPI saxpy's 5 phases)
+  trainingLoop(a, StepSource::Inferred, 5);  // a few repetitions (the MPI saxpy's 5 phases)
   CHECK_FALSE(eval(PrefetchInputRule(), a));
   trainingLoop(a, StepSource::Inferred, 60); // the input_stall sample's loop
   CHECK(eval(PrefetchInputRule(), a));

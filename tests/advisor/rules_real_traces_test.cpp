@@ -297,8 +297,9 @@ TEST_CASE("MPI saxpy: no DataLoader advice; the under-filled launch with a filli
 }
 
 TEST_CASE("negligible findings are notes, not recommendations") {
-  for (const char* rel : {"hta/critical_path/simple_add/benchmark_result_493459_1694039959_trace.json.gz",
-                          "kineto_tb_plugin/test/gpu_metrics_input.json"}) {
+  for (const char* rel :
+       {"hta/critical_path/simple_add/benchmark_result_493459_1694039959_trace.json.gz",
+        "kineto_tb_plugin/test/gpu_metrics_input.json"}) {
     if (!fs::exists(kinetoRoot() / rel)) {
       WARN("no trace " << rel);
       continue;

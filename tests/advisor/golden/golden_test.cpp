@@ -6,7 +6,8 @@
 // checks instead that each one's saving stays within the part of the breakdown it names.
 //
 // Update them all in one command after an intended change (then review the diff):
-//     scripts/update-golden            # or: GPUWISE_UPDATE_GOLDEN=1 build/tests/advisor_golden_test
+//     scripts/update-golden            # or: GPUWISE_UPDATE_GOLDEN=1
+//     build/tests/advisor_golden_test
 #include "advisor/import/kineto_importer.h"
 #include "advisor/import/nsys_importer.h"
 #include "advisor/report/report_json.h"
