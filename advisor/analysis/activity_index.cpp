@@ -7,7 +7,7 @@ namespace gpuwise::advisor {
 namespace {
 
 struct RawThread {
-  std::vector<Interval> calls, syncs;
+  std::vector<Interval> calls, syncs, launches;
 };
 
 void addCall(std::unordered_map<uint32_t, RawThread>& threads, uint32_t tid, model::TimeNs start,
@@ -41,6 +41,8 @@ ActivityIndex buildActivityIndex(const model::ProcessTrace& p) {
 
   for (const auto& k : p.kernels) {
     addCall(threads, k.thread, k.launch_start, k.launch_end, false);
+    if (isTimed(k.launch_start, k.launch_end))
+      threads[k.thread].launches.push_back({k.launch_start, k.launch_end});
     auto& d = device(k.device);
     if (!isTimed(k.start, k.end)) {
       ++d.untimed;
@@ -128,7 +130,9 @@ ActivityIndex buildActivityIndex(const model::ProcessTrace& p) {
   for (auto& [tid, t] : threads) {
     mergeInPlace(t.calls);
     mergeInPlace(t.syncs);
-    x.threads.emplace(tid, ThreadHost{std::move(t.calls), std::move(t.syncs)});
+    mergeInPlace(t.launches);
+    x.threads.emplace(tid,
+                      ThreadHost{std::move(t.calls), std::move(t.syncs), std::move(t.launches)});
   }
   for (const auto& r : p.ranges) {
     if (!isTimed(r.start, r.end)) continue;

@@ -4,8 +4,9 @@
 //   - per device: its timed GPU activities (kernels, copies, memsets) sorted by start, and the
 //     union of their intervals (the busy time of the HTA / TraceLens definition);
 //   - per host thread: the union of the intervals it spent inside any CUDA call (API calls, the
-//     launch / call intervals carried on GPU records, host syncs) and, separately, inside calls that
-//     block it (HostSync except StreamWaitEvent, synchronous copies' host calls);
+//     launch / call intervals carried on GPU records, host syncs) and, separately, inside calls
+//     that block it (HostSync except StreamWaitEvent, synchronous copies' host calls), and inside
+//     kernel launch calls;
 //   - the union of DataLoader ranges over all threads, and the step ranges.
 //
 // Both sources are handled: Kineto traces list every launch as an ApiCall and also carry its
@@ -59,6 +60,8 @@ struct DeviceActivity {
 struct ThreadHost {
   std::vector<Interval> calls; // inside any CUDA call (blocking ones included), merged
   std::vector<Interval> syncs; // inside a call that blocks the host on the GPU, merged
+  // Inside a kernel launch call (from the kernels' launch intervals), merged.
+  std::vector<Interval> launches;
 };
 
 struct ActivityIndex {

@@ -115,6 +115,8 @@ CollectionResult analyzeCollection(const model::Trace& trace, const IngestHealth
     c.kernels = p.kernels.size();
     c.events_dropped = p.events_dropped;
     c.shim_cost = p.shim_cost;
+    for (size_t k = 0; k < p.api_calls.size() && !r.hip_api; ++k)
+      r.hip_api = p.names.get(p.api_calls[k].name).rfind("hip", 0) == 0;
     for (const auto& d : p.devices) {
       c.devices.push_back(d.index);
       addGpu(r, d, p.info.host, p.info.pid);
@@ -168,6 +170,7 @@ void CollectionResult::merge(const CollectionResult& o) {
   undecodable_events += o.undecodable_events;
   lost_batches += o.lost_batches;
   simulated_device = simulated_device || o.simulated_device;
+  hip_api = hip_api || o.hip_api;
   if (o.messages) messages = messages.value_or(0) + *o.messages;
   for (const auto& [k, v] : o.rejected_by_reason)
     rejected_by_reason[k] += v;

@@ -69,6 +69,7 @@ struct CollectionResult {
   // the records of the first three are counted in events_dropped as well.
   model::LimitsApplied limits;
   bool simulated_device = false; // any device reported itself as the simulated device
+  bool hip_api = false;          // the host called hip* (ROCm) APIs: an AMD GPU, whatever its name
   // From the ingest; unknown for imported traces.
   std::optional<uint64_t> messages;
   std::map<std::string, uint64_t> rejected_by_reason;

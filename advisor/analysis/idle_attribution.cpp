@@ -56,7 +56,9 @@ void splitHostWindow(const ActivityIndex& index, const GpuActivity& next, model:
   static const ThreadHost kNoHost;
   const ThreadHost* host = index.thread(next.thread);
   if (!host) host = &kNoHost;
-  const bool ends_in_h2d = next.isHostToDeviceCopy();
+  // DataLoader ranges, where the trace has them, are the evidence for input: the host's time
+  // outside them is its own work, not the loader's.
+  const bool ends_in_h2d = next.isHostToDeviceCopy() && !index.hasDataLoader();
   const bool drained_by_sync = covers(host->syncs, g0);
 
   std::vector<Interval> in_loader, rest, scratch, scratch2;
@@ -128,6 +130,23 @@ void IdleBreakdown::add(const IdleBreakdown& o) {
 
 namespace {
 
+// The host was only launching during W = [g0, w1): a gap between two kernels in which the
+// launching thread made no call but kernel launches, spent less than
+// host_launch_max_outside_ns outside them (the loop between two launches), no sync, and no
+// DataLoader range overlaps. Time inside launch calls counts whatever its length: a host
+// descheduled inside the launch path still kept the GPU waiting for a launch.
+bool onlyLaunching(const ActivityIndex& index, const GpuActivity* prev, const GpuActivity& next,
+                   model::TimeNs g0, model::TimeNs w1, const IdleOptions& options) {
+  if (!prev || prev->kind != ActivityKind::Kernel || next.kind != ActivityKind::Kernel)
+    return false;
+  const ThreadHost* host = index.thread(next.thread);
+  if (!host || covers(host->syncs, g0) || coveredLength(host->syncs, g0, w1) > 0) return false;
+  if (coveredLength(index.data_loader, g0, w1) > 0) return false;
+  const model::TimeNs in_calls = coveredLength(host->calls, g0, w1);
+  if (w1 - g0 - in_calls >= options.host_launch_max_outside_ns) return false;
+  return in_calls == coveredLength(host->launches, g0, w1);
+}
+
 // Splits one gap [g0, g1) ended by `next` (opened by `prev`, nullptr before the first activity).
 void classifyGap(const ActivityIndex& index, const GpuActivity* prev, const GpuActivity& next,
                  model::TimeNs g0, model::TimeNs g1, const IdleOptions& options, Emitter& emit,
@@ -153,6 +172,11 @@ void classifyGap(const ActivityIndex& index, const GpuActivity* prev, const GpuA
     emit.add(g0, g1, IdleCause::Other);
   } else {
     const model::TimeNs w1 = std::min(next.launch_start, g1);
+    if (onlyLaunching(index, prev, next, g0, w1, options)) {
+      ++counts.launch_overhead_gaps;
+      emit.add(g0, g1, IdleCause::LaunchOverhead);
+      return;
+    }
     std::vector<Piece> pieces;
     splitHostWindow(index, next, g0, w1, pieces);
     bool host_bound = false;

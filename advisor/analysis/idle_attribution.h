@@ -10,16 +10,27 @@
 //                    the gap began (ls < g0, or the launch is unknown) and the gap is shorter than
 //                    IdleOptions::launch_overhead_max_gap_ns: the host had already asked, and the
 //                    GPU waited only for the launch to travel (what CUDA graphs and fusion remove).
+//   launch_overhead  also the whole gap, when the host was only launching: P and N are both
+//                    kernels, and in W (below) thread T made no CUDA call but kernel launches,
+//                    spent less than IdleOptions::host_launch_max_outside_ns outside them, was in
+//                    no synchronising call and no DataLoader range overlaps it: the host went from
+//                    one launch call to the next (however long it sat inside them), and the launch
+//                    path's cost kept the GPU waiting, which is what CUDA/HIP graphs remove. Host
+//                    time of its own (Python between ops, another thread's lock) or other calls
+//                    (allocations, module loads, copies) make the gap host_bound.
 //   other            the whole gap, when N's launch call began before the gap (ls <= g0) but the
 //                    gap is longer or not between two kernels (stream/event dependencies, another
 //                    device or rank, the driver), or when N's launch is unknown; except that with
 //                    an unknown launch, DataLoader time inside the gap is still input.
 //   otherwise the host had not asked yet: the window W = [g0, min(ls, g1)) is split by what
 //   thread T was doing, and the launch latency [ls, g1) takes the cause of W's last piece:
-//   input            W's time inside a DataLoader range (any thread of the process); and, when the
-//                    gap ends in a host-to-device copy (N is an H2D copy: the next batch), W's time
-//                    while T was outside every CUDA call (the host preparing the batch). The two
-//                    parts are kept apart as input_data_loader_ns and input_inferred_ns.
+//   input            W's time inside a DataLoader range (any thread of the process); and, in a
+//                    trace without DataLoader ranges, when the gap ends in a host-to-device copy
+//                    (N is an H2D copy: the next batch), W's time while T was outside every CUDA
+//                    call (the host preparing the batch). Where the trace has DataLoader ranges
+//                    they are the evidence: input idle never exceeds the idle they overlap, and
+//                    host time outside them is host_bound. The two parts are kept apart as
+//                    input_data_loader_ns and input_inferred_ns.
 //   sync             W's time while T was blocked in a synchronising call; and all the remaining
 //                    time of W when such a call was in progress on T when the gap began (the host
 //                    waited for the GPU to drain, so nothing was queued behind the work: the gap is
@@ -48,6 +59,11 @@ struct IdleOptions {
   // "A few microseconds": the launch latency of a queued kernel on current GPUs is 1-4 us; a
   // longer wait with work already queued is a dependency, not launch overhead.
   model::TimeNs launch_overhead_max_gap_ns = 5'000;
+  // The host's own time between two launch calls (W's time outside every call) below which it
+  // still counts as launching: the loop, the launch wrapper, an eager framework's per-op
+  // dispatch (5-20 us in PyTorch; the launch_bound sample's shim and loop 1-10 us on a loaded
+  // host). More is host work of its own (Python between ops, a lock, another thread).
+  model::TimeNs host_launch_max_outside_ns = 20'000;
 };
 
 struct IdleSegment {

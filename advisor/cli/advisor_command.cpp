@@ -137,6 +137,8 @@ int advisorCommand(const AdvisorOptions& o, CliIo io) {
   std::filesystem::path dir(o.report_dir);
   ReportTargets targets{
       (dir / kDefaultJsonReport).string(), (dir / kDefaultHtmlReport).string(), {o.gpu_hour_price}};
+  targets.advice_floor = o.advice.floor;
+  targets.verbose = o.advice.verbose;
   if (!produceReport(analysis, targets, io.err, &error)) return fail(error);
   return 0;
 }

@@ -29,6 +29,17 @@ CLI::Option* addPriceOption(CLI::App* cmd, double& price) {
       ->check(CLI::PositiveNumber);
 }
 
+// --advice-floor and --verbose on the commands that write reports.
+void addAdviceOptions(CLI::App* cmd, AdviceCli& advice) {
+  cmd->add_option("--advice-floor", advice.floor,
+                  "Expected saving (share of step or GPU time) below which a finding is a note, "
+                  "not a recommendation")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  cmd->add_flag("--verbose", advice.verbose,
+                "Show each recommendation's evidence in the terminal summary");
+}
+
 } // namespace
 
 int versionCommand(CliIo io) {
@@ -62,6 +73,7 @@ int runCli(int argc, const char* const* argv, CliIo io) {
   run_cmd->add_option("--trace", run.trace, "Record the run into this .gwt file");
   double run_price = 0;
   auto* run_price_opt = addPriceOption(run_cmd, run_price);
+  addAdviceOptions(run_cmd, run.advice);
   run_cmd->add_option("CMD", run.command, "The command to profile, after --")->required();
 
   AdvisorOptions advisor;
@@ -77,6 +89,7 @@ int runCli(int argc, const char* const* argv, CliIo io) {
       ->capture_default_str();
   double advisor_price = 0;
   auto* advisor_price_opt = addPriceOption(advisor_cmd, advisor_price);
+  addAdviceOptions(advisor_cmd, advisor.advice);
   uint64_t advisor_budget = 0;
   auto* advisor_budget_opt =
       advisor_cmd
@@ -97,6 +110,7 @@ int runCli(int argc, const char* const* argv, CliIo io) {
   report_cmd->add_option("--html", report.html, "HTML report path");
   double report_price = 0;
   auto* report_price_opt = addPriceOption(report_cmd, report_price);
+  addAdviceOptions(report_cmd, report.advice);
 
   DiffOptionsCli diff;
   auto* diff_cmd = app.add_subcommand(

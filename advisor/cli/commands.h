@@ -17,6 +17,12 @@ inline constexpr int kExitRegression = 1;      // gpuwise diff: a gate metric re
 inline constexpr const char* kDefaultJsonReport = "gpuwise-report.json";
 inline constexpr const char* kDefaultHtmlReport = "gpuwise-report.html";
 
+// --advice-floor and --verbose, on every command that writes a report.
+struct AdviceCli {
+  double floor = 0.02; // findings whose expected saving is below this share are notes
+  bool verbose = false;
+};
+
 struct RunOptions {
   bool simulate = false;
   std::string endpoint; // empty: the advisor runs in-process on a private ipc:// endpoint
@@ -29,6 +35,7 @@ struct RunOptions {
   // --nvtx: NVTX_INJECTION64_PATH=libcupti.so.13 (unless set), so CUPTI receives NVTX ranges.
   // Opt-in: CUPTI 13.0's NVTX handler segfaults in nvtxNameOsThreadA (NVIDIA/NVTX#125).
   bool nvtx = false;
+  AdviceCli advice;
 };
 int runCommand(const RunOptions& options, CliIo io);
 
@@ -39,6 +46,7 @@ struct AdvisorOptions {
   std::optional<double> gpu_hour_price;
   // --memory-budget-mb, else GPUWISE_MEMORY_BUDGET_MB, else IngestServer's default (1 GiB).
   std::optional<uint64_t> memory_budget_mb;
+  AdviceCli advice;
 };
 int advisorCommand(const AdvisorOptions& options, CliIo io);
 
@@ -47,6 +55,7 @@ struct ReportOptionsCli {
   std::string json; // empty: gpuwise-report.json unless only --html was given
   std::string html;
   std::optional<double> gpu_hour_price;
+  AdviceCli advice;
 };
 int reportCommand(const ReportOptionsCli& options, CliIo io);
 

@@ -63,6 +63,8 @@ int reportCommand(const ReportOptionsCli& o, CliIo io) {
   targets.json_path = o.json;
   targets.html_path = o.html;
   targets.cost.gpu_hour_price = o.gpu_hour_price;
+  targets.advice_floor = o.advice.floor;
+  targets.verbose = o.advice.verbose;
   if (o.json.empty() && o.html.empty()) {
     targets.json_path = kDefaultJsonReport;
     targets.html_path = kDefaultHtmlReport;

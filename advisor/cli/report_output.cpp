@@ -13,11 +13,15 @@ bool produceReport(const model::Trace& trace, const AnalysisOptions& analysis_op
 
 bool produceReport(const JobAnalysis& analysis, const ReportTargets& targets,
                    std::ostream& summary, std::string* error) {
-  auto recommendations = recommend(analysis, nullptr);
-  ReportInput input{analysis, recommendations};
+  Thresholds thresholds;
+  thresholds.advice_floor = targets.advice_floor;
+  auto advice = advise(analysis, nullptr, thresholds);
+  ReportInput input{analysis, advice.recommendations, &advice.notes};
   ReportOptions report_options;
   report_options.cost = targets.cost;
   TerminalOptions terminal;
+  terminal.verbose = targets.verbose;
+  terminal.advice_floor = targets.advice_floor;
   bool ok = true;
   std::string first_error;
   auto note = [&](bool written, const std::string& path, const std::string& e) {

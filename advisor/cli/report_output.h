@@ -15,6 +15,8 @@ struct ReportTargets {
   std::string json_path; // empty: not written
   std::string html_path; // empty: not written
   CostOptions cost;      // the GPU-hour price (--gpu-hour-price) for the reports' cost figures
+  double advice_floor = 0.02; // --advice-floor: findings saving less are notes
+  bool verbose = false;       // --verbose: the terminal shows each recommendation's evidence
 };
 
 // False with `error` set (one line naming the file) when a report file could not be written; the

@@ -149,6 +149,8 @@ int runCommand(const RunOptions& o, CliIo io) {
     logLine(io.err, "run", o.trace + ": write failed; the recording is incomplete");
   analysis.wall_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(exited - started).count();
   ReportTargets targets{o.report_json, o.report_html, {o.gpu_hour_price}};
+  targets.advice_floor = o.advice.floor;
+  targets.verbose = o.advice.verbose;
   if (!produceReport(analysis, targets, io.err, &error))
     logLine(io.err, "run", error);
   return status;

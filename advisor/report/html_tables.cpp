@@ -190,11 +190,25 @@ void htmlSyncsSection(std::ostream& o, const ReportJson& r) {
   o << "</tbody></table>\n</section>\n";
 }
 
+// Findings under the advice floor: one line each, id, saving and title.
+void htmlNotes(std::ostream& o, const ReportJson& r) {
+  const json* notes = jsonAt(r, {"notes"});
+  if (!notes || !notes->is_array() || notes->empty()) return;
+  o << "<h3>Notes (under the advice floor)</h3>\n<ul class=\"notes\">\n";
+  for (const auto& n : *notes)
+    o << "<li><code>" << esc(jsonString(n, {"id"})) << "</code> saves ~"
+      << esc(formatPercent(n.value("expected_saving_ratio", 0.0))) << ": "
+      << esc(jsonString(n, {"title"})) << "</li>\n";
+  o << "</ul>\n";
+}
+
 void htmlRecommendationsSection(std::ostream& o, const ReportJson& r) {
   o << "<section aria-labelledby=\"recs-h\">\n<h2 id=\"recs-h\">Recommendations</h2>\n";
   const json* recs = jsonAt(r, {"recommendations"});
   if (!recs || !recs->is_array() || recs->empty()) {
-    o << "<p>None: no rule found a change worth making.</p>\n</section>\n";
+    o << "<p>None: no rule found a change worth making.</p>\n";
+    htmlNotes(o, r);
+    o << "</section>\n";
     return;
   }
   size_t i = 0;
@@ -221,6 +235,10 @@ void htmlRecommendationsSection(std::ostream& o, const ReportJson& r) {
         o << "<p class=\"cost\">" << esc(line) << "</p>\n";
       }
     }
+    if (auto share = jsonNumber(rec, {"explains", "share"}))
+      o << "<p>Explains <code>" << esc(jsonString(rec, {"explains", "part"}))
+        << "</code>: " << esc(formatPercent(*share))
+        << " of the reference time, the most it can save.</p>\n";
     o << "<pre><code>" << esc(jsonString(rec, {"action"})) << "</code></pre>\n";
     o << "<table class=\"evidence\"><caption>Evidence</caption><thead><tr><th "
          "scope=\"col\">metric</th><th scope=\"col\">value</th></tr></thead><tbody>\n";
@@ -240,6 +258,7 @@ void htmlRecommendationsSection(std::ostream& o, const ReportJson& r) {
     }
     o << "</article>\n";
   }
+  htmlNotes(o, r);
   o << "</section>\n";
 }
 

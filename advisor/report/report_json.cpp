@@ -219,6 +219,12 @@ json recommendations(const std::vector<Recommendation>& recs) {
     j["confidence"] = toString(r.confidence);
     j["action"] = r.action;
     j["parameters"] = r.parameters;
+    // The part of the breakdown the finding explains, and its share of the reference time: the
+    // bound on expected_saving_ratio.
+    j["explains"] = {{"part", r.explains.part},
+                     {"seconds", r.explains.seconds},
+                     {"reference_seconds", r.explains.reference_seconds},
+                     {"share", r.explains.isTime() ? json(r.explains.share()) : json(nullptr)}};
     arr.push_back(std::move(j));
   }
   return arr;
@@ -651,6 +657,10 @@ nlohmann::ordered_json buildReportJson(const ReportInput& in, const ReportOption
   auto job_cost = computeJobCost(a, options.cost);
   for (size_t i = 0; i < in.recommendations.size(); ++i)
     r["recommendations"][i]["cost"] = toJson(costOf(in.recommendations[i], job_cost));
+  r["notes"] = recommendations(in.notes ? *in.notes : std::vector<Recommendation>{});
+  if (in.notes)
+    for (size_t i = 0; i < in.notes->size(); ++i)
+      r["notes"][i]["cost"] = toJson(costOf((*in.notes)[i], job_cost));
   r["top_kernels"] = topKernels(a.kernels, options.top_kernels);
   r["collection"] = collection(a.collection);
   r["timeline"] = timeline(a.timeline);

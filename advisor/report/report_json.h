@@ -22,6 +22,9 @@ inline constexpr const char* kReportSchema = "gpuwise.report/v1";
 struct ReportInput {
   const JobAnalysis& analysis;
   const std::vector<Recommendation>& recommendations;
+  // Findings under the advice floor (rules/rule_set.h: advise()); nullptr: none. The JSON lists
+  // them as notes[] with the recommendations' fields, the terminal on one line.
+  const std::vector<Recommendation>* notes = nullptr;
 };
 
 struct ReportOptions {

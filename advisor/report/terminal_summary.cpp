@@ -47,6 +47,51 @@ std::string wrap(const std::string& s, size_t width) {
   return out + line + "\n";
 }
 
+// The change to make, in at most two lines: the action's first line of code (a line with "=" or
+// "(" after its opening sentence), else its first line, wrapped and cut after two lines.
+std::string actionLines(const std::string& action, size_t width) {
+  std::vector<std::string> lines;
+  std::istringstream in(action);
+  for (std::string l; std::getline(in, l);)
+    if (!l.empty()) lines.push_back(l);
+  if (lines.empty()) return "";
+  std::string pick = lines.front();
+  for (size_t i = 1; i < lines.size(); ++i)
+    if (lines[i].find('=') != std::string::npos || lines[i].find('(') != std::string::npos) {
+      pick = lines[i];
+      break;
+    }
+  std::string wrapped = wrap("     -> " + pick, width);
+  size_t first = wrapped.find('\n');
+  size_t second = first == std::string::npos ? first : wrapped.find('\n', first + 1);
+  if (second != std::string::npos && second + 1 < wrapped.size()) {
+    std::string two = wrapped.substr(0, second);
+    if (two.size() - first - 1 + 3 > width) two.resize(first + 1 + width - 3);
+    return two + "...\n";
+  }
+  return wrapped;
+}
+
+std::string evidenceLine(const nlohmann::ordered_json& evidence) {
+  std::string s = "     evidence:";
+  bool first = true;
+  for (auto it = evidence.begin(); it != evidence.end(); ++it) {
+    std::string v = it.value().is_string() ? it.value().get<std::string>() : it.value().dump();
+    s += std::string(first ? " " : ", ") + it.key() + "=" + v;
+    first = false;
+  }
+  return s;
+}
+
+std::string notesLine(const std::vector<Recommendation>* notes, double floor) {
+  if (!notes || notes->empty()) return "";
+  std::string s = "  notes (under the " + formatPercent(floor) + " advice floor):";
+  for (size_t i = 0; i < notes->size(); ++i)
+    s += std::string(i ? ", " : " ") + (*notes)[i].id + " saves ~" +
+         formatPercent((*notes)[i].expected_saving_ratio);
+  return s;
+}
+
 std::string verdict(const JobAnalysis& a, const std::vector<Recommendation>& recs) {
   // The simulated marker goes before anything that could be cut by a narrow terminal.
   std::string v = a.simulated() ? "gpuwise [SIMULATED DEVICE]: " : "gpuwise: ";
@@ -93,9 +138,8 @@ std::string idleLine(const JobAnalysis& a) {
   bool first = true;
   for (const auto& [ns, cause] : causes) {
     if (ns * 200 < t.idle.total()) continue;
+    // The report's names (summary.idle_seconds_by_cause, the rules' explains): one taxonomy.
     std::string name = toString(cause);
-    for (auto& ch : name)
-      if (ch == '_') ch = '-';
     s += std::string(first ? " " : ", ") + name + " " + formatDuration(ns) + " (" +
          formatPercent(static_cast<double>(ns) / t.idle.total()) + ")";
     first = false;
@@ -323,10 +367,13 @@ std::string renderTerminalSummary(const ReportInput& in, const TerminalOptions& 
     const auto& r = in.recommendations[i];
     line("  " + std::to_string(i + 1) + ". [saves ~" + formatPercent(r.expected_saving_ratio) +
          ", " + toString(r.confidence) + " confidence] " + r.title);
+    out << actionLines(r.action, o.width);
+    if (o.verbose) line(evidenceLine(r.evidence));
   }
   if (in.recommendations.size() > o.max_recommendations)
     line("  ... " + std::to_string(in.recommendations.size() - o.max_recommendations) +
          " more in the report");
+  line(notesLine(in.notes, o.advice_floor));
   line(idleLine(a));
   line(jobLine(a, o.width));
   line(stepsLine(a));

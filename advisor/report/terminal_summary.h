@@ -5,7 +5,10 @@
 //               it is unknown), the number of recommendations and the best saving; it starts
 //               "gpuwise [SIMULATED DEVICE]:" when the run used the simulated device. Never
 //               wrapped; other lines wrap at `width`.
-//   next        where the GPU span went, then the top recommendations with their savings
+//   next        where the GPU span went, then the top recommendations with their savings, each
+//               with the change to make under it (one or two lines of its action; with
+//               `verbose`, its evidence as well), then one line of notes (findings under the
+//               advice floor)
 //   then        the numbers: kernels, copies, host syncs, memory, processes and GPUs
 //   always      the collection line: tier and dropped events
 //
@@ -22,6 +25,8 @@ namespace gpuwise::advisor {
 struct TerminalOptions {
   size_t width = 100;
   size_t max_recommendations = 3;
+  bool verbose = false;                   // the evidence under each recommendation
+  double advice_floor = 0.02;             // named on the notes line
   std::vector<std::string> written_files; // listed on the last line
 };
 

@@ -12,6 +12,13 @@
 // that is what use_cuda_graphs and the idle rules count; leaving it out keeps one saving from
 // being claimed twice. Confidence low: it rests on the
 // linear memory model and on the kernels scaling with the batch.
+//
+// Outside a training loop (no step ranges, fewer inferred steps than
+// Thresholds::PrefetchInput::min_inferred_steps) or without a memory model there is no batch to
+// scale: the same id then reports the under-filled launch itself, the kernel with the most time
+// among those under max_sm_fill, its grid and block, and the grid of one full wave on this GPU
+// (blocks per SM x SMs) in parameters.launch_config. Saving: the under-filled kernels' time x
+// (1 - their fill) over the GPU span.
 #pragma once
 
 #include "advisor/rules/rule.h"

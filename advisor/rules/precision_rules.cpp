@@ -87,6 +87,7 @@ std::optional<Recommendation> EnableMixedPrecisionRule::evaluate(const RuleConte
   r.id = std::string(id());
   r.expected_saving_ratio = ratio;
   r.confidence = confidenceFor(c->gpu);
+  r.explains = {"busy.fp32_matmul", candidate_s, c->span_s};
   r.title = std::string("Enable mixed precision: FP32 GEMMs/convolutions") +
             (tf32_s > 0 ? " and TF32 kernels" : "") + " were " + formatPercent(share) +
             " of GPU busy time (" + formatSignificant(candidate_s) + " s) that " +
@@ -145,6 +146,7 @@ std::optional<Recommendation> EnableTf32Rule::evaluate(const RuleContext& ctx) c
   r.id = std::string(id());
   r.expected_saving_ratio = ratio;
   r.confidence = confidenceFor(c->gpu);
+  r.explains = {"busy.fp32_matmul", c->fp32_matmul_s, c->span_s};
   r.title = "Allow TF32: FP32 GEMMs/convolutions were " + formatPercent(share) +
             " of GPU busy time (" + formatSignificant(c->fp32_matmul_s) +
             " s) on CUDA cores; TF32 tensor cores run them up to " + formatSignificant(speedup) +

@@ -17,17 +17,22 @@ std::optional<Recommendation> PrefetchInputRule::evaluate(const RuleContext& ctx
   double stall_s = toSeconds(a.inputStallNs());
   double reference_s = toSeconds(a.inputStallReferenceNs());
   bool with_steps = a.steps.count() > 0;
+  bool measured = a.timeline.idle.input_data_loader_ns > 0;
+  bool training_loop = a.steps.source() == StepSource::ProfilerStep ||
+                       a.steps.source() == StepSource::Nvtx ||
+                       a.steps.count() >= t.min_inferred_steps;
+  if (!measured && !training_loop) return std::nullopt;
 
   // r/(1-r): how many steps' worth of GPU time one worker needs per batch; +1 for variation.
   double workers_needed = r / (1.0 - r);
   auto workers = static_cast<uint32_t>(std::ceil(workers_needed - 1e-9)) + 1;
   workers = std::clamp(workers, t.min_workers, t.max_workers);
   const int prefetch_factor = 2;
-  bool measured = a.timeline.idle.input_data_loader_ns > 0;
 
   Recommendation rec;
   rec.id = std::string(id());
   rec.expected_saving_ratio = std::min(1.0, r);
+  rec.explains = {"idle.input", stall_s, reference_s};
   rec.confidence = measured ? Confidence::High : Confidence::Medium;
   std::string where = with_steps ? "step time" : "the GPU span";
   rec.title = "Prefetch input: the GPU waited for the next batch " + formatPercent(r) + " of " +

@@ -18,6 +18,25 @@ inline constexpr std::array<std::string_view, 10> kRecommendationIds = {
 };
 bool isKnownRecommendationId(std::string_view id);
 
+// The part of the time breakdown a recommendation explains, and the time that part accounts for:
+// its expected saving never exceeds seconds / reference_seconds (evaluateRules clamps it), so
+// the advice and the breakdown beside it cannot disagree. Parts:
+//   idle.launch_overhead, idle.host_bound, idle.sync, idle.input, idle.other
+//                      an idle cause of advisor/analysis/idle_attribution.h (the report's
+//                      summary.idle_seconds_by_cause; idle.input is summary.input_stall_seconds)
+//   copies.pageable    pageable host<->device copy time (summary.memcpy.pageable_seconds)
+//   busy.fp32_matmul   FP32/TF32 GEMM and convolution kernel time
+//   busy               GPU busy time (summary.gpu_busy_seconds)
+//   gpu.unused         the GPU capacity the job leaves unused (1 - busy share x SM fill)
+//   risk.memory        not time: a risk (OOM, allocator retries); the advice floor ignores it
+struct Explains {
+  std::string part;
+  double seconds = 0;
+  double reference_seconds = 0;
+  bool isTime() const { return part.rfind("risk.", 0) != 0; }
+  double share() const { return reference_seconds > 0 ? seconds / reference_seconds : 0.0; }
+};
+
 enum class Confidence : uint8_t { Low, Medium, High };
 const char* toString(Confidence);
 
@@ -30,6 +49,7 @@ struct Recommendation {
   Confidence confidence = Confidence::Low;
   std::string action; // what to change, as code or configuration
   nlohmann::ordered_json parameters = nlohmann::ordered_json::object();
+  Explains explains;
 };
 
 } // namespace gpuwise::advisor

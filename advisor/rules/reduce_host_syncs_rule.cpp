@@ -41,17 +41,20 @@ std::optional<Recommendation> ReduceHostSyncsRule::evaluate(const RuleContext& c
   Recommendation r;
   r.id = std::string(id());
   r.expected_saving_ratio = std::min(1.0, ratio);
+  r.explains = idleExplains(a, IdleCause::Sync);
   r.confidence = Confidence::Medium;
   r.title = "Reduce host syncs: the GPU drained and idled at " + std::to_string(a.syncs.calls) +
             " synchronising calls, " + formatPercent(ratio) + " of the GPU span (" +
             formatSignificant(toSeconds(recoverable)) + " s) that queued work would fill";
+  const bool rocm = platformOf(a) == Platform::Rocm;
   r.action =
-      "Let the host run ahead of the GPU: remove torch.cuda.synchronize() / "
-      "cudaDeviceSynchronize() and stream syncs from the step; replace loss.item(), .cpu(), "
+      std::string("Let the host run ahead of the GPU: remove torch.cuda.synchronize() / ") +
+      (rocm ? "hipDeviceSynchronize()" : "cudaDeviceSynchronize()") +
+      " and stream syncs from the step; replace loss.item(), .cpu(), "
       ".tolist(), print(tensor) and Python conditions on GPU values with tensors kept on the GPU "
       "(accumulate the loss on the device and read it every N steps); use "
-      "torch.cuda.set_sync_debug_mode(\"warn\") to find implicit syncs; wait with events "
-      "(cudaStreamWaitEvent) instead of blocking the host.";
+      "torch.cuda.set_sync_debug_mode(\"warn\") to find implicit syncs; wait with events (" +
+      (rocm ? "hipStreamWaitEvent" : "cudaStreamWaitEvent") + ") instead of blocking the host.";
   auto& ev = r.evidence;
   ev["recoverable_idle_share_of_span"] = ratio;
   ev["recoverable_idle_seconds"] = toSeconds(recoverable);

@@ -36,19 +36,26 @@ std::optional<Recommendation> ReduceMemoryPressureRule::evaluate(const RuleConte
   Recommendation r;
   r.id = std::string(id());
   r.expected_saving_ratio = 0.0; // a risk (OOM, allocator retries), not measurable time
+  r.explains = {"risk.memory", 0.0, 0.0};
   r.confidence = Confidence::High;
   r.title = near_full ? "Reduce memory pressure: the peak reached " + formatPercent(worst_ratio) +
                             " of device memory (" + formatSignificant(worst->peak_bytes / 1e9) + " GB of " +
                             formatSignificant(worst->memory_total_bytes / 1e9) + " GB)"
                       : "Reduce memory fragmentation: the allocator held " + formatPercent(fragmentation) +
                             " of its reserved memory unused near the device limit";
+  // ROCm builds of PyTorch read the allocator's settings from PYTORCH_HIP_ALLOC_CONF.
+  const char* alloc_conf =
+      platformOf(a) == Platform::Rocm ? "PYTORCH_HIP_ALLOC_CONF" : "PYTORCH_CUDA_ALLOC_CONF";
   r.action =
       "Lower the activation memory or let the allocator reuse it:\n"
-      "- activation checkpointing: torch.utils.checkpoint.checkpoint(block, x, use_reentrant=False) "
+      "- activation checkpointing: torch.utils.checkpoint.checkpoint(block, x, "
+      "use_reentrant=False) "
       "on the largest blocks;\n"
       "- smaller micro-batches with gradient accumulation (same global batch): divide batch_size "
       "and call optimizer.step() every k micro-batches;\n"
-      "- PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True against fragmentation;\n"
+      "- " +
+      std::string(alloc_conf) +
+      "=expandable_segments:True against fragmentation;\n"
       "- mixed precision halves activation memory.";
   auto& ev = r.evidence;
   ev["peak_memory_ratio"] = worst_ratio;
@@ -65,7 +72,7 @@ std::optional<Recommendation> ReduceMemoryPressureRule::evaluate(const RuleConte
 
   r.parameters["activation_checkpointing"] = true;
   r.parameters["gradient_accumulation"] = true;
-  r.parameters["PYTORCH_CUDA_ALLOC_CONF"] = "expandable_segments:True";
+  r.parameters[alloc_conf] = "expandable_segments:True";
   return r;
 }
 

@@ -71,6 +71,9 @@ std::optional<Recommendation> RightSizeMigRule::evaluate(const RuleContext& ctx)
   Recommendation r;
   r.id = std::string(id());
   r.expected_saving_ratio = saving;
+  // The capacity the job leaves unused: the GPU span less its SM demand over time.
+  r.explains = {"gpu.unused", toSeconds(a.timeline.span_ns) * (1.0 - demand),
+                toSeconds(a.timeline.span_ns)};
   r.confidence = Confidence::Medium;
   const std::string of_what = current ? std::string("of the ") + current->name + " slice"
                                       : std::string("of the GPU");

@@ -42,6 +42,14 @@ const char* referenceWords(const ReferenceTime& reference);
 // The job's GPU as the tables see it: the first GPU the collection lists (jobs run on one model);
 // nullptr when the trace names none.
 const model::DeviceInfo* primaryGpu(const JobAnalysis& analysis);
+// The platform the job ran on, so actions are written in its terms: ROCm when the trace names an
+// AMD GPU or the host called hip* APIs, else CUDA.
+enum class Platform : uint8_t { Cuda, Rocm };
+Platform platformOf(const JobAnalysis& analysis);
+
+// Explains{part, seconds, reference} for an idle cause measured against the GPU span.
+Explains idleExplains(const JobAnalysis& analysis, IdleCause cause);
+
 // GPU busy time over the GPU span, summed over devices; nullopt when the timeline is unknown.
 std::optional<double> busyShare(const JobAnalysis& analysis);
 

@@ -10,6 +10,8 @@
 #include "advisor/rules/use_cuda_graphs_rule.h"
 #include "advisor/rules/use_pinned_memory_rule.h"
 
+#include "advisor/analysis/format.h"
+
 #include <algorithm>
 
 namespace gpuwise::advisor {
@@ -43,6 +45,21 @@ const char* referenceWords(const ReferenceTime& ref) {
 
 const model::DeviceInfo* primaryGpu(const JobAnalysis& a) {
   return a.collection.gpus.empty() ? nullptr : &a.collection.gpus.front().info;
+}
+
+Platform platformOf(const JobAnalysis& a) {
+  if (a.collection.hip_api) return Platform::Rocm;
+  for (const auto& g : a.collection.gpus) {
+    const auto& n = g.info.name;
+    for (const char* amd : {"AMD", "Instinct", "Radeon"})
+      if (n.find(amd) != std::string::npos) return Platform::Rocm;
+  }
+  return Platform::Cuda;
+}
+
+Explains idleExplains(const JobAnalysis& a, IdleCause cause) {
+  return {std::string("idle.") + toString(cause), toSeconds(a.timeline.idle.at(cause)),
+          toSeconds(a.timeline.span_ns)};
 }
 
 std::optional<double> busyShare(const JobAnalysis& a) {
@@ -91,13 +108,57 @@ void resolveConflicts(std::vector<Recommendation>& recs) {
   if (has("right_size_mig")) drop("share_gpu");
 }
 
+namespace {
+
+// Consistency by construction: a saving never exceeds the share of the reference time that the
+// part of the breakdown it explains accounts for.
+void boundByExplainedPart(Recommendation& r) {
+  if (!r.explains.isTime() || r.explains.reference_seconds <= 0) return;
+  double bound = std::max(0.0, r.explains.share());
+  if (r.expected_saving_ratio <= bound) return;
+  r.expected_saving_ratio = bound;
+  if (r.evidence.contains("expected_saving_ratio")) r.evidence["expected_saving_ratio"] = bound;
+}
+
+nlohmann::ordered_json asAlternative(const Recommendation& r) {
+  nlohmann::ordered_json j;
+  j["id"] = r.id;
+  j["title"] = r.title;
+  j["expected_saving_ratio"] = r.expected_saving_ratio;
+  j["action"] = r.action;
+  j["parameters"] = r.parameters;
+  return j;
+}
+
+} // namespace
+
+void foldAlternatives(std::vector<Recommendation>& recs) {
+  auto find = [&](std::string_view id) {
+    return std::find_if(recs.begin(), recs.end(), [&](const auto& r) { return r.id == id; });
+  };
+  auto mixed = find("enable_mixed_precision");
+  auto tf32 = find("enable_tf32");
+  if (mixed == recs.end() || tf32 == recs.end()) return;
+  mixed->parameters["alternatives"] = nlohmann::ordered_json::array({asAlternative(*tf32)});
+  mixed->evidence["alternative_tf32_expected_saving_ratio"] = tf32->expected_saving_ratio;
+  mixed->action += "\nAlternative where the model needs FP32 ranges (saves ~" +
+                   formatPercent(tf32->expected_saving_ratio) +
+                   "): torch.backends.cuda.matmul.allow_tf32 = True; "
+                   "torch.backends.cudnn.allow_tf32 = True";
+  recs.erase(tf32);
+}
+
 std::vector<Recommendation> evaluateRules(const std::vector<std::unique_ptr<Rule>>& rules,
                                           const RuleContext& context) {
   std::vector<Recommendation> out;
   for (const auto& rule : rules) {
-    if (auto r = rule->evaluate(context)) out.push_back(std::move(*r));
+    if (auto r = rule->evaluate(context)) {
+      boundByExplainedPart(*r);
+      out.push_back(std::move(*r));
+    }
   }
   resolveConflicts(out);
+  foldAlternatives(out);
   std::sort(out.begin(), out.end(), [](const Recommendation& a, const Recommendation& b) {
     if (a.expected_saving_ratio != b.expected_saving_ratio)
       return a.expected_saving_ratio > b.expected_saving_ratio;
@@ -107,9 +168,23 @@ std::vector<Recommendation> evaluateRules(const std::vector<std::unique_ptr<Rule
   return out;
 }
 
+Advice splitByFloor(std::vector<Recommendation> ranked, double advice_floor) {
+  Advice out;
+  for (auto& r : ranked) {
+    bool below = r.explains.isTime() && r.expected_saving_ratio < advice_floor;
+    (below ? out.notes : out.recommendations).push_back(std::move(r));
+  }
+  return out;
+}
+
+Advice advise(const JobAnalysis& analysis, const model::Trace* trace,
+              const Thresholds& thresholds) {
+  return splitByFloor(evaluateRules(defaultRules(), RuleContext{analysis, trace, thresholds}),
+                      thresholds.advice_floor);
+}
+
 std::vector<Recommendation> recommend(const JobAnalysis& analysis, const model::Trace* trace) {
-  Thresholds thresholds;
-  return evaluateRules(defaultRules(), RuleContext{analysis, trace, thresholds});
+  return advise(analysis, trace).recommendations;
 }
 
 } // namespace gpuwise::advisor

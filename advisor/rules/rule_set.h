@@ -18,13 +18,30 @@ std::vector<std::unique_ptr<Rule>> defaultRules();
 //   share_gpu              when right_size_mig fired (MIG isolates; time-slicing is the fallback)
 void resolveConflicts(std::vector<Recommendation>& recommendations);
 
-// Evaluates every rule, resolves conflicts (resolveConflicts) and returns the recommendations
-// ranked, most valuable first: by expected saving, then confidence, then id (so equal inputs give
-// an identical report).
+// Alternatives become one recommendation with options: when enable_mixed_precision and
+// enable_tf32 both fired, TF32 goes into mixed precision's parameters.alternatives (id, title,
+// saving, action, parameters) and its action's last line, and is not listed on its own.
+void foldAlternatives(std::vector<Recommendation>& recommendations);
+
+// Evaluates every rule, bounds each saving by the share of the breakdown part it explains
+// (Recommendation::explains), resolves conflicts (resolveConflicts), folds alternatives, and
+// returns the findings ranked, most valuable first: by expected saving, then confidence, then id
+// (so equal inputs give an identical report). Notes included: see advise().
 std::vector<Recommendation> evaluateRules(const std::vector<std::unique_ptr<Rule>>& rules,
                                           const RuleContext& context);
 
-// defaultRules() on the analysis, with default thresholds.
+// What gpuwise says: recommendations, and notes, the findings whose expected saving is below the
+// advice floor (Thresholds::advice_floor). Risks that are not time (explains "risk.*") are
+// recommendations whatever their saving. Both ranked as evaluateRules ranks.
+struct Advice {
+  std::vector<Recommendation> recommendations;
+  std::vector<Recommendation> notes;
+};
+Advice splitByFloor(std::vector<Recommendation> ranked, double advice_floor);
+Advice advise(const JobAnalysis& analysis, const model::Trace* trace,
+              const Thresholds& thresholds = {});
+
+// advise()'s recommendations with default thresholds (notes left out).
 std::vector<Recommendation> recommend(const JobAnalysis& analysis, const model::Trace* trace);
 
 } // namespace gpuwise::advisor

@@ -29,16 +29,34 @@ std::optional<Recommendation> ShareGpuRule::evaluate(const RuleContext& ctx) con
   Recommendation r;
   r.id = std::string(id());
   r.expected_saving_ratio = saving;
+  {
+    double fill = a.kernels.occupancy.smFill().value_or(1.0);
+    r.explains = {"gpu.unused", toSeconds(a.timeline.span_ns) * (1.0 - *busy * fill),
+                  toSeconds(a.timeline.span_ns)};
+  }
   r.confidence = Confidence::Medium;
   r.title = "Share the GPU: the job kept it busy " + formatPercent(*busy) +
             " of the time, in bursts between idle gaps of " +
             formatSignificant(toSeconds(mean_gap) * 1e3) + " ms; " + std::to_string(replicas) +
             " such jobs fit on one GPU";
-  r.action = "Time-slice the GPU among " + std::to_string(replicas) +
-             " replicas with the NVIDIA device plugin (or run them under MPS):\n"
-             "sharing:\n  timeSlicing:\n    resources:\n    - name: nvidia.com/gpu\n      replicas: " +
-             std::to_string(replicas) +
-             "\nTime-slicing gives no memory isolation: each replica must stay within its share.";
+  const bool rocm = platformOf(a) == Platform::Rocm;
+  if (rocm) {
+    // The AMD device plugin hands out whole GPUs (amd.com/gpu): share by running the replicas in
+    // one pod on one device, or split the device into compute partitions.
+    r.action = "Run " + std::to_string(replicas) +
+               " replicas as processes on the same AMD GPU (ROCm lets several processes share a "
+               "device; the AMD device plugin allocates amd.com/gpu whole, so start them in one "
+               "pod), or split the GPU into compute partitions with amd-smi (MI300X: CPX mode) "
+               "and schedule one replica per partition.\n"
+               "Sharing gives no memory isolation: each replica must stay within its share.";
+  } else {
+    r.action =
+        "Time-slice the GPU among " + std::to_string(replicas) +
+        " replicas with the NVIDIA device plugin (or run them under MPS):\n"
+        "sharing:\n  timeSlicing:\n    resources:\n    - name: nvidia.com/gpu\n      replicas: " +
+        std::to_string(replicas) +
+        "\nTime-slicing gives no memory isolation: each replica must stay within its share.";
+  }
   auto& ev = r.evidence;
   ev["gpu_busy_share"] = *busy;
   ev["mean_idle_gap_ms"] = toSeconds(mean_gap) * 1e3;
@@ -50,7 +68,8 @@ std::optional<Recommendation> ShareGpuRule::evaluate(const RuleContext& ctx) con
   ev["max_busy_threshold"] = t.max_busy;
 
   r.parameters["replicas"] = replicas;
-  r.parameters["sharing"] = "timeSlicing";
+  r.parameters["sharing"] = rocm ? "processes_or_partitions" : "timeSlicing";
+  r.parameters["platform"] = rocm ? "rocm" : "cuda";
   return r;
 }
 

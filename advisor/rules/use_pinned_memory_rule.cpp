@@ -87,6 +87,7 @@ std::optional<Recommendation> UsePinnedMemoryRule::evaluate(const RuleContext& c
   Recommendation r;
   r.id = std::string(id());
   r.expected_saving_ratio = saving_ratio;
+  r.explains = {"copies.pageable", pageable_s, ref_s};
   r.confidence = all_measured        ? Confidence::High
                  : table.known_model ? Confidence::Medium
                                      : Confidence::Low;
@@ -97,15 +98,24 @@ std::optional<Recommendation> UsePinnedMemoryRule::evaluate(const RuleContext& c
                                                                       : "the wall time";
   r.title = "Pin host memory: pageable copies took " + formatPercent(share) + " of " + ref_words +
             " (" + formatSignificant(pageable_s) + " s)";
-  r.action =
-      "Pageable H2D/D2H copies moved " + formatSignificant(pageable.bytes / 1e9) + " GB in " +
-      formatSignificant(pageable_s) + " s (" + formatSignificant(pageable_bw / 1e9) +
-      " GB/s); from pinned memory the same bytes " + "take about " + formatSignificant(pinned_s) +
-      " s at " + formatSignificant(pinned_bw / 1e9) + " GB/s, saving about " +
-      formatSignificant(saving_s) + " s (" + formatPercent(saving_ratio) + ").\n" +
-      "PyTorch: DataLoader(..., pin_memory=True) and tensor.to(device, non_blocking=True).\n" +
-      "C++: allocate host buffers with cudaMallocHost (or page-lock existing ones with "
-      "cudaHostRegister) and copy with cudaMemcpyAsync on a non-default stream.";
+  r.action = "Pageable H2D/D2H copies moved " + formatSignificant(pageable.bytes / 1e9) +
+             " GB in " + formatSignificant(pageable_s) + " s (" +
+             formatSignificant(pageable_bw / 1e9) + " GB/s); from pinned memory the same bytes " +
+             "take about " + formatSignificant(pinned_s) + " s at " +
+             formatSignificant(pinned_bw / 1e9) + " GB/s, saving about " +
+             formatSignificant(saving_s) + " s (" + formatPercent(saving_ratio) + ").\n";
+  const std::string pytorch =
+      "PyTorch: DataLoader(..., pin_memory=True) and tensor.to(device, non_blocking=True).";
+  const std::string native =
+      platformOf(a) == Platform::Rocm
+          ? "HIP: allocate host buffers with hipHostMalloc (or page-lock existing ones with "
+            "hipHostRegister) and copy with hipMemcpyAsync on a non-default stream."
+          : "C++: allocate host buffers with cudaMallocHost (or page-lock existing ones with "
+            "cudaHostRegister) and copy with cudaMemcpyAsync on a non-default stream.";
+  // An Nsight Systems export is usually a native program (an MPI code, a CUDA sample): its fix
+  // comes first; a PyTorch trace or a live run leads with the DataLoader.
+  const bool native_first = a.source.kind == model::SourceKind::Nsys;
+  r.action += native_first ? native + "\n" + pytorch : pytorch + "\n" + native;
 
   auto& ev = r.evidence;
   ev["pageable_share"] = share;

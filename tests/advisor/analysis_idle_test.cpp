@@ -62,11 +62,56 @@ TEST_CASE("idle: back-to-back short kernels already launched wait only for the l
 TEST_CASE("idle: the host had not launched the next kernel yet: host-bound, launch latency too") {
   auto p = process(1);
   p.kernels = {launched(p, "k1", at(0), at(1), at(5), at(10)),
-               launched(p, "k2", at(40), at(42), at(45), at(50))};
+               launched(p, "k2", at(140), at(142), at(145), at(150))};
   auto b = idleOf(p);
-  CHECK(cause(b, IdleCause::HostBound) == 35 * kUs); // [10, 40) on the host, [40, 45) latency
+  CHECK(cause(b, IdleCause::HostBound) == 135 * kUs); // [10, 140) on the host, [140, 145) latency
   CHECK(b.host_bound_gaps == 1);
-  CHECK(b.total() == 35 * kUs);
+  CHECK(b.total() == 135 * kUs);
+}
+
+TEST_CASE("idle: a short gap in which the host only launched is launch overhead") {
+  auto p = process(1);
+  // The launch_bound pattern: the host goes from one launch call to the next, each kernel
+  // shorter than the host's per-launch cost; the gap [10, 35) is the launch path's price: 1 us
+  // of the loop between two calls, then the launch call and its latency.
+  p.kernels = {launched(p, "k1", at(0), at(1), at(5), at(10)),
+               launched(p, "k2", at(11), at(30), at(35), at(40))};
+  auto b = idleOf(p);
+  CHECK(cause(b, IdleCause::LaunchOverhead) == 25 * kUs);
+  CHECK(b.launch_overhead_gaps == 1);
+  CHECK(cause(b, IdleCause::HostBound) == 0);
+
+  SECTION("another CUDA call in the gap (an allocation, a module load) is host-bound") {
+    p.api_calls = {{.start = at(10.2),
+                    .end = at(10.8),
+                    .name = p.names.intern("hipMalloc"),
+                    .thread = kMainThread}};
+    auto o = idleOf(p);
+    CHECK(cause(o, IdleCause::LaunchOverhead) == 0);
+    CHECK(cause(o, IdleCause::HostBound) == 25 * kUs);
+  }
+  SECTION("host time of its own between the launches (Python, a lock) is host-bound") {
+    p.kernels[1] = launched(p, "k2", at(40), at(50), at(55), at(60));
+    auto o = idleOf(p);
+    CHECK(cause(o, IdleCause::LaunchOverhead) == 0);
+    CHECK(cause(o, IdleCause::HostBound) == 45 * kUs);
+  }
+  SECTION("a host descheduled inside the launch call still kept the GPU waiting for it") {
+    p.kernels[1] = launched(p, "k2", at(11), at(3000), at(3005), at(3010));
+    auto o = idleOf(p);
+    CHECK(cause(o, IdleCause::LaunchOverhead) == 2995 * kUs);
+    CHECK(cause(o, IdleCause::HostBound) == 0);
+  }
+  SECTION("the edge: host time of its own up to the bound") {
+    IdleOptions options;
+    const double own_us = double(options.host_launch_max_outside_ns) / 1000.0;
+    p.kernels[1] =
+        launched(p, "k2", at(10 + own_us) - 1, at(30 + own_us), at(35 + own_us), at(40 + own_us));
+    CHECK(cause(idleOf(p), IdleCause::LaunchOverhead) > 0);
+    p.kernels[1] =
+        launched(p, "k2", at(10 + own_us), at(30 + own_us), at(35 + own_us), at(40 + own_us));
+    CHECK(cause(idleOf(p), IdleCause::LaunchOverhead) == 0);
+  }
 }
 
 TEST_CASE("idle: a sync in progress when the GPU drained makes the whole gap a sync gap") {
@@ -127,6 +172,17 @@ TEST_CASE("idle: host time outside CUDA calls before the next batch's H2D copy i
   CHECK(cause(b, IdleCause::HostBound) == 10 * kUs); // the malloc
   CHECK(cause(b, IdleCause::Other) == 1 * kUs);      // [97, 98): queued behind the copy
   CHECK(b.total() == 87 * kUs);
+
+  SECTION("where the trace has DataLoader ranges, they alone are input") {
+    // The loader's __next__ ran [60, 70): the GPU waited on it 10 us; the rest of the host's
+    // time before the copy is its own work, not the loader's.
+    p.ranges = {range(p, model::RangeKind::DataLoader, "enumerate(DataLoader)#x", at(60), at(70))};
+    auto o = idleOf(p);
+    CHECK(cause(o, IdleCause::Input) == 10 * kUs);
+    CHECK(o.input_data_loader_ns == 10 * kUs);
+    CHECK(o.input_inferred_ns == 0);
+    CHECK(cause(o, IdleCause::HostBound) == 76 * kUs);
+  }
 }
 
 TEST_CASE("idle: without launch information only DataLoader ranges and short kernel gaps tell") {
@@ -221,12 +277,13 @@ TEST_CASE("timeline: compute, communication and memory time; exposed communicati
 
 TEST_CASE("job: launch overhead ratio is the share of idle time; zero idle gives zero") {
   auto p = process(1);
-  p.kernels = {launched(p, "k", at(0), at(1), at(3), at(4)), launched(p, "k", at(1), at(2), at(5), at(6)),
-               launched(p, "k", at(10), at(11), at(13), at(14))};
+  p.kernels = {launched(p, "k", at(0), at(1), at(3), at(4)),
+               launched(p, "k", at(1), at(2), at(5), at(6)),
+               launched(p, "k", at(40), at(41), at(43), at(44))};
   auto a = analyzeJob(trace(p));
-  // Gaps: [4, 5) launch overhead (1 us), [6, 13) host-bound (7 us).
+  // Gaps: [4, 5) launch overhead (1 us), [6, 43) host-bound (37 us: 34 us on the host's own).
   REQUIRE(a.launchOverheadRatio());
-  CHECK(*a.launchOverheadRatio() == Approx(1.0 / 8.0));
+  CHECK(*a.launchOverheadRatio() == Approx(1.0 / 38.0));
   auto busy = process(2);
   busy.kernels = {kernel(at(0), at(10))};
   CHECK(*analyzeJob(trace(busy)).launchOverheadRatio() == 0.0);

@@ -87,11 +87,17 @@ TEST_CASE("gpuwise run: reports the fake shim's run and exits with its code") {
   CHECK(r["summary"]["kernel_seconds"].get<double>() == Approx(0.9));
   CHECK(r["summary"]["gpu_span_seconds"].get<double>() == Approx(1.09));
   CHECK(r["summary"]["wall_seconds"].get<double>() > 0);
-  // The fake shim's FP32 GEMMs on an H100 also get the precision rules; the pageable copies get
-  // use_pinned_memory.
+  // The fake shim's FP32 GEMMs on an H100 also get mixed precision, with TF32 as its
+  // alternative (one recommendation); the pageable copies get use_pinned_memory; its small
+  // grids, outside a training loop, the under-filled launch (increase_batch_size).
   std::set<std::string> ids;
-  for (const auto& rec : r["recommendations"]) ids.insert(rec["id"].get<std::string>());
-  CHECK(ids == std::set<std::string>{"use_pinned_memory", "enable_mixed_precision", "enable_tf32"});
+  for (const auto& rec : r["recommendations"]) {
+    ids.insert(rec["id"].get<std::string>());
+    if (rec["id"] == "enable_mixed_precision")
+      CHECK(rec["parameters"]["alternatives"][0]["id"] == "enable_tf32");
+  }
+  CHECK(ids == std::set<std::string>{"use_pinned_memory", "enable_mixed_precision",
+                                     "increase_batch_size"});
   CHECK(r["top_kernels"][0]["name"] == "gemm(float const*, float const*, float*, int)");
   CHECK(readFile(dir / "gpuwise-report.html").find("Pin host memory") != std::string::npos);
 }
@@ -136,9 +142,10 @@ TEST_CASE("gpuwise run --simulate --trace: the recording replays into the same r
   auto live = readJson(dir / "live.json");
   CHECK(live["source"]["simulated"] == true);
   CHECK(live["source"]["files"][0] == dir / "run.gwt");
-  // No pageable copies: only the precision rules for the fake shim's FP32 GEMMs on an H100.
+  // No pageable copies: mixed precision for the fake shim's FP32 GEMMs on an H100, and its
+  // under-filled launches.
   for (const auto& rec : live["recommendations"])
-    CHECK((rec["id"] == "enable_mixed_precision" || rec["id"] == "enable_tf32"));
+    CHECK((rec["id"] == "enable_mixed_precision" || rec["id"] == "increase_batch_size"));
   REQUIRE(std::filesystem::exists(dir / "live.html"));
 
   Process rep({gpuwiseExe(), "report", dir / "run.gwt", "--json", dir / "offline.json"}, {},
@@ -152,6 +159,24 @@ TEST_CASE("gpuwise run --simulate --trace: the recording replays into the same r
   CHECK(offline["processes"] == live["processes"]);
   CHECK_FALSE(std::filesystem::exists(dir / "gpuwise-report.html")); // only --json was asked for
   CHECK(firstLine(rep.out()).rfind("gpuwise [SIMULATED DEVICE]: GPU busy", 0) == 0);
+  // The change to make is under each recommendation in the terminal.
+  CHECK(rep.out().find("     -> ") != std::string::npos);
+
+  // --advice-floor: findings saving less are notes (JSON notes[], one terminal line); --verbose
+  // shows the evidence.
+  Process floor({gpuwiseExe(), "report", dir / "run.gwt", "--json", dir / "floor.json",
+                 "--advice-floor", "0.99", "--verbose"},
+                {}, dir.path, dir.path, "floor");
+  REQUIRE(floor.wait() == 0);
+  auto high = readJson(dir / "floor.json");
+  CHECK(high["recommendations"].empty());
+  REQUIRE(high["notes"].size() == offline["recommendations"].size() + offline["notes"].size());
+  CHECK(floor.out().find("notes (under the 99.0% advice floor): enable_mixed_precision") !=
+        std::string::npos);
+  Process verbose({gpuwiseExe(), "report", dir / "run.gwt", "--json", dir / "v.json", "--verbose"},
+                  {}, dir.path, dir.path, "verbose");
+  REQUIRE(verbose.wait() == 0);
+  CHECK(verbose.out().find("     evidence: ") != std::string::npos);
 }
 
 TEST_CASE("gpuwise run: a command that cannot be executed exits 127 with one line") {
@@ -215,6 +240,7 @@ TEST_CASE("every command exits 2 with one line on bad usage or bad input") {
       {{"report", dir / "profile.nsys-rep"}, "nsys export --type sqlite"},
       {{"report", dir / "broken.sqlite"}, "broken.sqlite: not a readable SQLite database"},
       {{"report", "--nope", dir / "garbage.bin"}, "--nope"},
+      {{"report", "--advice-floor", "2", dir / "garbage.bin"}, "--advice-floor"},
       {{"advisor"}, "--listen"},
       {{"advisor", "--listen", "tcp://127.0.0.1:*", "--metrics-addr", "9400"}, "--metrics-addr"},
       {{"advisor", "--listen", "bogus://x"}, "bogus://x"},

@@ -241,6 +241,49 @@ TEST_CASE("terminal summary: the verdict comes first") {
   CHECK(lines <= 25);
 }
 
+TEST_CASE("terminal summary: the change under each recommendation, evidence with verbose, notes") {
+  auto t = pinnableTrace();
+  auto a = analyzeJob(t);
+  auto recs = pinnedOnly(recommend(a, &t));
+  REQUIRE(recs.size() == 1);
+  auto text = renderTerminalSummary({a, recs});
+  // The action's line of code, right under the recommendation.
+  auto rec = text.find("1. [saves ~7.3%");
+  auto change = text.find("\n     -> PyTorch: DataLoader(..., pin_memory=True)");
+  REQUIRE(rec != std::string::npos);
+  REQUIRE(change != std::string::npos);
+  CHECK(change > rec);
+  CHECK(text.find("evidence:") == std::string::npos);
+  CHECK(text.find("notes") == std::string::npos);
+
+  TerminalOptions verbose;
+  verbose.verbose = true;
+  text = renderTerminalSummary({a, recs}, verbose);
+  CHECK(text.find("     evidence: pageable_share=") != std::string::npos);
+
+  std::vector<Recommendation> notes = recs;
+  notes[0].expected_saving_ratio = 0.001;
+  const std::vector<Recommendation> none;
+  text = renderTerminalSummary({a, none, &notes});
+  CHECK(text.find("no recommendations") != std::string::npos);
+  CHECK(text.find("  notes (under the 2.0% advice floor): use_pinned_memory saves ~0.1%") !=
+        std::string::npos);
+  auto j = buildReportJson({a, none, &notes});
+  REQUIRE(j["notes"].size() == 1);
+  CHECK(j["notes"][0]["id"] == "use_pinned_memory");
+  CHECK(j["notes"][0]["explains"]["part"] == "copies.pageable");
+  CHECK(j["recommendations"].empty());
+}
+
+TEST_CASE("terminal summary: idle causes under the report's names") {
+  auto t = pinnableTrace();
+  auto a = analyzeJob(t);
+  auto text = renderTerminalSummary({a, {}});
+  auto line = text.substr(text.find("idle by cause:"));
+  line = line.substr(0, line.find('\n'));
+  CHECK(line.find('-') == std::string::npos); // host_bound, launch_overhead: as in the JSON
+}
+
 TEST_CASE("terminal summary: simulated device, unknown timing, no processes") {
   auto t = pinnableTrace();
   t.source.simulated = true;

@@ -7,10 +7,17 @@
 //     with its GPU activity moved back to back (each device's kernels, copies and memsets keep
 //     their order and durations; the idle gaps and step ranges are removed);
 //   - every recommendation on every one of these traces passes the contract: every number of
-//     its title and action is in its evidence.
+//     its title and action is in its evidence;
+//   - every real trace's report (Kineto and Nsight, through the importers) keeps each saving
+//     within the part of the breakdown it names (advice_invariants.h), and the cases that once
+//     broke it: host-bound gaps on MI300X, input stall with a loader that keeps up, an MPI saxpy
+//     with no training loop, negligible savings listed as recommendations.
 #include "advisor/analysis/job_analysis.h"
 #include "advisor/import/kineto_importer.h"
+#include "advisor/import/nsys_importer.h"
+#include "advisor/report/report_json.h"
 #include "advisor/rules/rule_set.h"
+#include "tests/advisor/advice_invariants.h"
 #include "tests/advisor/number_check.h"
 #include "tests/traces_dir.h"
 
@@ -160,4 +167,145 @@ TEST_CASE("every recommendation on the real traces keeps its numbers in evidence
     }
   }
   CHECK(files >= 1);
+}
+
+namespace {
+
+fs::path tracesRoot() {
+  return kinetoRoot().parent_path();
+}
+
+struct Advised {
+  JobAnalysis analysis;
+  Advice advice;
+  nlohmann::ordered_json report;
+};
+
+Advised adviseOn(model::Trace trace) {
+  Advised out{analyzeJob(trace), {}, {}};
+  out.advice = advise(out.analysis, &trace);
+  out.report = buildReportJson({out.analysis, out.advice.recommendations, &out.advice.notes});
+  return out;
+}
+
+Advised adviseOnKineto(const std::string& rel) {
+  return adviseOn(import(kinetoRoot() / rel));
+}
+
+} // namespace
+
+TEST_CASE("every real trace's report keeps each saving within the part of the breakdown it names") {
+  if (!fs::exists(tracesRoot())) {
+    WARN("no traces at " << tracesRoot());
+    return;
+  }
+  size_t reports = 0, findings = 0;
+  for (const auto& entry : fs::recursive_directory_iterator(tracesRoot())) {
+    if (!entry.is_regular_file()) continue;
+    const auto p = entry.path();
+    const std::string name = p.filename().string();
+    const bool nsys = p.extension() == ".sqlite";
+    if (!nsys && name.find(".json") == std::string::npos) continue;
+    model::Trace trace;
+    if (nsys) {
+      auto imported = importNsys({p.string()});
+      if (!imported.ok()) continue;
+      trace = std::move(imported.trace);
+    } else {
+      auto imported = importKineto({p.string()});
+      if (!imported.ok()) continue; // not a trace (execution traces, configs): the importers' tests
+      trace = std::move(imported.trace);
+    }
+    auto a = adviseOn(std::move(trace));
+    INFO(p << ": " << ids(a.advice.recommendations) << " notes " << ids(a.advice.notes));
+    for (const auto& problem : adviceInvariantViolations(a.report)) {
+      INFO(problem);
+      CHECK(false);
+    }
+    ++reports;
+    findings += a.advice.recommendations.size() + a.advice.notes.size();
+  }
+  CHECK(reports >= 30);
+  CHECK(findings > 0);
+}
+
+TEST_CASE("MI300X normalization test: host-bound gaps get no graph advice") {
+  const std::string rel = "tracelens/perf_model/normalization/normalization_layer_test.json.gz";
+  if (!fs::exists(kinetoRoot() / rel)) {
+    WARN("no trace " << rel);
+    return;
+  }
+  auto a = adviseOnKineto(rel);
+  const auto& idle = a.analysis.timeline.idle;
+  // 172 gaps averaging 6 ms in Python, hipModuleLoadData and hipMalloc: host-bound, and the
+  // launch overhead between kernels is microseconds.
+  CHECK(idle.at(IdleCause::HostBound) > 100 * idle.at(IdleCause::LaunchOverhead));
+  CHECK_FALSE(has(a.advice.recommendations, "use_cuda_graphs"));
+  CHECK_FALSE(has(a.advice.notes, "use_cuda_graphs"));
+  CHECK(platformOf(a.analysis) == Platform::Rocm);
+}
+
+TEST_CASE("ResNet-50 with 4 workers: input stall within the idle the DataLoader spans overlap") {
+  const fs::path dir = kinetoRoot() / "kineto_tb_plugin/resnet50_num_workers_4";
+  if (!fs::exists(dir)) {
+    WARN("no traces at " << dir);
+    return;
+  }
+  size_t n = 0;
+  for (const auto& f : fs::directory_iterator(dir)) {
+    auto a = adviseOn(import(f.path()));
+    const auto& idle = a.analysis.timeline.idle;
+    INFO(f.path());
+    // The DataLoader's __next__ spans are 1.0% of step time; input is what they overlap.
+    CHECK(idle.input_inferred_ns == 0);
+    CHECK(idle.at(IdleCause::Input) == idle.input_data_loader_ns);
+    REQUIRE(a.analysis.inputStallRatio());
+    CHECK(*a.analysis.inputStallRatio() < 0.015);
+    CHECK_FALSE(has(a.advice.recommendations, "prefetch_input"));
+    ++n;
+  }
+  CHECK(n == 2);
+}
+
+TEST_CASE("MPI saxpy: no DataLoader advice; the under-filled launch with a filling grid") {
+  const fs::path file = tracesRoot() / "nsys/saxpy-mpi-cuda_nsys_perlmutter0.sqlite";
+  if (!fs::exists(file)) {
+    WARN("no trace " << file);
+    return;
+  }
+  auto imported = importNsys({file.string()});
+  REQUIRE(imported.ok());
+  auto a = adviseOn(std::move(imported.trace));
+  INFO(ids(a.advice.recommendations) << " notes " << ids(a.advice.notes));
+  CHECK_FALSE(has(a.advice.recommendations, "prefetch_input"));
+  CHECK_FALSE(has(a.advice.notes, "prefetch_input"));
+  std::vector<Recommendation> all = a.advice.recommendations;
+  all.insert(all.end(), a.advice.notes.begin(), a.advice.notes.end());
+  auto it = std::find_if(all.begin(), all.end(),
+                         [](const auto& r) { return r.id == "increase_batch_size"; });
+  REQUIRE(it != all.end());
+  const auto& lc = it->parameters["launch_config"];
+  REQUIRE(lc.is_object());
+  CHECK(lc["grid"][0].get<uint64_t>() * lc["grid"][1].get<uint64_t>() == 2);
+  CHECK(lc["suggested_grid_blocks"].get<uint64_t>() >= 108);
+  CHECK(it->title.find("108-SM") != std::string::npos);
+  checkNumbers({*it});
+}
+
+TEST_CASE("negligible findings are notes, not recommendations") {
+  for (const char* rel :
+       {"hta/critical_path/simple_add/benchmark_result_493459_1694039959_trace.json.gz",
+        "kineto_tb_plugin/test/gpu_metrics_input.json"}) {
+    if (!fs::exists(kinetoRoot() / rel)) {
+      WARN("no trace " << rel);
+      continue;
+    }
+    auto a = adviseOnKineto(rel);
+    INFO(rel << ": " << ids(a.advice.recommendations) << " notes " << ids(a.advice.notes));
+    CHECK_FALSE(has(a.advice.recommendations, "enable_mixed_precision"));
+    CHECK(has(a.advice.notes, "enable_mixed_precision"));
+    CHECK(a.report.at("notes").size() == a.advice.notes.size());
+    for (const auto& r : a.advice.recommendations)
+      CHECK(r.expected_saving_ratio >= 0.02);
+  }
 }

@@ -194,7 +194,7 @@ TEST_CASE("recommendations are ranked by expected saving, then confidence, then 
   std::vector<std::unique_ptr<Rule>> rules;
   // Ids no conflict removes (share_gpu would go: a fix for an idle GPU supersedes it).
   rules.push_back(std::make_unique<FakeRule>("enable_mixed_precision", 0.10, Confidence::Low));
-  rules.push_back(std::make_unique<FakeRule>("enable_tf32", 0.30, Confidence::Medium));
+  rules.push_back(std::make_unique<FakeRule>("increase_batch_size", 0.30, Confidence::Medium));
   rules.push_back(std::make_unique<FakeRule>("use_cuda_graphs", 0.10, Confidence::High));
   rules.push_back(std::make_unique<FakeRule>("prefetch_input", 0.50, Confidence::Low, false));
   rules.push_back(std::make_unique<FakeRule>("reduce_host_syncs", 0.10, Confidence::High));
@@ -202,7 +202,7 @@ TEST_CASE("recommendations are ranked by expected saving, then confidence, then 
   Thresholds th;
   auto out = evaluateRules(rules, RuleContext{a, nullptr, th});
   REQUIRE(out.size() == 4);
-  CHECK(out[0].id == "enable_tf32");
+  CHECK(out[0].id == "increase_batch_size");
   CHECK(out[1].id == "reduce_host_syncs");
   CHECK(out[2].id == "use_cuda_graphs");
   CHECK(out[3].id == "enable_mixed_precision");

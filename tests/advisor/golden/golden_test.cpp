@@ -2,13 +2,17 @@
 // tests/data/golden/<name>.json. The excerpt is the part of the report the analysis engine owns
 // (summary, idle, steps, precision, occupancy, the top kernels, the timeline split), with every
 // non-integer number rounded to 4 significant digits so the files read well and diff cleanly.
-// Recommendations are left out: the rules own them and change on their own schedule.
+// Recommendations are left out: the rules own them and change on their own schedule; the test
+// checks instead that each one's saving stays within the part of the breakdown it names.
 //
 // Update them all in one command after an intended change (then review the diff):
-//     scripts/update-golden            # or: GPUWISE_UPDATE_GOLDEN=1 build/tests/advisor_golden_test
+//     scripts/update-golden            # or: GPUWISE_UPDATE_GOLDEN=1
+//     build/tests/advisor_golden_test
 #include "advisor/import/kineto_importer.h"
 #include "advisor/import/nsys_importer.h"
 #include "advisor/report/report_json.h"
+#include "advisor/rules/rule_set.h"
+#include "tests/advisor/advice_invariants.h"
 
 #include "tests/traces_dir.h"
 
@@ -170,6 +174,13 @@ TEST_CASE("golden report excerpts of real traces") {
     const std::vector<Recommendation> no_recommendations;
     json got = excerpt(buildReportJson({a, no_recommendations}));
     excerpts[c.name] = got;
+    // The advice on the same report keeps within the breakdown the excerpt pins down.
+    auto advice = advise(a, &trace);
+    auto full = buildReportJson({a, advice.recommendations, &advice.notes});
+    for (const auto& problem : test::adviceInvariantViolations(full)) {
+      INFO(problem);
+      CHECK(false);
+    }
     const fs::path file = golden / (std::string(c.name) + ".json");
     json doc = {{"trace", c.nsys ? "nsys/" + std::string(c.trace) : std::string(c.trace)},
                 {"rounding", std::to_string(kSignificant) + " significant digits"},
