@@ -177,7 +177,7 @@ TEST_CASE("golden report excerpts of real traces") {
     // The advice on the same report keeps within the breakdown the excerpt pins down.
     auto advice = advise(a, &trace);
     auto full = buildReportJson({a, advice.recommendations, &advice.notes});
-    for (const auto& problem : test::adviceInvariantViolations(full)) {
+    for (const auto& problem : gpuwise::advisor::test::adviceInvariantViolations(full)) {
       INFO(problem);
       CHECK(false);
     }
