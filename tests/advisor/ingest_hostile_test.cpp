@@ -6,6 +6,7 @@
 #include "advisor/ingest/ingest_server.h"
 #include "advisor/ingest/stream_router.h"
 #include "tests/advisor/rss_probe.h"
+#include "tests/advisor/subprocess.h"
 #include "tests/advisor/wire_client.h"
 #include "tests/sanitizer_env.h"
 #include "transport/envelope.h"
@@ -92,17 +93,19 @@ bool hasProcess(const JobAnalysis& a, int64_t pid, uint64_t kernels) {
   return false;
 }
 
-std::string ipcEndpoint() {
-  return "ipc:///tmp/gw-hostile-" + std::to_string(::getpid()) + "-" +
-         std::to_string(Clock::now().time_since_epoch().count());
-}
+// An ipc endpoint in a folder of its own, removed with it: ZeroMQ leaves the socket file behind.
+struct IpcEndpoint {
+  gpuwise::advisor::test::TempDir dir;
+  std::string uri() const { return "ipc://" + dir.path + "/ingest"; }
+};
 
 } // namespace
 
 TEST_CASE(
     "twelve bloated Hellos over ZeroMQ take little memory and time; a real process is reported") {
   IngestServer::Options o;
-  o.endpoint = ipcEndpoint();
+  const IpcEndpoint endpoint;
+  o.endpoint = endpoint.uri();
   o.log = [](std::string_view) {};
   std::string error;
   auto server = IngestServer::start(o, &error);
@@ -142,7 +145,8 @@ TEST_CASE(
 TEST_CASE(
     "garbage from 5,000 invented sessions takes no stream slot; the real process is reported") {
   IngestServer::Options o;
-  o.endpoint = ipcEndpoint();
+  const IpcEndpoint endpoint;
+  o.endpoint = endpoint.uri();
   o.log = [](std::string_view) {};
   std::string error;
   auto server = IngestServer::start(o, &error);
