@@ -138,7 +138,24 @@ uint64_t bound(const json& r, const char* key) {
   return r.at("collection").at("input_bounds").at(key).get<uint64_t>();
 }
 
+// A committed hostile input (tests/data/hostile).
+std::string hostileData(const char* name) {
+  return sourceDir() + "/tests/data/hostile/" + name;
+}
+
 const std::vector<HostileInput> kInputs = {
+    // Two recordings of forged wire messages (an attack driver's output, kept as they were):
+    // twelve Hellos of 600 devices and 64 KiB strings each, and batches naming ids a million
+    // apart. Each once took minutes and gigabytes (tests/data/hostile/README.md).
+    {"recording of twelve bloated Hellos", "bloated-hellos.gwt",
+     [](const std::string& p) { fs::copy_file(hostileData("bloated-hellos.gwt"), p); },
+     [](const json& r) {
+       CHECK(r.at("gpus").size() <= 64);
+       for (const auto& proc : r.at("processes"))
+         CHECK(proc.at("command").get<std::string>().size() <= 4096);
+     }},
+    {"recording naming ids a million apart", "name-id-gap.gwt",
+     [](const std::string& p) { fs::copy_file(hostileData("name-id-gap.gwt"), p); }, nullptr},
     {"Kineto kernel ending at INT64_MAX", "int64max-end.json",
      [](const std::string& p) {
        // 9223372036854774 us = 9223372036854774000 ns; + 1807 ns = INT64_MAX.
