@@ -7,6 +7,7 @@
 //     run and a slow one exits 1, every time.
 // Runs per variant: GPUWISE_REPEAT_RUNS (default 10; a run takes about 1.5 s).
 #include "tests/advisor/subprocess.h"
+#include "tests/sanitizer_env.h"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
@@ -100,7 +101,16 @@ TEST_CASE("repeated healthy train.py runs: warm-up apart, no input advice, diff 
               << steadyMedian(r) << " s, IQR/median " << steps["steady"]["iqr_ratio"]
               << ", input stall " << r["summary"]["input_stall_ratio"] << "\n";
     INFO(path << ": " << ids(r));
-    CHECK_FALSE(r["recommendations"].dump().find("\"prefetch_input\"") != std::string::npos);
+    // Under a sanitizer the host runs several times slower while the simulated GPU's clock does
+    // not, so the loader can really starve it: that lane checks the warm-up split and the diff,
+    // which read the simulated clock, and reports the advice without gating on it.
+    const bool prefetch =
+        r["recommendations"].dump().find("\"prefetch_input\"") != std::string::npos;
+    if (gpuwise::test::underSanitizer()) {
+      if (prefetch) WARN(path << ": prefetch_input under a sanitizer (host slowed)");
+    } else {
+      CHECK_FALSE(prefetch);
+    }
     // At most a tenth of the steps are warm-up (step_analyzer.h), and the workers starting
     // always costs the first step or more.
     CHECK(steps["warmup"]["count"].get<int>() >= 1);
