@@ -48,6 +48,10 @@ function(gpuwise_add_test name)
   foreach(tag ${ARG_SKIP_TAGS})
     add_test(NAME ${base}_${tag}_test COMMAND ${name} "[${tag}]" WORKING_DIRECTORY ${CMAKE_BINARY_DIR})
     list(APPEND entries ${base}_${tag}_test)
+    # A target of the entry's name, so that building "the target of each test" (the TSan lane
+    # builds its tests by their CTest names) builds the executable the entry runs.
+    add_custom_target(${base}_${tag}_test)
+    add_dependencies(${base}_${tag}_test ${name})
   endforeach()
   foreach(entry ${entries})
     set_tests_properties(${entry} PROPERTIES LABELS "${ARG_LABELS}" TIMEOUT ${ARG_TIMEOUT}
