@@ -159,6 +159,7 @@ std::string renderHtmlReport(const nlohmann::ordered_json& r) {
   htmlVerdictSection(o, r);
   htmlUtilizationSection(o, r);
   htmlIdleSection(o, r);
+  htmlStepsSection(o, r);
   htmlPrecisionSection(o, r);
   htmlKernelsSection(o, r);
   htmlCopiesSection(o, r);

@@ -211,6 +211,50 @@ void htmlIdleSection(std::ostream& o, const ReportJson& r) {
   o << "</section>\n";
 }
 
+// Training steps: the steady state's figures (what the advice and `gpuwise diff` read) and the
+// warm-up on its own, which they leave out (step_analyzer.h says where one ends).
+void htmlStepsSection(std::ostream& o, const ReportJson& r) {
+  o << "<section aria-labelledby=\"steps-h\">\n<h2 id=\"steps-h\">Training steps</h2>\n";
+  auto count = jsonNumber(r, {"summary", "steps", "count"});
+  if (!count || *count <= 0) {
+    o << "<p class=\"muted\">Not measured: no training steps were found (no ProfilerStep ranges "
+         "and no repeating launch pattern), so no per-step figure is shown.</p>\n</section>\n";
+    return;
+  }
+  const std::string source = jsonString(r, {"summary", "steps", "source"});
+  auto steady = [&](std::string_view key) {
+    return jsonNumber(r, {"summary", "steps", "steady", key});
+  };
+  o << "<table class=\"steps\">\n<tr><th scope=\"row\">Steps</th><td>"
+    << esc(std::to_string(int64_t(*count)) + (source.empty() ? "" : " (" + source + ")"))
+    << "</td></tr>\n";
+  if (auto n = steady("count"); n && steady("p50_seconds")) {
+    o << "<tr><th scope=\"row\">Steady state</th><td>"
+      << esc(std::to_string(int64_t(*n)) + " steps: median " +
+             formatSeconds(*steady("p50_seconds")) + ", p10-p90 " +
+             formatSeconds(steady("p10_seconds").value_or(0)) + " - " +
+             formatSeconds(steady("p90_seconds").value_or(0)) + ", variation " +
+             formatPercent(steady("iqr_ratio").value_or(0)) + " (IQR/median)")
+      << "</td></tr>\n";
+  }
+  auto warm = jsonNumber(r, {"summary", "steps", "warmup", "count"});
+  o << "<tr><th scope=\"row\">Warm-up</th><td>";
+  if (warm && *warm > 0) {
+    std::string text =
+        std::to_string(int64_t(*warm)) + (*warm == 1 ? " step, " : " steps, ") +
+        formatSeconds(jsonNumber(r, {"summary", "steps", "warmup", "seconds"}).value_or(0));
+    const std::string limiter = jsonString(r, {"summary", "steps", "warmup", "limiter"});
+    if (!limiter.empty()) text += ", mostly " + readable(limiter);
+    if (auto stall = jsonNumber(r, {"summary", "steps", "warmup", "input_stall_seconds"});
+        stall && *stall > 0)
+      text += "; waited " + formatSeconds(*stall) + " for input";
+    o << esc(text) << ". Left out of the step figures and the advice.";
+  } else {
+    o << "none: every step counts as steady.";
+  }
+  o << "</td></tr>\n</table>\n</section>\n";
+}
+
 void htmlPrecisionSection(std::ostream& o, const ReportJson& r) {
   o << "<section aria-labelledby=\"prec-h\">\n<h2 id=\"prec-h\">Precision mix</h2>\n";
   const json* mix = jsonAt(r, {"summary", "precision_time_ratio"});
@@ -252,7 +296,8 @@ void htmlPrecisionSection(std::ostream& o, const ReportJson& r) {
     const json* kernels = jsonAt(*b, {"kernels"});
     if (kernels && kernels->is_array())
       for (const auto& k : *kernels) {
-        const bool disagrees = k.contains("agrees") && k["agrees"].is_boolean() && !k["agrees"].get<bool>();
+        const bool disagrees =
+            k.contains("agrees") && k["agrees"].is_boolean() && !k["agrees"].get<bool>();
         if (!disagrees) continue;
         o << "<p>Disagreement: " << esc(jsonString(k, {"api"})) << " with "
           << esc(jsonString(k, {"types"})) << " asked for "

@@ -3,7 +3,7 @@
 // not produce yet degrades to "not measured" instead of failing.
 //
 //   html_sections.cpp   verdict, utilisation over time, where the GPU span went / idle causes,
-//                       precision mix, memory over time
+//                       training steps (steady state, warm-up), precision mix, memory over time
 //   html_tables.cpp     top kernels, copies, host syncs, recommendations, collection
 //
 // Each function appends one <section> to `out`. Every string from the report is escaped. Pure; any
@@ -20,6 +20,7 @@ namespace gpuwise::advisor {
 void htmlVerdictSection(std::ostream& out, const ReportJson& report);
 void htmlUtilizationSection(std::ostream& out, const ReportJson& report);
 void htmlIdleSection(std::ostream& out, const ReportJson& report);
+void htmlStepsSection(std::ostream& out, const ReportJson& report);
 void htmlPrecisionSection(std::ostream& out, const ReportJson& report);
 void htmlMemorySection(std::ostream& out, const ReportJson& report);
 

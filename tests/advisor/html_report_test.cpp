@@ -1,12 +1,15 @@
 // The HTML report as a file: every section present, numbers as the JSON says, strings escaped,
 // nothing that could reach the network, and graceful "not measured" where a figure is missing.
 #include "advisor/report/html_report.h"
+#include "advisor/report/html_sections.h"
 #include "advisor/report/report_fields.h"
 #include "advisor/rules/rule_set.h"
 #include "tests/advisor/html_xml_check.h"
 #include "tests/advisor/trace_builder.h"
 
 #include <catch2/catch.hpp>
+
+#include <sstream>
 
 using namespace gpuwise;
 using namespace gpuwise::advisor;
@@ -70,7 +73,7 @@ TEST_CASE("HTML report: every section, in order, from one self-contained page") 
   size_t last = 0;
   for (const char* heading :
        {">Verdict</h2>", ">GPU utilisation over time</h2>", ">Where the GPU time went</h2>",
-        ">Idle time by cause</h3>", ">Precision mix</h2>", ">Top kernels</h2>", ">Copies</h2>",
+        ">Idle time by cause</h3>", ">Training steps</h2>", ">Precision mix</h2>", ">Top kernels</h2>", ">Copies</h2>",
         ">Device memory over time</h2>", ">Recommendations</h2>", ">Collection</h2>"}) {
     INFO(heading);
     auto at = html.find(heading);
@@ -254,4 +257,30 @@ TEST_CASE("report figures read defensively, and print as people read them") {
   CHECK(idleCauses({{"timeline", {{"idle_by_cause", {{"sync", {{"seconds", 1.0}}}}}}}})
             ->at(0)
             .second == 1.0);
+}
+
+TEST_CASE("HTML report: training steps show the steady state and the warm-up apart") {
+  json r = json::parse(R"({"summary": {"steps": {"count": 60, "source": "inferred",
+      "warmup": {"count": 3, "seconds": 0.16, "input_stall_seconds": 0.12, "limiter": "input"},
+      "steady": {"count": 57, "p10_seconds": 0.0049, "p50_seconds": 0.0053,
+                 "p90_seconds": 0.0061, "iqr_ratio": 0.012}}}})");
+  std::ostringstream o;
+  htmlStepsSection(o, r);
+  const std::string html = o.str();
+  INFO(html);
+  CHECK(xmlProblem(html) == "");
+  CHECK(html.find("60 (inferred)") != std::string::npos);
+  CHECK(html.find("57 steps: median 5.30 ms, p10-p90 4.90 ms - 6.10 ms, variation 1.2% "
+                  "(IQR/median)") != std::string::npos);
+  CHECK(html.find("3 steps, 160 ms, mostly input; waited 120 ms for input. Left out of the step "
+                  "figures and the advice.") != std::string::npos);
+
+  // No warm-up: said so; no steps at all: "not measured", never a zero.
+  r["summary"]["steps"]["warmup"]["count"] = 0;
+  std::ostringstream none;
+  htmlStepsSection(none, r);
+  CHECK(none.str().find("none: every step counts as steady") != std::string::npos);
+  const auto page = render(jobTrace());
+  CHECK(between(page.html, ">Training steps</h2>", "</section>").find("Not measured") !=
+        std::string::npos);
 }
