@@ -341,6 +341,19 @@ std::optional<double> StepResult::busyRatioP50() const {
   return shares.size() % 2 ? shares[mid] : (shares[mid - 1] + shares[mid]) / 2;
 }
 
+std::optional<double> StepResult::inputStalledStepShare(double min_share) const {
+  uint64_t steps = 0, stalled = 0;
+  for (const auto& p : processes)
+    for (const auto& s : p.steadySteps()) {
+      if (s.durationNs() <= 0) continue;
+      ++steps;
+      const double device_ns = double(s.durationNs()) * std::max<uint32_t>(1, p.devices);
+      if (double(s.inputStallNs()) >= min_share * device_ns) ++stalled;
+    }
+  if (steps == 0) return std::nullopt;
+  return double(stalled) / double(steps);
+}
+
 std::optional<double> StepResult::inputStallRatio() const {
   model::TimeNs total = deviceStepNs();
   if (total <= 0) return std::nullopt;

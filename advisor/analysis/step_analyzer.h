@@ -140,6 +140,10 @@ struct StepResult {
   model::TimeNs idleNs(IdleCause cause) const;
   // inputStallNs() / deviceStepNs(); nullopt without steady steps.
   std::optional<double> inputStallRatio() const;
+  // The share of steady steps that each waited for input at least `min_share` of their own
+  // device time: near 1 when the loader is slow every step, near 0 when a few steps hold all of
+  // the stall (a host that was busy elsewhere, one slow read); nullopt without steady steps.
+  std::optional<double> inputStalledStepShare(double min_share) const;
   // busyNs() / deviceStepNs(): the GPU busy share of the steady steps; nullopt without them.
   std::optional<double> busyRatio() const;
   // The median over steady steps of each step's busy share (busy / (duration x devices)): what

@@ -190,11 +190,12 @@ void htmlSyncsSection(std::ostream& o, const ReportJson& r) {
   o << "</tbody></table>\n</section>\n";
 }
 
-// Findings under the advice floor: one line each, id, saving and title.
+// Findings that are not advice (under the advice floor, or transient): one line each, id,
+// saving and title.
 void htmlNotes(std::ostream& o, const ReportJson& r) {
   const json* notes = jsonAt(r, {"notes"});
   if (!notes || !notes->is_array() || notes->empty()) return;
-  o << "<h3>Notes (under the advice floor)</h3>\n<ul class=\"notes\">\n";
+  o << "<h3>Notes (findings that are not advice)</h3>\n<ul class=\"notes\">\n";
   for (const auto& n : *notes)
     o << "<li><code>" << esc(jsonString(n, {"id"})) << "</code> saves ~"
       << esc(formatPercent(n.value("expected_saving_ratio", 0.0))) << ": "

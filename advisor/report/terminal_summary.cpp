@@ -83,12 +83,22 @@ std::string evidenceLine(const nlohmann::ordered_json& evidence) {
   return s;
 }
 
+// Findings under the floor on one line, by id and saving; a finding that is not advice for
+// another reason (Recommendation::note_only) on a line of its own, with the title that says why.
 std::string notesLine(const std::vector<Recommendation>* notes, double floor) {
   if (!notes || notes->empty()) return "";
-  std::string s = "  notes (under the " + formatPercent(floor) + " advice floor):";
-  for (size_t i = 0; i < notes->size(); ++i)
-    s += std::string(i ? ", " : " ") + (*notes)[i].id + " saves ~" +
-         formatPercent((*notes)[i].expected_saving_ratio);
+  std::string under, other;
+  for (const auto& n : *notes) {
+    if (n.note_only) {
+      other += "\n  note: " + n.title;
+      continue;
+    }
+    under += std::string(under.empty() ? " " : ", ") + n.id + " saves ~" +
+             formatPercent(n.expected_saving_ratio);
+  }
+  std::string s;
+  if (!under.empty()) s = "  notes (under the " + formatPercent(floor) + " advice floor):" + under;
+  if (!other.empty()) s += s.empty() ? other.substr(1) : other;
   return s;
 }
 

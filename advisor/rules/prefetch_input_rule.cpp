@@ -22,6 +22,10 @@ std::optional<Recommendation> PrefetchInputRule::evaluate(const RuleContext& ctx
                        a.steps.source() == StepSource::Nvtx ||
                        a.steps.count() >= t.min_inferred_steps;
   if (!measured && !training_loop) return std::nullopt;
+  // With steps: the stall must recur, not sit in a few steps (thresholds.h); one that does not
+  // is reported as a note.
+  const auto stalled_share = a.steps.inputStalledStepShare(t.stalled_step_min_ratio);
+  const bool transient = with_steps && stalled_share && *stalled_share < t.min_stalled_step_share;
 
   // r/(1-r): how many steps' worth of GPU time one worker needs per batch; +1 for variation.
   double workers_needed = r / (1.0 - r);
@@ -47,6 +51,14 @@ std::optional<Recommendation> PrefetchInputRule::evaluate(const RuleContext& ctx
       "prefetcher that stays one batch ahead. Raise num_workers while the stall remains and the "
       "host has idle cores.";
 
+  if (transient) {
+    rec.note_only = true;
+    rec.confidence = Confidence::Low;
+    rec.title = "Input stalls held " + formatPercent(r) + " of step time but came in " +
+                formatPercent(*stalled_share) + " of the steps: transient (the host busy "
+                "elsewhere, a slow read), not a data loader to tune";
+  }
+
   auto& ev = rec.evidence;
   ev["input_stall_ratio"] = r;
   ev["input_stall_seconds"] = stall_s;
@@ -54,6 +66,11 @@ std::optional<Recommendation> PrefetchInputRule::evaluate(const RuleContext& ctx
   ev["reference"] = with_steps ? "step_time" : "gpu_span";
   ev["steps"] = a.steps.steadyCount(); // the steady steps the ratio is measured on
   ev["warmup_steps"] = a.steps.warmupCount();
+  if (stalled_share) ev["stalled_step_share"] = *stalled_share;
+  if (transient) {
+    ev["min_stalled_step_share"] = t.min_stalled_step_share;
+    ev["note"] = "stall in too few steps to be the loader";
+  }
   ev["input_stall_source"] = measured ? "data_loader_ranges" : "inferred_from_host_state";
   ev["input_data_loader_seconds"] = toSeconds(a.timeline.idle.input_data_loader_ns);
   ev["workers_needed"] = workers_needed;

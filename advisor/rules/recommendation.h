@@ -50,6 +50,9 @@ struct Recommendation {
   std::string action; // what to change, as code or configuration
   nlohmann::ordered_json parameters = nlohmann::ordered_json::object();
   Explains explains;
+  // A finding worth knowing that is not advice (evidence["note"] says why): reported with the
+  // notes under the advice floor, whatever its saving.
+  bool note_only = false;
 };
 
 } // namespace gpuwise::advisor

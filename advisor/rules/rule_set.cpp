@@ -171,7 +171,7 @@ std::vector<Recommendation> evaluateRules(const std::vector<std::unique_ptr<Rule
 Advice splitByFloor(std::vector<Recommendation> ranked, double advice_floor) {
   Advice out;
   for (auto& r : ranked) {
-    bool below = r.explains.isTime() && r.expected_saving_ratio < advice_floor;
+    bool below = (r.explains.isTime() && r.expected_saving_ratio < advice_floor) || r.note_only;
     (below ? out.notes : out.recommendations).push_back(std::move(r));
   }
   return out;

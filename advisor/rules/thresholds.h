@@ -44,6 +44,15 @@ struct Thresholds {
     // many inferred repetitions. The MPI saxpy export repeats its copy-kernel-copy sequence 5
     // times (a program's phases, not a loader); the input_stall sample runs 60 steps.
     uint64_t min_inferred_steps = 10;
+    // A loader that is too slow stalls most steps; a stall that a few steps hold (the host busy
+    // elsewhere for a moment, one slow read) is not a loader to tune, and more workers would not
+    // have helped. Prefetching is advised only when at least this share of the steady steps each
+    // waited for input `stalled_step_min_ratio` of their own time. The ResNet-50 num_workers=0
+    // traces and the input_stall sample stall in every step (share 1.0); the healthy sample on a
+    // host loaded past its cores has put all of a 0.21 ratio in 3 to 6 of 54 steps (share
+    // <= 0.11): a quarter sits between.
+    double min_stalled_step_share = 0.25;
+    double stalled_step_min_ratio = 0.05;
   };
   PrefetchInput prefetch_input;
 

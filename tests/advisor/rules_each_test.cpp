@@ -169,6 +169,39 @@ TEST_CASE("prefetch_input: inferred input stall needs a training loop to be a lo
   CHECK(eval(PrefetchInputRule(), b));
 }
 
+TEST_CASE("prefetch_input: a stall that a few steps hold is a note, not a loader to tune") {
+  // 2 s of input stall in a 10 s loop of 100 steps: 0.2 of step time either way.
+  auto a = healthyJob();
+  idle(a, IdleCause::Input, 2 * kSec);
+  trainingLoop(a, StepSource::Inferred); // spread: every step waits 20 ms of its 100
+  auto spread = eval(PrefetchInputRule(), a);
+  REQUIRE(spread);
+  CHECK_FALSE(spread->note_only);
+  CHECK(ev(*spread, "stalled_step_share") == Approx(1.0));
+
+  // The same 2 s in 5 steps (the host busy elsewhere for a moment): share 0.05.
+  for (auto& s : a.steps.processes[0].steps)
+    s.idle_ns[size_t(IdleCause::Input)] = s.number % 20 == 0 ? 400'000'000 : 0;
+  auto held = eval(PrefetchInputRule(), a);
+  REQUIRE(held);
+  checkContract(*held);
+  CHECK(held->note_only);
+  CHECK(held->confidence == Confidence::Low);
+  CHECK(ev(*held, "stalled_step_share") == Approx(0.05));
+  CHECK(held->title.find("transient") != std::string::npos);
+  const auto advice = advise(a, nullptr);
+  CHECK(advice.recommendations.empty());
+  REQUIRE(advice.notes.size() == 1);
+  CHECK(advice.notes[0].id == "prefetch_input");
+
+  // At the edge: a quarter of the steps stalled is a loader problem again.
+  for (auto& s : a.steps.processes[0].steps)
+    s.idle_ns[size_t(IdleCause::Input)] = s.number % 4 == 0 ? 80'000'000 : 0;
+  auto quarter = eval(PrefetchInputRule(), a);
+  REQUIRE(quarter);
+  CHECK_FALSE(quarter->note_only);
+}
+
 TEST_CASE("prefetch_input: edge of the threshold") {
   Thresholds t;
   auto a = healthyJob();
