@@ -56,7 +56,7 @@ Answer review(const json& doc, const InjectionConfig& c = config(), WebhookLimit
     if (r.http_status == 200) {
       a.review = json::parse(r.body);
       if (a.review["response"].contains("patch"))
-        a.patch = json::parse(base64Decode(a.review["response"]["patch"].get<std::string>()));
+        a.patch = json::parse(decodeBase64(a.review["response"]["patch"].get<std::string>()));
     }
     return a;
   }();
@@ -458,7 +458,7 @@ TEST_CASE("webhook: a pod with 2,000 GPU containers is reviewed in linear time")
   CHECK(seconds < 10.0);
   REQUIRE(r.http_status == 200);
   json answer = json::parse(r.body);
-  json patch = json::parse(base64Decode(answer["response"]["patch"].get<std::string>()));
+  json patch = json::parse(decodeBase64(answer["response"]["patch"].get<std::string>()));
   size_t mounts = 0;
   for (const auto& op : patch)
     if (op["path"].get<std::string>().find("/volumeMounts") != std::string::npos) ++mounts;
