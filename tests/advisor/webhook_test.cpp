@@ -75,6 +75,23 @@ void requireConsistent(const json& pod, const PodExpectations& x) {
 
 } // namespace
 
+TEST_CASE("webhook: the patch's base64 is what a strict RFC 4648 decoder reads back") {
+  CHECK(base64Encode("") == "");
+  CHECK(base64Encode("f") == "Zg==");
+  CHECK(base64Encode("fo") == "Zm8=");
+  CHECK(base64Encode("foobar") == "Zm9vYmFy");
+  std::string bytes;
+  for (int n = 0; n < 70; ++n) {
+    INFO(n << " bytes");
+    CHECK(gpuwise::test::tryDecodeBase64(base64Encode(bytes)) == bytes);
+    bytes.push_back(char(n * 37 + 255));
+  }
+  // The tests' decoder refuses what the API server would: no padding, padding inside, a wrong
+  // alphabet, a length that is not a multiple of 4.
+  for (const char* bad : {"Zg", "Zg=", "Z===", "Zg==Zg==", "Zm=v", "Zm9-", "Zm9v\n"})
+    CHECK_FALSE(gpuwise::test::tryDecodeBase64(bad));
+}
+
 TEST_CASE("webhook: JSON Pointer tokens escape ~ then /") {
   CHECK(escapePointerToken("nvidia.com/gpu") == "nvidia.com~1gpu");
   CHECK(escapePointerToken("gpuwise.io/status") == "gpuwise.io~1status");
