@@ -7,9 +7,10 @@ usage: scripts/fuzz_nsys_seeds.py [TRACES_DIR] [OUT_DIR]
 Each real Nsight Systems export in TRACES_DIR/nsys is cut to the tables the importer reads, the
 first rows of each activity table (by start time) and the strings those rows name, then vacuumed
 with 512-byte pages: a real schema and real rows in a few tens of KB. Beside them, exports built
-here in the schema nsys 2024 writes (the importer tests' schema): every table with a row, and the
-regressions (regress-*): a kernel ending at INT64_MAX, and a schema whose table name holds an ESC
-byte (SQLite quotes it in its "malformed database schema" error, which reached the terminal raw).
+here in the schema nsys 2024 writes (tests/data/nsys/schema_2024.sql, the importer tests' schema):
+every table with a row, and the regressions (regress-*): a kernel ending at INT64_MAX, and a schema
+whose table name holds an ESC byte (SQLite quotes it in its "malformed database schema" error,
+which reached the terminal raw).
 Python's standard library only.
 """
 import os
@@ -27,33 +28,9 @@ KEEP = {
 }
 ROWS = 25
 
-SCHEMA = """
-CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, end INTEGER, deviceId INTEGER, contextId INTEGER,
-  streamId INTEGER, correlationId INTEGER, globalPid INTEGER, demangledName INTEGER, shortName INTEGER,
-  launchType INTEGER, registersPerThread INTEGER, gridX INTEGER, gridY INTEGER, gridZ INTEGER, blockX INTEGER,
-  blockY INTEGER, blockZ INTEGER, staticSharedMemory INTEGER, dynamicSharedMemory INTEGER, graphNodeId INTEGER,
-  graphId INTEGER);
-CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (start INTEGER, end INTEGER, deviceId INTEGER, streamId INTEGER,
-  correlationId INTEGER, globalPid INTEGER, bytes INTEGER, copyKind INTEGER, srcKind INTEGER, dstKind INTEGER);
-CREATE TABLE CUPTI_ACTIVITY_KIND_MEMSET (start INTEGER, end INTEGER, deviceId INTEGER, streamId INTEGER,
-  correlationId INTEGER, globalPid INTEGER, value INTEGER, bytes INTEGER, memKind INTEGER);
-CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER, end INTEGER, eventClass INTEGER, globalTid INTEGER,
-  correlationId INTEGER, nameId INTEGER, returnValue INTEGER);
-CREATE TABLE CUPTI_ACTIVITY_KIND_SYNCHRONIZATION (start INTEGER, end INTEGER, deviceId INTEGER, streamId INTEGER,
-  correlationId INTEGER, globalPid INTEGER, syncType INTEGER, eventId INTEGER);
-CREATE TABLE NVTX_EVENTS (start INTEGER, end INTEGER, eventType INTEGER, text TEXT, globalTid INTEGER, textId INTEGER);
-CREATE TABLE TARGET_INFO_GPU (vmId INTEGER, id INTEGER, name TEXT, uuid TEXT, totalMemory INTEGER, smCount INTEGER,
-  computeMajor INTEGER, computeMinor INTEGER, threadsPerWarp INTEGER, maxWarpsPerSm INTEGER);
-CREATE TABLE PROCESSES (globalPid INTEGER, pid INTEGER, name TEXT);
-CREATE TABLE CUDA_GPU_MEMORY_USAGE_EVENTS (start INTEGER, globalPid INTEGER, deviceId INTEGER, contextId INTEGER,
-  address INTEGER, pc INTEGER, bytes INTEGER, memKind INTEGER, memoryOperationType INTEGER, name TEXT,
-  correlationId INTEGER);
-CREATE TABLE ENUM_CUDA_MEM_KIND (id INTEGER, name TEXT, label TEXT);
-INSERT INTO ENUM_CUDA_MEM_KIND VALUES (0, 'CUDA_MEMOPR_MEMORY_KIND_PAGEABLE', 'Pageable'),
-  (1, 'CUDA_MEMOPR_MEMORY_KIND_PINNED', 'Pinned'), (2, 'CUDA_MEMOPR_MEMORY_KIND_DEVICE', 'Device'),
-  (4, 'CUDA_MEMOPR_MEMORY_KIND_MANAGED', 'Managed');
-"""
+# The schema nsys 2024 writes, shared with the importer tests.
+SCHEMA_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "data", "nsys",
+                           "schema_2024.sql")
 
 PID = 4242
 GPID = (1 << 48) | (PID << 24)
@@ -74,9 +51,14 @@ def finish(db):
     db.close()
 
 
+def schema():
+    with open(SCHEMA_FILE, encoding="utf-8") as f:
+        return f.read()
+
+
 def every_table(path):
     db = fresh(path)
-    db.executescript(SCHEMA)
+    db.executescript(schema())
     db.executemany("INSERT INTO StringIds VALUES (?, ?)", [
         (1, "ampere_sgemm_128x64_tn"), (2, "cudaLaunchKernel_v7000"), (3, "ProfilerStep#1"),
         (4, "cudaMemcpyAsync_v3020"), (5, "cudaDeviceSynchronize_v3020"), (6, "sgemm")])
@@ -99,7 +81,7 @@ def every_table(path):
 
 def kernel_at_int64_max(path):
     db = fresh(path)
-    db.executescript(SCHEMA)
+    db.executescript(schema())
     db.execute("INSERT INTO StringIds VALUES (1, 'k')")
     db.execute("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL (start, end, deviceId, streamId, correlationId, globalPid,"
                " demangledName, shortName) VALUES (1000, 9223372036854775807, 0, 7, 1, ?, 1, 1)", (GPID,))

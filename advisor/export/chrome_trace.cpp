@@ -1,6 +1,7 @@
 #include "advisor/export/chrome_trace.h"
 
 #include "advisor/export/json_writer.h"
+#include "profiler/model/sync_names.h"
 
 #include <fstream>
 #include <set>
@@ -34,19 +35,6 @@ const char* memoryWord(MemoryKind k) {
   case MemoryKind::Unknown: break;
   }
   return "Unknown";
-}
-
-// CUPTI's synchronization kinds as Kineto names them; "Memcpy Sync" is ours.
-const char* syncName(SyncKind k) {
-  switch (k) {
-  case SyncKind::Device: return "Context Sync";
-  case SyncKind::Stream: return "Stream Sync";
-  case SyncKind::Event: return "Event Sync";
-  case SyncKind::StreamWaitEvent: return "Stream Wait Event";
-  case SyncKind::SyncCopy: return "Memcpy Sync";
-  case SyncKind::Unknown: break;
-  }
-  return "Unknown Sync";
 }
 
 constexpr int64_t kSyntheticPidBase = int64_t{1} << 30;
@@ -262,9 +250,9 @@ private:
       // With its API call on the host row, the CUPTI-style record goes on the GPU row (Kineto's
       // place for it); alone, it is the host's wait and goes on the waiting thread.
       const bool onGpu = s.correlation && apiCorrelations.count(s.correlation);
-      span('X', "cuda_sync", syncName(s.kind), onGpu ? gpuPid(i, s.device) : host, onGpu ? s.stream : s.thread,
+      span('X', "cuda_sync", kinetoSyncName(s.kind), onGpu ? gpuPid(i, s.device) : host, onGpu ? s.stream : s.thread,
            s.start, s.end);
-      w_.raw(",\"args\":{").key("cuda_sync_kind").str(syncName(s.kind)).raw(',').key("device").num(s.device);
+      w_.raw(",\"args\":{").key("cuda_sync_kind").str(kinetoSyncName(s.kind)).raw(',').key("device").num(s.device);
       w_.raw(',').key("stream").num(s.stream).raw(',').key("correlation").num(s.correlation).raw("}}");
     }
     for (const auto& r : p.ranges) {

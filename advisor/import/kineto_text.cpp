@@ -1,4 +1,5 @@
 #include "advisor/import/kineto_text.h"
+#include "profiler/model/sync_names.h"
 
 #include <limits>
 
@@ -253,24 +254,10 @@ SyncKind syncKindForApi(std::string_view api) {
 }
 
 SyncKind syncKindForCudaSync(std::string_view name) {
-  if (name == "Context Sync") return SyncKind::Device;
-  if (name == "Stream Sync") return SyncKind::Stream;
-  if (name == "Event Sync") return SyncKind::Event;
-  if (name == "Stream Wait Event") return SyncKind::StreamWaitEvent;
-  if (name == "Memcpy Sync") return SyncKind::SyncCopy;
+  for (auto kind : {SyncKind::Device, SyncKind::Stream, SyncKind::Event, SyncKind::StreamWaitEvent,
+                    SyncKind::SyncCopy})
+    if (name == kinetoSyncName(kind)) return kind;
   return SyncKind::Unknown;
-}
-
-std::string_view cudaSyncName(SyncKind kind) {
-  switch (kind) {
-  case SyncKind::Device: return "Context Sync";
-  case SyncKind::Stream: return "Stream Sync";
-  case SyncKind::Event: return "Event Sync";
-  case SyncKind::StreamWaitEvent: return "Stream Wait Event";
-  case SyncKind::SyncCopy: return "Memcpy Sync";
-  case SyncKind::Unknown: break;
-  }
-  return "Unknown Sync";
 }
 
 bool isAsyncApi(std::string_view api) { return api.find("Async") != std::string_view::npos; }

@@ -48,10 +48,9 @@ model::MemoryKind parseMemoryKindWord(std::string_view word);
 model::SyncKind syncKindForApi(std::string_view api);
 
 // The kind of a Kineto `cuda_sync` event from its name or its `cuda_sync_kind` argument:
-// "Context Sync", "Stream Sync", "Event Sync", "Stream Wait Event" (and our "Memcpy Sync").
+// "Context Sync", "Stream Sync", "Event Sync", "Stream Wait Event" (and our "Memcpy Sync"): the
+// inverse of model::kinetoSyncName.
 model::SyncKind syncKindForCudaSync(std::string_view name);
-// The name the exporter writes for a sync kind (inverse of syncKindForCudaSync).
-std::string_view cudaSyncName(model::SyncKind kind);
 
 // Calls issued with an *Async runtime/driver entry point.
 bool isAsyncApi(std::string_view api);

@@ -69,14 +69,8 @@ TEST_CASE("the sidecar advisor scraped on /metrics during a long run keeps its m
   Process advisor({gpuwise, "advisor", "--listen", endpoint, "--report-dir", dir / "reports",
                    "--metrics-addr", "127.0.0.1:0"},
                   {}, dir.path, dir.path, "advisor");
-  int port = 0;
-  REQUIRE(eventually([&] {
-    std::smatch m;
-    const std::string err = advisor.err();
-    if (!std::regex_search(err, m, std::regex("\\(port ([0-9]+)\\)"))) return false;
-    port = std::stoi(m[1]);
-    return true;
-  }));
+  const int port = announcedPort(advisor, "\\(port ([0-9]+)\\)");
+  REQUIRE(port > 0);
 
   std::atomic<bool> done{false};
   std::atomic<uint64_t> scrapes{0};

@@ -39,16 +39,6 @@ constexpr auto kNormalBudget = std::chrono::seconds(2);
 // Longer than the 5 s request deadline: every slow client is cut off and reconnects meanwhile.
 constexpr auto kAttackLength = std::chrono::seconds(8);
 
-std::string which(const std::string& tool) {
-  const char* path = std::getenv("PATH");
-  std::istringstream dirs(path ? path : "/usr/bin:/bin");
-  for (std::string d; std::getline(dirs, d, ':');) {
-    std::string candidate = d + "/" + tool;
-    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
-  }
-  return "";
-}
-
 std::string gpuwiseUnderTest() {
   const char* other = std::getenv("GPUWISE_UNDER_TEST");
   return other && *other ? other : buildDir() + "/bin/gpuwise";
@@ -195,18 +185,6 @@ std::chrono::milliseconds normalRequestsDuring(Request request, int* answered, i
   return slowest;
 }
 
-int portFrom(Process& p, const std::string& pattern) {
-  int port = 0;
-  eventually([&] {
-    std::smatch m;
-    const std::string err = p.err();
-    if (!std::regex_search(err, m, std::regex(pattern))) return false;
-    port = std::stoi(m[1]);
-    return true;
-  });
-  return port;
-}
-
 void requireOpenssl() {
   if (which("openssl").empty())
     gpuwise::test::skipTest("openssl is not installed (Debian: apt-get install openssl)");
@@ -219,7 +197,7 @@ TEST_CASE("/metrics keeps answering within 2 s while 64 slow clients hold connec
   Process advisor({gpuwiseUnderTest(), "advisor", "--listen", "ipc://" + (dir / "advisor.sock"),
                    "--report-dir", dir / "reports", "--metrics-addr", "127.0.0.1:0"},
                   {}, dir.path, dir.path, "advisor");
-  int port = portFrom(advisor, "\\(port ([0-9]+)\\)");
+  int port = announcedPort(advisor, "\\(port ([0-9]+)\\)");
   INFO(advisor.err());
   REQUIRE(port > 0);
   auto scrape = [&] {
@@ -277,7 +255,7 @@ TEST_CASE("the webhook keeps reviewing within 2 s while 64 slow clients hold con
                    dir / "cert/tls.crt", "--tls-key", dir / "cert/tls.key", "--image",
                    "registry.example/gpuwise:e2e"},
                   {}, dir.path, dir.path, "webhook");
-  int port = portFrom(webhook, "listening on https://127\\.0\\.0\\.1:([0-9]+)");
+  int port = announcedPort(webhook, "listening on https://127\\.0\\.0\\.1:([0-9]+)");
   INFO(webhook.err());
   REQUIRE(port > 0);
   const std::string review = readFile(sourceDir() + "/tests/advisor/webhook_fixtures/mig_pod.json");

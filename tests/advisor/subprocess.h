@@ -1,6 +1,7 @@
 // Running the gpuwise executable (and the fake shim) as real processes in tests: spawned with
 // extra environment variables and a working directory, stdout and stderr captured to files,
-// waited for with a deadline (polling, never a fixed sleep).
+// waited for with a deadline (polling, never a fixed sleep); tools found on PATH, and the port a
+// server announces on stderr.
 #pragma once
 
 #include "tests/sanitizer_env.h"
@@ -13,6 +14,7 @@
 #include <fstream>
 #include <functional>
 #include <optional>
+#include <regex>
 #include <spawn.h>
 #include <sstream>
 #include <string>
@@ -39,6 +41,17 @@ inline std::string buildDir() {
 inline std::string sourceDir() {
   const char* d = std::getenv("GPUWISE_SOURCE_DIR");
   return d ? d : "..";
+}
+
+// The executable `tool` on PATH (/usr/bin:/bin when PATH is unset), or "" when there is none.
+inline std::string which(const std::string& tool) {
+  const char* path = std::getenv("PATH");
+  std::istringstream dirs(path ? path : "/usr/bin:/bin");
+  for (std::string d; std::getline(dirs, d, ':');) {
+    std::string candidate = d + "/" + tool;
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  return "";
 }
 
 struct TempDir {
@@ -129,5 +142,23 @@ private:
   std::optional<int> status_;
   std::string out_, err_;
 };
+
+// The port a server process announces on stderr: group 1 of `pattern` (e.g. "\\(port ([0-9]+)\\)"),
+// waited for until `timeout`; 0 when it never appears.
+inline int announcedPort(const Process& p, const std::string& pattern,
+                         std::chrono::milliseconds timeout = std::chrono::seconds(20)) {
+  const std::regex re(pattern);
+  int port = 0;
+  eventually(
+      [&] {
+        std::smatch m;
+        const std::string err = p.err();
+        if (!std::regex_search(err, m, re)) return false;
+        port = std::stoi(m[1]);
+        return true;
+      },
+      timeout);
+  return port;
+}
 
 } // namespace gpuwise::advisor::test

@@ -18,16 +18,6 @@ namespace {
 
 const std::string kHost = "gpuwise-webhook.gpuwise.svc";
 
-std::string which(const std::string& tool) {
-  const char* path = std::getenv("PATH");
-  std::istringstream dirs(path ? path : "/usr/bin:/bin");
-  for (std::string d; std::getline(dirs, d, ':');) {
-    std::string candidate = d + "/" + tool;
-    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
-  }
-  return "";
-}
-
 std::string fixtureFile(const std::string& name) {
   return sourceDir() + "/tests/advisor/webhook_fixtures/" + name;
 }
@@ -91,24 +81,11 @@ private:
   int n_ = 0;
 };
 
-int listeningPort(Process& p) {
-  std::smatch m;
-  int port = 0;
-  eventually([&] {
-    std::string err = p.err();
-    static const std::regex re("listening on https://127\\.0\\.0\\.1:([0-9]+)");
-    if (!std::regex_search(err, m, re)) return false;
-    port = std::stoi(m[1]);
-    return true;
-  });
-  return port;
-}
-
 json answerPatch(const Reply& r) {
   json review = json::parse(r.body);
   if (!review["response"].contains("patch")) return nullptr;
   REQUIRE(review["response"]["patchType"] == "JSONPatch");
-  return json::parse(base64Decode(review["response"]["patch"].get<std::string>()));
+  return json::parse(decodeBase64(review["response"]["patch"].get<std::string>()));
 }
 
 } // namespace
@@ -125,7 +102,7 @@ TEST_CASE("gpuwise webhook over TLS: real AdmissionReviews in, consistent pods o
                    dir / "cert/tls.crt", "--tls-key", dir / "cert/tls.key", "--image",
                    "registry.example/gpuwise:e2e"},
                   {}, dir.path, dir.path, "webhook");
-  int port = listeningPort(webhook);
+  int port = announcedPort(webhook, "listening on https://127\\.0\\.0\\.1:([0-9]+)");
   INFO(webhook.err());
   REQUIRE(port > 0);
   Client client(dir, port);

@@ -8,6 +8,8 @@
 //     promise of the injection layout (advisor/webhook/injection_config.h).
 #pragma once
 
+#include "tests/base64.h"
+
 #include <nlohmann/json.hpp>
 
 #include <set>
@@ -18,6 +20,7 @@
 namespace gpuwise::advisor::test {
 
 using json = nlohmann::json;
+using gpuwise::test::decodeBase64;
 
 inline std::vector<std::string> pointerTokens(const std::string& pointer) {
   if (pointer.empty()) return {};
@@ -115,26 +118,6 @@ inline json applyJsonPatch(json doc, const json& ops) {
     }
   }
   return doc;
-}
-
-inline std::string base64Decode(const std::string& in) {
-  static const std::string kAlphabet =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  uint32_t buf = 0;
-  int bits = 0;
-  for (char c : in) {
-    if (c == '=') break;
-    auto v = kAlphabet.find(c);
-    if (v == std::string::npos) throw std::runtime_error("not base64");
-    buf = (buf << 6) | static_cast<uint32_t>(v);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out += static_cast<char>((buf >> bits) & 0xff);
-    }
-  }
-  return out;
 }
 
 // What an injected pod must satisfy. Expectations about gpuwise itself are checked only when

@@ -56,7 +56,7 @@ Answer review(const json& doc, const InjectionConfig& c = config(), WebhookLimit
     if (r.http_status == 200) {
       a.review = json::parse(r.body);
       if (a.review["response"].contains("patch"))
-        a.patch = json::parse(base64Decode(a.review["response"]["patch"].get<std::string>()));
+        a.patch = json::parse(decodeBase64(a.review["response"]["patch"].get<std::string>()));
     }
     return a;
   }();
@@ -74,6 +74,23 @@ void requireConsistent(const json& pod, const PodExpectations& x) {
 }
 
 } // namespace
+
+TEST_CASE("webhook: the patch's base64 is what a strict RFC 4648 decoder reads back") {
+  CHECK(base64Encode("") == "");
+  CHECK(base64Encode("f") == "Zg==");
+  CHECK(base64Encode("fo") == "Zm8=");
+  CHECK(base64Encode("foobar") == "Zm9vYmFy");
+  std::string bytes;
+  for (int n = 0; n < 70; ++n) {
+    INFO(n << " bytes");
+    CHECK(gpuwise::test::tryDecodeBase64(base64Encode(bytes)) == bytes);
+    bytes.push_back(char(n * 37 + 255));
+  }
+  // The tests' decoder refuses what the API server would: no padding, padding inside, a wrong
+  // alphabet, a length that is not a multiple of 4.
+  for (const char* bad : {"Zg", "Zg=", "Z===", "Zg==Zg==", "Zm=v", "Zm9-", "Zm9v\n"})
+    CHECK_FALSE(gpuwise::test::tryDecodeBase64(bad));
+}
 
 TEST_CASE("webhook: JSON Pointer tokens escape ~ then /") {
   CHECK(escapePointerToken("nvidia.com/gpu") == "nvidia.com~1gpu");
@@ -458,7 +475,7 @@ TEST_CASE("webhook: a pod with 2,000 GPU containers is reviewed in linear time")
   CHECK(seconds < 10.0);
   REQUIRE(r.http_status == 200);
   json answer = json::parse(r.body);
-  json patch = json::parse(base64Decode(answer["response"]["patch"].get<std::string>()));
+  json patch = json::parse(decodeBase64(answer["response"]["patch"].get<std::string>()));
   size_t mounts = 0;
   for (const auto& op : patch)
     if (op["path"].get<std::string>().find("/volumeMounts") != std::string::npos) ++mounts;

@@ -17,16 +17,7 @@ using json = nlohmann::json;
 using advisor::test::Process;
 using advisor::test::readFile;
 using advisor::test::TempDir;
-
-inline std::string which(const std::string& tool) {
-  const char* path = std::getenv("PATH");
-  std::istringstream dirs(path ? path : "/usr/bin:/bin");
-  for (std::string d; std::getline(dirs, d, ':');) {
-    std::string candidate = d + "/" + tool;
-    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
-  }
-  return "";
-}
+using advisor::test::which;
 
 using gpuwise::advisor::test::sourceDir;
 

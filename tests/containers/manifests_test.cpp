@@ -17,7 +17,7 @@
 using namespace gpuwise::containers::test;
 namespace fs = std::filesystem;
 using gpuwise::advisor::test::applyJsonPatch;
-using gpuwise::advisor::test::base64Decode;
+using gpuwise::test::decodeBase64;
 using gpuwise::advisor::test::podProblems;
 
 namespace {
@@ -177,7 +177,7 @@ TEST_CASE("kustomize: the self-signed overlay carries the script's certificate a
   auto decoded = [](const json& v) {
     std::string s = v.get<std::string>();
     s.erase(std::remove(s.begin(), s.end(), '\n'), s.end());
-    return base64Decode(s);
+    return decodeBase64(s);
   };
   CHECK(decoded(secret["data"]["tls.crt"]) == readFile(overlay + "/tls.crt"));
   CHECK(decoded(secret["data"]["tls.key"]) == readFile(overlay + "/tls.key"));
@@ -222,7 +222,7 @@ TEST_CASE("kustomize: the example workloads, injected by the webhook, are consis
     REQUIRE(answer.http_status == 200);
     json response = json::parse(answer.body)["response"];
     REQUIRE(response.contains("patch"));
-    json patched = applyJsonPatch(pod, json::parse(base64Decode(response["patch"])));
+    json patched = applyJsonPatch(pod, json::parse(decodeBase64(response["patch"].get<std::string>())));
     std::string gpu_container = pod["spec"]["containers"][0]["name"];
     auto problems = podProblems(patched, {true, true, {gpu_container}});
     for (const auto& p : problems)

@@ -1,5 +1,7 @@
 #include "tests/e2e/browser_cdp.h"
 
+#include "tests/advisor/subprocess.h"
+#include "tests/base64.h"
 #include "tests/e2e/browser_png.h"
 #include "tests/sanitizer_env.h"
 
@@ -93,15 +95,8 @@ bool capture(const std::vector<std::string>& argv, std::string* out) {
 
 std::optional<std::string> Chromium::findBinary() {
   if (const char* env = std::getenv("GPUWISE_CHROMIUM"); env && *env) return std::string(env);
-  const char* path = std::getenv("PATH");
-  std::string dirs = path ? path : "/usr/bin:/bin";
-  for (const char* name : {"chromium", "chromium-browser", "google-chrome"}) {
-    std::stringstream ss(dirs);
-    for (std::string dir; std::getline(ss, dir, ':');) {
-      std::string candidate = dir + "/" + name;
-      if (::access(candidate.c_str(), X_OK) == 0) return candidate;
-    }
-  }
+  for (const char* name : {"chromium", "chromium-browser", "google-chrome"})
+    if (std::string found = which(name); !found.empty()) return found;
   return std::nullopt;
 }
 
@@ -279,7 +274,7 @@ PageReport loadPage(Chromium& b, const std::string& url, int width, int max_heig
   metrics["height"] = page.height;
   b.call("Emulation.setDeviceMetricsOverride", metrics, s);
   auto shot = b.call("Page.captureScreenshot", {{"format", "png"}}, s, std::chrono::seconds(60));
-  page.png = decodeBase64(shot.value("data", ""));
+  page.png = gpuwise::test::decodeBase64(shot.value("data", ""));
 
   for (size_t i = first_event; i < b.events().size(); ++i) {
     const auto& e = b.events()[i];

@@ -26,7 +26,4 @@ struct ImageStats {
 };
 ImageStats imageStats(const Image& image);
 
-// Standard base64 (RFC 4648) to bytes; whitespace ignored. Throws on other characters.
-std::string decodeBase64(std::string_view text);
-
 } // namespace gpuwise::advisor::test

@@ -87,14 +87,8 @@ TEST_CASE(
                    "--metrics-addr", "127.0.0.1:0", "--memory-budget-mb",
                    std::to_string(kBudgetMiB)},
                   {}, dir.path, dir.path, "advisor");
-  int port = 0;
-  REQUIRE(eventually([&] {
-    std::smatch m;
-    const std::string err = advisor.err();
-    if (!std::regex_search(err, m, std::regex("\\(port ([0-9]+)\\)"))) return false;
-    port = std::stoi(m[1]);
-    return true;
-  }));
+  const int port = announcedPort(advisor, "\\(port ([0-9]+)\\)");
+  REQUIRE(port > 0);
 
   // /metrics, scraped all along with a 2 s deadline per scrape.
   std::atomic<bool> done{false};

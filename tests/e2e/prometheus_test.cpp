@@ -24,14 +24,6 @@ using json = nlohmann::json;
 
 namespace {
 
-std::string which(const std::string& tool) {
-  std::string path = getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin";
-  std::istringstream dirs(path);
-  for (std::string d; std::getline(dirs, d, ':');)
-    if (!d.empty() && ::access((d + "/" + tool).c_str(), X_OK) == 0) return d + "/" + tool;
-  return "";
-}
-
 // A loopback port free now (the OS picked it); the small race with other tests is acceptable.
 int freePort() {
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);

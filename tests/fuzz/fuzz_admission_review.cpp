@@ -13,6 +13,7 @@
 //     request.object (a patch the API server cannot apply fails the pod's creation);
 //   - the log line is one line; jsonDepth never reports more than it was asked to count to.
 #include "advisor/webhook/admission_review.h"
+#include "tests/base64.h"
 
 #include <nlohmann/json.hpp>
 
@@ -30,38 +31,6 @@ using nlohmann::json;
 [[noreturn]] void fail(const char* what, std::string_view detail) {
   std::fprintf(stderr, "fuzz_admission_review: oracle failed: %s: %.*s\n", what, int(detail.size()), detail.data());
   std::abort();
-}
-
-std::optional<std::string> base64Decode(std::string_view in) {
-  auto value = [](char c) -> int {
-    if (c >= 'A' && c <= 'Z') return c - 'A';
-    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-    if (c >= '0' && c <= '9') return c - '0' + 52;
-    if (c == '+') return 62;
-    if (c == '/') return 63;
-    return -1;
-  };
-  if (in.size() % 4) return std::nullopt;
-  std::string out;
-  for (size_t i = 0; i < in.size(); i += 4) {
-    uint32_t bits = 0;
-    int pad = 0;
-    for (size_t j = 0; j < 4; ++j) {
-      const char c = in[i + j];
-      if (c == '=' && i + 4 == in.size() && j >= 2) {
-        ++pad;
-        bits <<= 6;
-        continue;
-      }
-      const int v = value(c);
-      if (v < 0 || pad) return std::nullopt;
-      bits = (bits << 6) | uint32_t(v);
-    }
-    out.push_back(char(bits >> 16));
-    if (pad < 2) out.push_back(char(bits >> 8));
-    if (pad < 1) out.push_back(char(bits));
-  }
-  return out;
 }
 
 const gpuwise::advisor::InjectionConfig& config(bool classic, bool metrics) {
@@ -100,7 +69,7 @@ void checkAccepted(std::string_view body, const gpuwise::advisor::AdmissionResul
   if (response->value("patchType", "") != "JSONPatch") fail("a patch without patchType JSONPatch", r.body);
   const auto& encoded = (*response)["patch"];
   if (!encoded.is_string()) fail("the patch is not a base64 string", r.body);
-  const auto text = base64Decode(encoded.get<std::string>());
+  const auto text = gpuwise::test::tryDecodeBase64(encoded.get<std::string>());
   if (!text) fail("the patch is not valid base64", r.body);
   const json patch = json::parse(*text, nullptr, false);
   if (patch.is_discarded() || !patch.is_array()) fail("the patch is not a JSON array", *text);

@@ -1,4 +1,5 @@
 #include "advisor/import/kineto_text.h"
+#include "profiler/model/sync_names.h"
 
 #include <catch2/catch.hpp>
 
@@ -133,7 +134,7 @@ TEST_CASE("synchronising calls map to their sync kind") {
   CHECK(syncKindForCudaSync("Event Sync") == SyncKind::Event);
   CHECK(syncKindForCudaSync("Stream Wait Event") == SyncKind::StreamWaitEvent);
   for (auto k : {SyncKind::Device, SyncKind::Stream, SyncKind::Event, SyncKind::StreamWaitEvent, SyncKind::SyncCopy})
-    CHECK(syncKindForCudaSync(cudaSyncName(k)) == k);
+    CHECK(syncKindForCudaSync(gpuwise::model::kinetoSyncName(k)) == k);
   CHECK(isAsyncApi("cudaMemcpyAsync"));
   CHECK_FALSE(isAsyncApi("cudaMemcpy"));
 }
