@@ -77,6 +77,18 @@ switch_of() {
 }
 switch_of decode 110 >"$tmp/switch.cpp"
 expect "marked switch passes" 0 "" "$check" "$tmp/switch.cpp"
+# A decoder's loop around its switch is still one switch.
+{
+  echo "// function-length: switch over record kinds"
+  echo "void decodeAll(const int* kinds, int n) {"
+  echo "  for (int i = 0; i < n; ++i) {"
+  echo "    switch (kinds[i]) {"
+  for ((k = 0; k < 110; k++)); do echo "    case $k: use($k); break;"; done
+  echo "    }"
+  echo "  }"
+  echo "}"
+} >"$tmp/loop_switch.cpp"
+expect "marked loop around one switch passes" 0 "" "$check" "$tmp/loop_switch.cpp"
 { echo "// function-length: switch over record kinds"; function_of notASwitch 120; } >"$tmp/marked.cpp"
 expect "marker on a function that is no switch fails" 1 "notASwitch (marked as one switch" \
   "$check" "$tmp/marked.cpp"
