@@ -75,6 +75,7 @@ model::NameId EventConverter::kernelName(const void* func, FuncKind kind) {
   return cached.id;
 }
 
+// function-length: switch over record kinds
 void EventConverter::convert(const RawEvent& e, uint32_t tid, Records& out) {
   int64_t start = ns(e.t0), end = ns(e.t1);
   auto api_call = [&] {

@@ -18,6 +18,41 @@ void addCall(std::unordered_map<uint32_t, RawThread>& threads, uint32_t tid, mod
   if (blocking) t.syncs.push_back({start, end});
 }
 
+// A timed GPU record (kernel, copy, memset) as an activity, with its host call when that was
+// timed too.
+template <class Record>
+GpuActivity timedActivity(ActivityKind kind, const Record& r, model::TimeNs call_start,
+                          model::TimeNs call_end) {
+  GpuActivity a;
+  a.start = r.start;
+  a.end = r.end;
+  if (isTimed(call_start, call_end)) {
+    a.launch_start = call_start;
+    a.launch_end = call_end;
+  }
+  a.thread = r.thread;
+  a.stream = r.stream;
+  a.kind = kind;
+  return a;
+}
+
+// Sorts the device's activities by (start, end) and builds their union.
+void sortAndMergeBusy(DeviceActivity& d) {
+  std::sort(d.activities.begin(), d.activities.end(),
+            [](const GpuActivity& a, const GpuActivity& b) {
+              return a.start != b.start ? a.start < b.start : a.end < b.end;
+            });
+  d.busy.reserve(d.activities.size());
+  for (const auto& a : d.activities) {
+    // Sorted by start: extend the last interval or open a new one (mergeInPlace without a sort).
+    if (!d.busy.empty() && a.start <= d.busy.back().end) {
+      d.busy.back().end = std::max(d.busy.back().end, a.end);
+    } else {
+      d.busy.push_back({a.start, a.end});
+    }
+  }
+}
+
 } // namespace
 
 const ThreadHost* ActivityIndex::thread(uint32_t tid) const {
@@ -48,17 +83,8 @@ ActivityIndex buildActivityIndex(const model::ProcessTrace& p) {
       ++d.untimed;
       continue;
     }
-    GpuActivity a;
-    a.start = k.start;
-    a.end = k.end;
-    if (isTimed(k.launch_start, k.launch_end)) {
-      a.launch_start = k.launch_start;
-      a.launch_end = k.launch_end;
-    }
-    a.thread = k.thread;
-    a.stream = k.stream;
+    GpuActivity a = timedActivity(ActivityKind::Kernel, k, k.launch_start, k.launch_end);
     a.name = k.name;
-    a.kind = ActivityKind::Kernel;
     a.flags = k.flags;
     d.activities.push_back(a);
   }
@@ -73,16 +99,7 @@ ActivityIndex buildActivityIndex(const model::ProcessTrace& p) {
       ++d.untimed;
       continue;
     }
-    GpuActivity a;
-    a.start = c.start;
-    a.end = c.end;
-    if (isTimed(c.call_start, c.call_end)) {
-      a.launch_start = c.call_start;
-      a.launch_end = c.call_end;
-    }
-    a.thread = c.thread;
-    a.stream = c.stream;
-    a.kind = ActivityKind::Copy;
+    GpuActivity a = timedActivity(ActivityKind::Copy, c, c.call_start, c.call_end);
     a.direction = c.direction;
     d.activities.push_back(a);
   }
@@ -93,17 +110,7 @@ ActivityIndex buildActivityIndex(const model::ProcessTrace& p) {
       ++d.untimed;
       continue;
     }
-    GpuActivity a;
-    a.start = m.start;
-    a.end = m.end;
-    if (isTimed(m.call_start, m.call_end)) {
-      a.launch_start = m.call_start;
-      a.launch_end = m.call_end;
-    }
-    a.thread = m.thread;
-    a.stream = m.stream;
-    a.kind = ActivityKind::Memset;
-    d.activities.push_back(a);
+    d.activities.push_back(timedActivity(ActivityKind::Memset, m, m.call_start, m.call_end));
   }
   for (const auto& s : p.syncs)
     addCall(threads, s.thread, s.start, s.end, s.kind != model::SyncKind::StreamWaitEvent);
@@ -111,19 +118,7 @@ ActivityIndex buildActivityIndex(const model::ProcessTrace& p) {
     addCall(threads, a.thread, a.start, a.end, false);
 
   for (auto& [index, d] : devices) {
-    std::sort(d.activities.begin(), d.activities.end(),
-              [](const GpuActivity& a, const GpuActivity& b) {
-                return a.start != b.start ? a.start < b.start : a.end < b.end;
-              });
-    d.busy.reserve(d.activities.size());
-    for (const auto& a : d.activities) {
-      // Sorted by start: extend the last interval or open a new one (mergeInPlace without a sort).
-      if (!d.busy.empty() && a.start <= d.busy.back().end) {
-        d.busy.back().end = std::max(d.busy.back().end, a.end);
-      } else {
-        d.busy.push_back({a.start, a.end});
-      }
-    }
+    sortAndMergeBusy(d);
     x.devices.push_back(std::move(d));
   }
   x.threads.reserve(threads.size());

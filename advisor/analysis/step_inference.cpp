@@ -12,7 +12,8 @@ namespace {
 constexpr uint32_t kTokenBase = 1u << 28;
 constexpr uint32_t kMemsetToken = kTokenBase + 16;
 constexpr uint32_t kSyncToken = kTokenBase + 32;
-constexpr uint32_t kH2dToken = kTokenBase + static_cast<uint32_t>(model::CopyDirection::HostToDevice);
+constexpr uint32_t kH2dToken =
+    kTokenBase + static_cast<uint32_t>(model::CopyDirection::HostToDevice);
 
 constexpr size_t kMaxNeighbour = 4;       // k-th next occurrence distances tried
 constexpr size_t kMaxFallbackTokens = 64; // least frequent tokens tried when no anchor works
@@ -146,80 +147,92 @@ model::TimeNs gapBefore(const DeviceActivity& dev, const GpuActivity& a) {
   return it->start - std::prev(it)->end;
 }
 
-} // namespace
+using Positions = std::unordered_map<uint32_t, std::vector<uint32_t>>;
 
-std::optional<InferredSteps> inferSteps(const ActivityIndex& index) {
-  const DeviceActivity* dev = busiestDevice(index);
-  if (!dev || dev->activities.size() < 6) return std::nullopt;
-  const auto seq = sequence(index, *dev);
-  const size_t n = seq.size();
+struct FoundPeriod {
+  Period period;
+  const char* anchor = ""; // "h2d_copy", "sync" or "sequence"
+};
 
-  std::unordered_map<uint32_t, std::vector<uint32_t>> positions;
-  for (size_t i = 0; i < n; ++i)
-    positions[seq[i].token].push_back(uint32_t(i));
-
-  std::optional<Period> period;
-  const char* anchor = "";
+// Stage 2 and 3: the period from the anchor tokens (H2D copies, then host syncs), else from the
+// least frequent tokens of the whole sequence.
+std::optional<FoundPeriod> findPeriod(const std::vector<Element>& seq, Positions& positions) {
   for (auto [token, name] : {std::pair{kH2dToken, "h2d_copy"}, std::pair{kSyncToken, "sync"}}) {
     auto it = positions.find(token);
     if (it == positions.end() || it->second.size() < 3) continue;
     std::vector<size_t> cands;
     candidatesOf(it->second, kMaxNeighbour, cands);
-    if ((period = smallestPeriod(seq, cands))) {
-      anchor = name;
-      break;
-    }
+    if (auto period = smallestPeriod(seq, cands)) return FoundPeriod{*period, name};
   }
-  if (!period) {
-    std::vector<std::pair<size_t, uint32_t>> by_count; // (count, token)
-    for (const auto& [token, pos] : positions)
-      if (pos.size() >= 3 && 2 * pos.size() <= n) by_count.push_back({pos.size(), token});
-    std::sort(by_count.begin(), by_count.end());
-    if (by_count.size() > kMaxFallbackTokens) by_count.resize(kMaxFallbackTokens);
-    std::vector<size_t> cands;
-    for (const auto& [count, token] : by_count)
-      candidatesOf(positions[token], 2, cands);
-    if ((period = smallestPeriod(seq, cands))) anchor = "sequence";
-  }
-  if (!period) return std::nullopt;
-  const size_t p = period->p, begin = period->begin, end = period->end;
+  std::vector<std::pair<size_t, uint32_t>> by_count; // (count, token)
+  for (const auto& [token, pos] : positions)
+    if (pos.size() >= 3 && 2 * pos.size() <= seq.size()) by_count.push_back({pos.size(), token});
+  std::sort(by_count.begin(), by_count.end());
+  if (by_count.size() > kMaxFallbackTokens) by_count.resize(kMaxFallbackTokens);
+  std::vector<size_t> cands;
+  for (const auto& [count, token] : by_count)
+    candidatesOf(positions[token], 2, cands);
+  if (auto period = smallestPeriod(seq, cands)) return FoundPeriod{*period, "sequence"};
+  return std::nullopt;
+}
 
-  // Idle before each GPU element; host syncs are never cut points.
-  std::vector<model::TimeNs> gap(n, -1);
-  for (size_t i = 0; i < n; ++i)
-    if (seq[i].activity >= 0) gap[i] = gapBefore(*dev, dev->activities[size_t(seq[i].activity)]);
+// What stage 4 reads: the sequence, the idle before each of its elements and where a step may
+// open.
+struct CutSite {
+  const DeviceActivity& dev;
+  const std::vector<Element>& seq;
+  const Period& period;
+  bool after_sync = false;        // the period came from the host syncs
+  std::vector<model::TimeNs> gap; // idle before each GPU element; -1: a host sync
+  std::vector<bool> allowed;      // may open a step
+  bool cuttable(size_t i) const { return gap[i] >= 0 && allowed[i]; }
+  model::TimeNs startOf(size_t i) const { return dev.activities[size_t(seq[i].activity)].start; }
+};
 
-  // A period found from the host syncs cuts where the host comes back from its per-step sync:
-  // only the first GPU element after a sync may open a step. The longest idle alone would
-  // wander when the host, not the GPU, is the bottleneck (every gap is then alike, and a thread
-  // descheduled mid-step makes the longest one).
-  // A token's first occurrence may open a step too: the loop's first step has no sync before
-  // it (setup work such as memsets may precede it).
+// Idle before each GPU element; host syncs are never cut points.
+std::vector<model::TimeNs> idleBefore(const DeviceActivity& dev, const std::vector<Element>& seq) {
+  std::vector<model::TimeNs> gap(seq.size(), -1);
+  for (size_t i = 0; i < seq.size(); ++i)
+    if (seq[i].activity >= 0) gap[i] = gapBefore(dev, dev.activities[size_t(seq[i].activity)]);
+  return gap;
+}
+
+// A period found from the host syncs cuts where the host comes back from its per-step sync: only
+// the first GPU element after a sync may open a step. The longest idle alone would wander when
+// the host, not the GPU, is the bottleneck (every gap is then alike, and a thread descheduled
+// mid-step makes the longest one). A token's first occurrence may open a step too: the loop's
+// first step has no sync before it (setup work such as memsets may precede it).
+std::vector<bool> stepOpenings(const CutSite& site) {
+  const auto& seq = site.seq;
+  const size_t n = seq.size();
   std::vector<bool> allowed(n, true);
-  const bool after_sync = std::string_view(anchor) == "sync";
-  if (after_sync) {
-    bool any = false;
-    std::unordered_map<uint32_t, bool> seen;
-    for (size_t i = 0; i < n; ++i) {
-      const bool first = gap[i] >= 0 && !seen[seq[i].token];
-      seen[seq[i].token] = true;
-      allowed[i] = gap[i] >= 0 && (first || (i > 0 && seq[i - 1].token == kSyncToken));
-      any = any || (allowed[i] && i >= begin && i < end);
-    }
-    if (!any) allowed.assign(n, true);
+  if (!site.after_sync) return allowed;
+  bool any = false;
+  std::unordered_map<uint32_t, bool> seen;
+  for (size_t i = 0; i < n; ++i) {
+    const bool first = site.gap[i] >= 0 && !seen[seq[i].token];
+    seen[seq[i].token] = true;
+    allowed[i] = site.gap[i] >= 0 && (first || (i > 0 && seq[i - 1].token == kSyncToken));
+    any = any || (allowed[i] && i >= site.period.begin && i < site.period.end);
   }
+  if (!any) allowed.assign(n, true);
+  return allowed;
+}
 
-  // The cut token: the one after the longest idle of each period, most consistently. Per token,
-  // the sum over blocks of one period of its longest preceding idle in the block: the token that
-  // opens every step after the GPU waited (the batch's copy, the first kernel after a sync) wins
-  // over a frequent token with many short waits, and a step with an extra launch does not move it.
+// The cut token: the one after the longest idle of each period, most consistently. Per token, the
+// sum over blocks of one period of its longest preceding idle in the block: the token that opens
+// every step after the GPU waited (the batch's copy, the first kernel after a sync) wins over a
+// frequent token with many short waits, and a step with an extra launch does not move it.
+uint32_t cutToken(const CutSite& site, std::string_view anchor) {
+  const auto& seq = site.seq;
+  const size_t begin = site.period.begin, end = site.period.end, p = site.period.p;
   struct TokenScore {
     size_t block = SIZE_MAX;
     model::TimeNs current = 0, total = 0;
   };
   std::unordered_map<uint32_t, TokenScore> scores;
   for (size_t i = begin; i < end; ++i) {
-    if (gap[i] < 0 || !allowed[i]) continue;
+    if (!site.cuttable(i)) continue;
     auto& sc = scores[seq[i].token];
     size_t block = (i - begin) / p;
     if (sc.block != block) {
@@ -227,56 +240,70 @@ std::optional<InferredSteps> inferSteps(const ActivityIndex& index) {
       sc.current = 0;
       sc.block = block;
     }
-    sc.current = std::max(sc.current, gap[i]);
+    sc.current = std::max(sc.current, site.gap[i]);
   }
   uint32_t cut_token = 0;
   model::TimeNs best_total = -1;
   for (auto& [t, sc] : scores) {
     model::TimeNs total = sc.total + sc.current;
-    if (total > best_total || (total == best_total && t < cut_token)) cut_token = t, best_total = total;
+    if (total > best_total || (total == best_total && t < cut_token))
+      cut_token = t, best_total = total;
   }
   if (best_total <= 0) {
     // No idle at all: cut at the anchor (the first GPU element for a sequence period).
-    uint32_t anchor_token = std::string_view(anchor) == "h2d_copy" ? kH2dToken : kSyncToken;
+    uint32_t anchor_token = anchor == "h2d_copy" ? kH2dToken : kSyncToken;
     for (size_t i = begin; i < end; ++i)
-      if (gap[i] >= 0 && allowed[i] &&
-          (seq[i].token == anchor_token || std::string_view(anchor) != "h2d_copy")) {
+      if (site.cuttable(i) && (seq[i].token == anchor_token || anchor != "h2d_copy")) {
         cut_token = seq[i].token;
         break;
       }
   }
-  // The first cut: the cut token's occurrence in the first period with the longest idle before
-  // it, the device's very first activity counting as the longest (nothing ran before it).
+  return cut_token;
+}
+
+// The first cut: the cut token's occurrence in the first period with the longest idle before it,
+// the device's very first activity counting as the longest (nothing ran before it). `end` of the
+// period when there is none.
+size_t firstCut(const CutSite& site, uint32_t cut_token) {
+  const auto& seq = site.seq;
+  const size_t begin = site.period.begin, end = site.period.end, p = site.period.p;
   auto openingGap = [&](size_t i) {
-    const auto& a = dev->activities[size_t(seq[i].activity)];
-    return a.start == dev->busy.front().start ? INT64_MAX : gap[i];
+    return site.startOf(i) == site.dev.busy.front().start ? INT64_MAX : site.gap[i];
   };
   size_t first = end;
   // (one further with after_sync: the period's sync may be its last element).
-  for (size_t i = begin; i < std::min(end, begin + p + (after_sync ? 1 : 0)); ++i)
-    if (seq[i].token == cut_token && gap[i] >= 0 && allowed[i] &&
+  for (size_t i = begin; i < std::min(end, begin + p + (site.after_sync ? 1 : 0)); ++i)
+    if (seq[i].token == cut_token && site.cuttable(i) &&
         (first == end || openingGap(i) > openingGap(first)))
       first = i;
-  if (first == end) return std::nullopt;
+  if (first == end) return end;
   // The search above spans one element more than a period (after_sync), so it can pick the
   // second step's opening when the idle before it (a sleep between steps) is longer than the
   // setup before the first: the same cut one period earlier opens the first step, and without it
   // the first step would be lost.
-  while (first >= begin + p && seq[first - p].token == cut_token && gap[first - p] >= 0 &&
-         allowed[first - p])
+  while (first >= begin + p && seq[first - p].token == cut_token && site.cuttable(first - p))
     first -= p;
+  return first;
+}
 
+// Every cut from the first: each next one re-found within p/8 positions of the previous cut plus
+// p (the longest idle, then the nearest), so a step with an extra or missing launch does not shift
+// the rest.
+std::vector<size_t> cutPositions(const CutSite& site, uint32_t cut_token, size_t first) {
+  const auto& seq = site.seq;
+  const auto& gap = site.gap;
+  const size_t end = site.period.end, p = site.period.p;
   const size_t slack = std::max<size_t>(1, p / 8);
+  auto distance = [](size_t a, size_t b) { return a > b ? a - b : b - a; };
   std::vector<size_t> cuts;
   for (size_t pos = first; pos < end;) {
     size_t lo = pos > slack ? pos - slack : 0, hi = std::min(end - 1, pos + slack);
     if (!cuts.empty()) lo = std::max(lo, cuts.back() + 1);
     int64_t best = -1;
     for (size_t j = lo; j <= hi; ++j) {
-      if (seq[j].token != cut_token || gap[j] < 0 || !allowed[j]) continue;
+      if (seq[j].token != cut_token || !site.cuttable(j)) continue;
       if (best < 0 || gap[j] > gap[size_t(best)] ||
-          (gap[j] == gap[size_t(best)] &&
-           (j > pos ? j - pos : pos - j) < (size_t(best) > pos ? size_t(best) - pos : pos - size_t(best))))
+          (gap[j] == gap[size_t(best)] && distance(j, pos) < distance(size_t(best), pos)))
         best = int64_t(j);
     }
     size_t j = best >= 0 ? size_t(best) : pos;
@@ -286,28 +313,56 @@ std::optional<InferredSteps> inferSteps(const ActivityIndex& index) {
     cuts.push_back(j);
     pos = j + p;
   }
+  return cuts;
+}
 
-  InferredSteps out;
-  out.device = dev->device;
-  out.period = uint32_t(p);
-  out.match_rate = period->match;
-  out.anchor = anchor;
-  auto cutTime = [&](size_t i) {
-    const auto& a = dev->activities[size_t(seq[i].activity)];
-    return a.start - gap[i];
-  };
+// The windows between consecutive cuts, each from the start of the idle before its cut.
+std::vector<Interval> stepWindows(const CutSite& site, const std::vector<size_t>& cuts) {
+  const size_t end = site.period.end, p = site.period.p;
+  auto cutTime = [&](size_t i) { return site.startOf(i) - site.gap[i]; };
+  std::vector<Interval> windows;
   for (size_t k = 0; k + 1 < cuts.size(); ++k) {
     model::TimeNs s = cutTime(cuts[k]), e = cutTime(cuts[k + 1]);
-    if (e > s) out.windows.push_back({s, e});
+    if (e > s) windows.push_back({s, e});
   }
   // The last step has no next cut: it ends with the last GPU work of its period, when the
   // sequence holds the whole period.
   if (!cuts.empty() && cuts.back() + p <= end) {
     model::TimeNs s = cutTime(cuts.back()), e = s;
     for (size_t i = cuts.back(); i < cuts.back() + p; ++i)
-      if (seq[i].activity >= 0) e = std::max(e, dev->activities[size_t(seq[i].activity)].end);
-    if (e > s) out.windows.push_back({s, e});
+      if (site.seq[i].activity >= 0)
+        e = std::max(e, site.dev.activities[size_t(site.seq[i].activity)].end);
+    if (e > s) windows.push_back({s, e});
   }
+  return windows;
+}
+
+} // namespace
+
+std::optional<InferredSteps> inferSteps(const ActivityIndex& index) {
+  const DeviceActivity* dev = busiestDevice(index);
+  if (!dev || dev->activities.size() < 6) return std::nullopt;
+  const auto seq = sequence(index, *dev);
+
+  Positions positions;
+  for (size_t i = 0; i < seq.size(); ++i)
+    positions[seq[i].token].push_back(uint32_t(i));
+  const auto found = findPeriod(seq, positions);
+  if (!found) return std::nullopt;
+
+  CutSite site{*dev, seq, found->period, std::string_view(found->anchor) == "sync", {}, {}};
+  site.gap = idleBefore(*dev, seq);
+  site.allowed = stepOpenings(site);
+  const uint32_t cut_token = cutToken(site, found->anchor);
+  const size_t first = firstCut(site, cut_token);
+  if (first == found->period.end) return std::nullopt;
+
+  InferredSteps out;
+  out.device = dev->device;
+  out.period = uint32_t(found->period.p);
+  out.match_rate = found->period.match;
+  out.anchor = found->anchor;
+  out.windows = stepWindows(site, cutPositions(site, cut_token, first));
   if (out.windows.size() < 2) return std::nullopt;
   return out;
 }

@@ -9,6 +9,7 @@
 #include "advisor/metrics/exposition_builder.h"
 #include "advisor/metrics/metrics_server.h"
 #include "advisor/net/listen_address.h"
+#include "profiler/model/expected.h"
 
 #include <cerrno>
 #include <csignal>
@@ -20,32 +21,33 @@
 
 namespace gpuwise::advisor {
 
-int advisorCommand(const AdvisorOptions& o, CliIo io) {
-  auto fail = [&](const std::string& line) {
-    logLine(io.err, "advisor", line);
-    return kExitUsage;
-  };
-  if (o.listen.empty()) return fail("--listen ENDPOINT is required");
-  {
-    std::string host;
-    int port = 0;
-    if (!o.metrics_addr.empty() && !splitListenAddress(o.metrics_addr, &host, &port))
-      return fail("--metrics-addr '" + o.metrics_addr + "' is not HOST:PORT, [IPV6]:PORT or :PORT");
-  }
-  // A sidecar's report directory is often a fresh volume path: create it, and fail now (not at
-  // the end of the job) when it cannot be created or written.
-  {
-    std::error_code ec;
-    std::filesystem::create_directories(o.report_dir, ec);
-    if (!directoryExists(o.report_dir))
-      return fail(o.report_dir + ": cannot create the report directory (--report-dir)" +
-                  (ec ? ": " + ec.message() : ""));
-    if (::access(o.report_dir.c_str(), W_OK) != 0)
-      return fail(o.report_dir + ": the report directory is not writable (--report-dir)");
-  }
+namespace {
 
-  // The ingest's memory budget: the flag, else the environment (a sidecar's manifest sets it
-  // beside the container's limit), else the default.
+Status checkMetricsAddress(const std::string& metrics_addr) {
+  std::string host;
+  int port = 0;
+  if (!metrics_addr.empty() && !splitListenAddress(metrics_addr, &host, &port))
+    return unexpected("--metrics-addr '" + metrics_addr +
+                      "' is not HOST:PORT, [IPV6]:PORT or :PORT");
+  return {};
+}
+
+// A sidecar's report directory is often a fresh volume path: create it, and fail now (not at the
+// end of the job) when it cannot be created or written.
+Status prepareReportDir(const std::string& report_dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(report_dir, ec);
+  if (!directoryExists(report_dir))
+    return unexpected(report_dir + ": cannot create the report directory (--report-dir)" +
+                      (ec ? ": " + ec.message() : ""));
+  if (::access(report_dir.c_str(), W_OK) != 0)
+    return unexpected(report_dir + ": the report directory is not writable (--report-dir)");
+  return {};
+}
+
+// The ingest's memory budget in MiB: the flag, else the environment (a sidecar's manifest sets it
+// beside the container's limit), else none (the default).
+Expected<std::optional<uint64_t>> memoryBudgetMb(const AdvisorOptions& o) {
   std::optional<uint64_t> budget_mb = o.memory_budget_mb;
   if (!budget_mb) {
     if (const char* env = std::getenv("GPUWISE_MEMORY_BUDGET_MB"); env && *env) {
@@ -53,11 +55,49 @@ int advisorCommand(const AdvisorOptions& o, CliIo io) {
       errno = 0;
       const unsigned long long v = std::strtoull(env, &end, 10);
       if (errno != 0 || *end != '\0' || v < 16 || v > (1ull << 30))
-        return fail(std::string("GPUWISE_MEMORY_BUDGET_MB='") + env +
-                    "' is not a number of MiB between 16 and 1073741824");
+        return unexpected(std::string("GPUWISE_MEMORY_BUDGET_MB='") + env +
+                          "' is not a number of MiB between 16 and 1073741824");
       budget_mb = v;
     }
   }
+  return budget_mb;
+}
+
+// Waits for a stop signal, saying meanwhile when a process connects or finishes (its final batch
+// arrived): operators see progress, and scripts know when the report will include a process.
+void waitForStopSignal(const sigset_t& stop_signals, IngestServer& server, std::ostream& err) {
+  size_t finished = 0, connected = 0;
+  const timespec tick{0, 100'000'000};
+  while (sigtimedwait(&stop_signals, nullptr, &tick) < 0) {
+    auto p = server.progress();
+    if (p.streams != connected) {
+      connected = p.streams;
+      logLine(err, "advisor",
+              std::to_string(connected) + (connected == 1 ? " process" : " processes") +
+                  " connected");
+    }
+    if (p.final_streams == finished) continue;
+    finished = p.final_streams;
+    logLine(err, "advisor",
+            std::to_string(finished) + " of " + std::to_string(p.streams) +
+                (p.streams == 1 ? " process" : " processes") + " finished, " +
+                std::to_string(p.events) + " events");
+  }
+}
+
+} // namespace
+
+int advisorCommand(const AdvisorOptions& o, CliIo io) {
+  auto fail = [&](const std::string& line) {
+    logLine(io.err, "advisor", line);
+    return kExitUsage;
+  };
+  if (o.listen.empty()) return fail("--listen ENDPOINT is required");
+  if (Status checked = checkMetricsAddress(o.metrics_addr); !checked)
+    return fail(checked.error().message);
+  if (Status ready = prepareReportDir(o.report_dir); !ready) return fail(ready.error().message);
+  const Expected<std::optional<uint64_t>> budget_mb = memoryBudgetMb(o);
+  if (!budget_mb) return fail(budget_mb.error().message);
 
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
@@ -69,7 +109,7 @@ int advisorCommand(const AdvisorOptions& o, CliIo io) {
   std::string error;
   IngestServer::Options so;
   so.endpoint = o.listen;
-  if (budget_mb) so.memory_budget_bytes = size_t(*budget_mb) << 20;
+  if (*budget_mb) so.memory_budget_bytes = size_t(**budget_mb) << 20;
   auto server = IngestServer::start(so, &error);
   if (!server) {
     pthread_sigmask(SIG_SETMASK, &previous, nullptr);
@@ -106,25 +146,7 @@ int advisorCommand(const AdvisorOptions& o, CliIo io) {
                 std::to_string(metrics_server->port()) + ")");
   }
 
-  // Wait for a stop signal, saying meanwhile when a process finishes (its final batch arrived):
-  // operators see progress, and scripts know when the report will include a process.
-  size_t finished = 0, connected = 0;
-  const timespec tick{0, 100'000'000};
-  while (sigtimedwait(&stop_signals, nullptr, &tick) < 0) {
-    auto p = server->progress();
-    if (p.streams != connected) {
-      connected = p.streams;
-      logLine(io.err, "advisor",
-              std::to_string(connected) + (connected == 1 ? " process" : " processes") +
-                  " connected");
-    }
-    if (p.final_streams == finished) continue;
-    finished = p.final_streams;
-    logLine(io.err, "advisor",
-            std::to_string(finished) + " of " + std::to_string(p.streams) +
-                (p.streams == 1 ? " process" : " processes") + " finished, " +
-                std::to_string(p.events) + " events");
-  }
+  waitForStopSignal(stop_signals, *server, io.err);
 
   // Scrapes keep working until the ingest stops, so Prometheus's last scrape sees the totals.
   if (metrics_server) metrics_server->stop();

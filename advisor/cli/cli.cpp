@@ -40,6 +40,127 @@ void addAdviceOptions(CLI::App* cmd, AdviceCli& advice) {
                 "Show each recommendation's evidence in the terminal summary");
 }
 
+// `gpuwise run`'s options, and those whose presence matters after parsing.
+struct RunCli {
+  RunOptions options;
+  double price = 0;
+  CLI::App* cmd = nullptr;
+  CLI::Option *json = nullptr, *html = nullptr, *price_given = nullptr;
+};
+
+void addRunCommand(CLI::App& app, RunCli& run) {
+  run.cmd = app.add_subcommand("run", "Profile a command: gpuwise run [options] -- CMD [ARGS...]");
+  RunOptions& o = run.options;
+  run.cmd->add_flag("--simulate", o.simulate, "Run CMD against the simulated device");
+  run.cmd->add_flag("--nvtx", o.nvtx,
+                    "Route NVTX ranges to CUPTI (NVTX_INJECTION64_PATH=libcupti.so.13 unless set), "
+                    "so NVTX step ranges are used; off by default: CUPTI 13.0's NVTX handler can "
+                    "crash applications that name threads with NVTX");
+  run.cmd->add_option(
+      "--endpoint", o.endpoint,
+      "Send to an advisor already listening at this endpoint (no in-process advisor)");
+  run.json = run.cmd->add_option("--report-json", o.report_json, "JSON report path")
+                 ->capture_default_str();
+  run.html = run.cmd->add_option("--report-html", o.report_html, "HTML report path")
+                 ->capture_default_str();
+  run.cmd->add_option("--trace", o.trace, "Record the run into this .gwt file");
+  run.price_given = addPriceOption(run.cmd, run.price);
+  addAdviceOptions(run.cmd, o.advice);
+  run.cmd->add_option("CMD", o.command, "The command to profile, after --")->required();
+}
+
+struct AdvisorCli {
+  AdvisorOptions options;
+  double price = 0;
+  uint64_t budget = 0;
+  CLI::App* cmd = nullptr;
+  CLI::Option *price_given = nullptr, *budget_given = nullptr;
+};
+
+void addAdvisorCommand(CLI::App& app, AdvisorCli& advisor) {
+  advisor.cmd = app.add_subcommand(
+      "advisor", "Serve an endpoint until SIGINT/SIGTERM, then write the report");
+  AdvisorOptions& o = advisor.options;
+  advisor.cmd->add_option("--listen", o.listen, "Endpoint to bind (ipc://PATH, tcp://HOST:PORT)")
+      ->required();
+  advisor.cmd->add_option("--metrics-addr", o.metrics_addr,
+                          "Serve Prometheus metrics at http://ADDR/metrics (:9464 all interfaces, "
+                          "127.0.0.1:9464 loopback)");
+  advisor.cmd->add_option("--report-dir", o.report_dir, "Directory for the reports")
+      ->capture_default_str();
+  advisor.price_given = addPriceOption(advisor.cmd, advisor.price);
+  addAdviceOptions(advisor.cmd, o.advice);
+  advisor.budget_given =
+      advisor.cmd
+          ->add_option("--memory-budget-mb", advisor.budget,
+                       "Memory the ingest may hold in records, in MiB (default 1024, or "
+                       "GPUWISE_MEMORY_BUDGET_MB); past it, detail is shed and counted")
+          ->check(CLI::Range(uint64_t{16}, uint64_t{1} << 30));
+}
+
+struct ReportCli {
+  ReportOptionsCli options;
+  double price = 0;
+  CLI::App* cmd = nullptr;
+  CLI::Option* price_given = nullptr;
+};
+
+void addReportCommand(CLI::App& app, ReportCli& report) {
+  report.cmd = app.add_subcommand(
+      "report", "Report on recorded traces (.gwt, Kineto JSON, Nsight Systems SQLite)");
+  ReportOptionsCli& o = report.options;
+  report.cmd
+      ->add_option("INPUT", o.inputs,
+                   "Recorded .gwt files, PyTorch profiler (Kineto) traces (.json, .json.gz) or "
+                   "Nsight Systems SQLite exports")
+      ->required();
+  report.cmd->add_option("--json", o.json, "JSON report path");
+  report.cmd->add_option("--html", o.html, "HTML report path");
+  report.price_given = addPriceOption(report.cmd, report.price);
+  addAdviceOptions(report.cmd, o.advice);
+}
+
+CLI::App* addDiffCommand(CLI::App& app, DiffOptionsCli& diff) {
+  auto* diff_cmd = app.add_subcommand(
+      "diff", "Compare two JSON reports; exit 1 when step time or GPU busy regressed (CI gate)");
+  diff_cmd->add_option("BASE", diff.base, "The baseline gpuwise.report/v1 JSON")->required();
+  diff_cmd->add_option("NEW", diff.next, "The report to judge against it")->required();
+  diff_cmd->add_option("--json", diff.json, "Write the diff as JSON to this file");
+  diff_cmd
+      ->add_option("--threshold", diff.threshold,
+                   "Least relative change that counts as a regression (0.05 = 5%); wider where "
+                   "3 standard errors of the two steady medians' difference are")
+      ->capture_default_str();
+  return diff_cmd;
+}
+
+CLI::App* addExportCommand(CLI::App& app, ExportOptions& exp) {
+  auto* export_cmd =
+      app.add_subcommand("export", "Write recorded traces in another tool's format");
+  export_cmd->add_option("--format", exp.format, "Output format: chrome (chrome://tracing, Perfetto)")
+      ->capture_default_str();
+  export_cmd
+      ->add_option("INPUT", exp.inputs,
+                   "Recorded .gwt files, Kineto traces or Nsight Systems SQLite exports")
+      ->required();
+  export_cmd->add_option("-o,--output", exp.output, "Output file (Chrome trace JSON)")->required();
+  return export_cmd;
+}
+
+// CLI11 would only say "A subcommand is required" for a misspelt command: name it. False when
+// the first argument names no command (and that was said).
+bool knownCommand(CLI::App& app, int argc, const char* const* argv, CliIo io) {
+  if (argc <= 1 || argv[1][0] == '-') return true;
+  std::string cmd = argv[1];
+  bool known = false;
+  for (const auto* sub : app.get_subcommands({}))
+    known = known || sub->get_name() == cmd;
+  if (!known)
+    io.err << "gpuwise: unknown command '" << model::printableText(cmd)
+           << "' (commands: run, advisor, report, export, diff, webhook, version)\n";
+  return known;
+}
+
 } // namespace
 
 int versionCommand(CliIo io) {
@@ -54,102 +175,20 @@ int runCli(int argc, const char* const* argv, CliIo io) {
   app.require_subcommand(1, 1);
 
   auto* version = app.add_subcommand("version", "Print the version");
-
-  RunOptions run;
-  auto* run_cmd =
-      app.add_subcommand("run", "Profile a command: gpuwise run [options] -- CMD [ARGS...]");
-  run_cmd->add_flag("--simulate", run.simulate, "Run CMD against the simulated device");
-  run_cmd->add_flag("--nvtx", run.nvtx,
-                    "Route NVTX ranges to CUPTI (NVTX_INJECTION64_PATH=libcupti.so.13 unless set), "
-                    "so NVTX step ranges are used; off by default: CUPTI 13.0's NVTX handler can "
-                    "crash applications that name threads with NVTX");
-  run_cmd->add_option(
-      "--endpoint", run.endpoint,
-      "Send to an advisor already listening at this endpoint (no in-process advisor)");
-  auto* json_opt = run_cmd->add_option("--report-json", run.report_json, "JSON report path")
-                       ->capture_default_str();
-  auto* html_opt = run_cmd->add_option("--report-html", run.report_html, "HTML report path")
-                       ->capture_default_str();
-  run_cmd->add_option("--trace", run.trace, "Record the run into this .gwt file");
-  double run_price = 0;
-  auto* run_price_opt = addPriceOption(run_cmd, run_price);
-  addAdviceOptions(run_cmd, run.advice);
-  run_cmd->add_option("CMD", run.command, "The command to profile, after --")->required();
-
-  AdvisorOptions advisor;
-  auto* advisor_cmd = app.add_subcommand(
-      "advisor", "Serve an endpoint until SIGINT/SIGTERM, then write the report");
-  advisor_cmd
-      ->add_option("--listen", advisor.listen, "Endpoint to bind (ipc://PATH, tcp://HOST:PORT)")
-      ->required();
-  advisor_cmd->add_option("--metrics-addr", advisor.metrics_addr,
-                          "Serve Prometheus metrics at http://ADDR/metrics (:9464 all interfaces, "
-                          "127.0.0.1:9464 loopback)");
-  advisor_cmd->add_option("--report-dir", advisor.report_dir, "Directory for the reports")
-      ->capture_default_str();
-  double advisor_price = 0;
-  auto* advisor_price_opt = addPriceOption(advisor_cmd, advisor_price);
-  addAdviceOptions(advisor_cmd, advisor.advice);
-  uint64_t advisor_budget = 0;
-  auto* advisor_budget_opt =
-      advisor_cmd
-          ->add_option("--memory-budget-mb", advisor_budget,
-                       "Memory the ingest may hold in records, in MiB (default 1024, or "
-                       "GPUWISE_MEMORY_BUDGET_MB); past it, detail is shed and counted")
-          ->check(CLI::Range(uint64_t{16}, uint64_t{1} << 30));
-
-  ReportOptionsCli report;
-  auto* report_cmd = app.add_subcommand(
-      "report", "Report on recorded traces (.gwt, Kineto JSON, Nsight Systems SQLite)");
-  report_cmd
-      ->add_option("INPUT", report.inputs,
-                   "Recorded .gwt files, PyTorch profiler (Kineto) traces (.json, .json.gz) or "
-                   "Nsight Systems SQLite exports")
-      ->required();
-  report_cmd->add_option("--json", report.json, "JSON report path");
-  report_cmd->add_option("--html", report.html, "HTML report path");
-  double report_price = 0;
-  auto* report_price_opt = addPriceOption(report_cmd, report_price);
-  addAdviceOptions(report_cmd, report.advice);
-
+  RunCli run;
+  addRunCommand(app, run);
+  AdvisorCli advisor;
+  addAdvisorCommand(app, advisor);
+  ReportCli report;
+  addReportCommand(app, report);
   DiffOptionsCli diff;
-  auto* diff_cmd = app.add_subcommand(
-      "diff", "Compare two JSON reports; exit 1 when step time or GPU busy regressed (CI gate)");
-  diff_cmd->add_option("BASE", diff.base, "The baseline gpuwise.report/v1 JSON")->required();
-  diff_cmd->add_option("NEW", diff.next, "The report to judge against it")->required();
-  diff_cmd->add_option("--json", diff.json, "Write the diff as JSON to this file");
-  diff_cmd
-      ->add_option("--threshold", diff.threshold,
-                   "Least relative change that counts as a regression (0.05 = 5%); wider where "
-                   "3 standard errors of the two steady medians' difference are")
-      ->capture_default_str();
-
+  auto* diff_cmd = addDiffCommand(app, diff);
   WebhookOptions webhook;
   auto* webhook_cmd = addWebhookCommand(app, webhook);
-
   ExportOptions exp;
-  auto* export_cmd =
-      app.add_subcommand("export", "Write recorded traces in another tool's format");
-  export_cmd->add_option("--format", exp.format, "Output format: chrome (chrome://tracing, Perfetto)")
-      ->capture_default_str();
-  export_cmd
-      ->add_option("INPUT", exp.inputs,
-                   "Recorded .gwt files, Kineto traces or Nsight Systems SQLite exports")
-      ->required();
-  export_cmd->add_option("-o,--output", exp.output, "Output file (Chrome trace JSON)")->required();
+  auto* export_cmd = addExportCommand(app, exp);
 
-  // CLI11 would only say "A subcommand is required" for a misspelt command: name it.
-  if (argc > 1 && argv[1][0] != '-') {
-    std::string cmd = argv[1];
-    bool known = false;
-    for (const auto* sub : app.get_subcommands({}))
-      known = known || sub->get_name() == cmd;
-    if (!known) {
-      io.err << "gpuwise: unknown command '" << model::printableText(cmd)
-             << "' (commands: run, advisor, report, export, diff, webhook, version)\n";
-      return kExitUsage;
-    }
-  }
+  if (!knownCommand(app, argc, argv, io)) return kExitUsage;
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -161,25 +200,25 @@ int runCli(int argc, const char* const* argv, CliIo io) {
       where += " " + sub->get_name();
     // `gpuwise run python train.py --lr 1` fails on --lr: the fix is the "--" separator.
     const char* hint =
-        run_cmd->parsed() ? " (options first, then -- CMD [ARGS...])" : " (see gpuwise --help)";
+        run.cmd->parsed() ? " (options first, then -- CMD [ARGS...])" : " (see gpuwise --help)";
     io.err << where << ": " << oneLine(e.what()) << (e.get_exit_code() == 0 ? "" : hint) << '\n';
     return e.get_exit_code() == 0 ? 0 : kExitUsage;
   }
 
   if (version->parsed()) return versionCommand(io);
-  if (run_cmd->parsed()) {
-    run.report_paths_given = json_opt->count() > 0 || html_opt->count() > 0;
-    if (run_price_opt->count() > 0) run.gpu_hour_price = run_price;
-    return runCommand(run, io);
+  if (run.cmd->parsed()) {
+    run.options.report_paths_given = run.json->count() > 0 || run.html->count() > 0;
+    if (run.price_given->count() > 0) run.options.gpu_hour_price = run.price;
+    return runCommand(run.options, io);
   }
-  if (advisor_cmd->parsed()) {
-    if (advisor_price_opt->count() > 0) advisor.gpu_hour_price = advisor_price;
-    if (advisor_budget_opt->count() > 0) advisor.memory_budget_mb = advisor_budget;
-    return advisorCommand(advisor, io);
+  if (advisor.cmd->parsed()) {
+    if (advisor.price_given->count() > 0) advisor.options.gpu_hour_price = advisor.price;
+    if (advisor.budget_given->count() > 0) advisor.options.memory_budget_mb = advisor.budget;
+    return advisorCommand(advisor.options, io);
   }
-  if (report_cmd->parsed()) {
-    if (report_price_opt->count() > 0) report.gpu_hour_price = report_price;
-    return reportCommand(report, io);
+  if (report.cmd->parsed()) {
+    if (report.price_given->count() > 0) report.options.gpu_hour_price = report.price;
+    return reportCommand(report.options, io);
   }
   if (export_cmd->parsed()) return exportCommand(exp, io);
   if (diff_cmd->parsed()) return diffCommand(diff, io);

@@ -52,6 +52,32 @@ std::string prepend(const std::string& first, const std::optional<std::string>& 
   return first + sep + *rest;
 }
 
+// What CMD's environment gets on top of ours: the endpoint, the shim (prepended to LD_PRELOAD and
+// as CUDA_INJECTION64_PATH) when it is there, and with --simulate the simulated device first on
+// LD_LIBRARY_PATH.
+std::vector<std::string> childVariables(const RunOptions& o, const std::string& endpoint,
+                                        const std::string& sim_dir, CliIo io) {
+  const auto base = environmentWith({});
+  std::vector<std::string> overrides{"GPUWISE_ENDPOINT=" + endpoint};
+  std::string shim = shimPath();
+  if (fileExists(shim)) {
+    overrides.push_back("LD_PRELOAD=" + prepend(shim, findVariable(base, "LD_PRELOAD"), ':'));
+    overrides.push_back("CUDA_INJECTION64_PATH=" + shim);
+    // NVTX hands its calls to the library this names; CUPTI turns them into marker records. A
+    // value already set (Nsight, the user's own) is left alone.
+    if (o.nvtx && !findVariable(base, "NVTX_INJECTION64_PATH"))
+      overrides.push_back("NVTX_INJECTION64_PATH=libcupti.so.13");
+  } else {
+    logLine(io.err, "run",
+            "the shim was not found at " + shim + " (set GPUWISE_SHIM); running without it");
+  }
+  if (o.simulate) {
+    overrides.push_back("LD_LIBRARY_PATH=" +
+                        prepend(sim_dir, findVariable(base, "LD_LIBRARY_PATH"), ':'));
+  }
+  return overrides;
+}
+
 } // namespace
 
 int runCommand(const RunOptions& o, CliIo io) {
@@ -97,24 +123,7 @@ int runCommand(const RunOptions& o, CliIo io) {
     }
   };
 
-  auto base = environmentWith({});
-  std::vector<std::string> overrides{"GPUWISE_ENDPOINT=" + endpoint};
-  std::string shim = shimPath();
-  if (fileExists(shim)) {
-    overrides.push_back("LD_PRELOAD=" + prepend(shim, findVariable(base, "LD_PRELOAD"), ':'));
-    overrides.push_back("CUDA_INJECTION64_PATH=" + shim);
-    // NVTX hands its calls to the library this names; CUPTI turns them into marker records. A
-    // value already set (Nsight, the user's own) is left alone.
-    if (o.nvtx && !findVariable(base, "NVTX_INJECTION64_PATH"))
-      overrides.push_back("NVTX_INJECTION64_PATH=libcupti.so.13");
-  } else {
-    logLine(io.err, "run",
-            "the shim was not found at " + shim + " (set GPUWISE_SHIM); running without it");
-  }
-  if (o.simulate) {
-    overrides.push_back("LD_LIBRARY_PATH=" +
-                        prepend(sim_dir, findVariable(base, "LD_LIBRARY_PATH"), ':'));
-  }
+  const std::vector<std::string> overrides = childVariables(o, endpoint, sim_dir, io);
 
   std::string error;
   auto started = Clock::now();
@@ -145,14 +154,12 @@ int runCommand(const RunOptions& o, CliIo io) {
   analysis.source.kind = model::SourceKind::Live;
   analysis.source.simulated = analysis.source.simulated || o.simulate;
   if (!o.trace.empty()) analysis.source.files.push_back(o.trace);
-  if (tee_failed)
-    logLine(io.err, "run", o.trace + ": write failed; the recording is incomplete");
+  if (tee_failed) logLine(io.err, "run", o.trace + ": write failed; the recording is incomplete");
   analysis.wall_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(exited - started).count();
   ReportTargets targets{o.report_json, o.report_html, {o.gpu_hour_price}};
   targets.advice_floor = o.advice.floor;
   targets.verbose = o.advice.verbose;
-  if (!produceReport(analysis, targets, io.err, &error))
-    logLine(io.err, "run", error);
+  if (!produceReport(analysis, targets, io.err, &error)) logLine(io.err, "run", error);
   return status;
 }
 

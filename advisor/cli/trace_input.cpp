@@ -175,6 +175,46 @@ private:
   bool in_place_ = false, printed_ = false;
 };
 
+// A gpuwise recording (.gwt), replayed through the live advisor's router: its processes, their
+// stream health, and one line naming the file when the decoder rejected records.
+bool addRecording(const std::string& path, const OpenedInput& in, const char* command,
+                  std::ostream* progress, LoadedInputs& loaded, std::string* error) {
+  // The router's own lines speak for the live advisor ("gpuwise advisor: dropped a
+  // message"); here the rejections are summed up in one line naming the file, below.
+  StreamRouter router([](std::string_view) {});
+  GwtReplayStats replayed;
+  const bool ok =
+      in.regular
+          ? replayGwt(path, router, error, &replayed)
+          : replayGwtBytes({reinterpret_cast<const uint8_t*>(in.bytes.data()), in.bytes.size()},
+                           path, router, error, &replayed);
+  if (!ok) return false;
+  if (replayed.rejected > 0 && progress) {
+    const std::string line =
+        std::string(command) + ": " +
+        model::printableText(path + ": " + std::to_string(replayed.rejected) + " of " +
+                             std::to_string(replayed.records) +
+                             " records rejected by the decoder, as the live advisor did; "
+                             "the report counts them") +
+        "\n";
+    progress->write(line.data(), std::streamsize(line.size()));
+    progress->flush();
+  }
+  IngestHealth health;
+  auto t = router.take(&health);
+  loaded.has_ingest = true;
+  loaded.health.messages += health.messages;
+  for (const auto& [k, v] : health.rejected_by_reason)
+    loaded.health.rejected_by_reason[k] += v;
+  for (size_t j = 0; j < t.processes.size(); ++j) {
+    loaded.health.streams.push_back(j < health.streams.size() ? health.streams[j] : std::nullopt);
+    loaded.trace.processes.push_back(std::move(t.processes[j]));
+  }
+  loaded.trace.source.kind = model::SourceKind::Gwt;
+  loaded.trace.source.simulated = loaded.trace.source.simulated || t.source.simulated;
+  return true;
+}
+
 } // namespace
 
 bool loadTraceInputs(const std::vector<std::string>& paths, const char* command,
@@ -253,40 +293,7 @@ bool loadTraceInputs(const std::vector<std::string>& paths, const char* command,
       }
       loaded.trace.source.kind = model::SourceKind::Nsys;
     } else {
-      // The router's own lines speak for the live advisor ("gpuwise advisor: dropped a
-      // message"); here the rejections are summed up in one line naming the file, below.
-      StreamRouter router([](std::string_view) {});
-      GwtReplayStats replayed;
-      const bool ok =
-          in.regular
-              ? replayGwt(paths[i], router, error, &replayed)
-              : replayGwtBytes({reinterpret_cast<const uint8_t*>(in.bytes.data()), in.bytes.size()},
-                               paths[i], router, error, &replayed);
-      if (!ok) return false;
-      if (replayed.rejected > 0 && progress) {
-        const std::string line =
-            std::string(command) + ": " +
-            model::printableText(paths[i] + ": " + std::to_string(replayed.rejected) + " of " +
-                                 std::to_string(replayed.records) +
-                                 " records rejected by the decoder, as the live advisor did; "
-                                 "the report counts them") +
-            "\n";
-        progress->write(line.data(), std::streamsize(line.size()));
-        progress->flush();
-      }
-      IngestHealth health;
-      auto t = router.take(&health);
-      loaded.has_ingest = true;
-      loaded.health.messages += health.messages;
-      for (const auto& [k, v] : health.rejected_by_reason)
-        loaded.health.rejected_by_reason[k] += v;
-      for (size_t j = 0; j < t.processes.size(); ++j) {
-        loaded.health.streams.push_back(j < health.streams.size() ? health.streams[j]
-                                                                  : std::nullopt);
-        loaded.trace.processes.push_back(std::move(t.processes[j]));
-      }
-      loaded.trace.source.kind = model::SourceKind::Gwt;
-      loaded.trace.source.simulated = loaded.trace.source.simulated || t.source.simulated;
+      if (!addRecording(paths[i], in, command, progress, loaded, error)) return false;
     }
     in.bytes = std::string(); // an unseekable input's copy is not needed any more
     loaded.trace.source.files.push_back(paths[i]);

@@ -138,6 +138,59 @@ std::optional<double> idleSeconds(const json& r) {
   return *span - *busy;
 }
 
+// Idle by cause: every cause either report names.
+template <class Add> void addIdleByCause(const json& base, const json& next, Add& add) {
+  std::map<std::string, std::pair<std::optional<double>, std::optional<double>>> causes;
+  if (auto c = idleCauses(base))
+    for (const auto& [k, v] : *c)
+      causes[k].first = v;
+  if (auto c = idleCauses(next))
+    for (const auto& [k, v] : *c)
+      causes[k].second = v;
+  for (const auto& [cause, values] : causes) {
+    std::string label = "idle: " + cause;
+    std::replace(label.begin(), label.end(), '_', ' ');
+    add("idle_seconds." + cause, label, Unit::Seconds, Better::Lower, false, values.first,
+        values.second);
+  }
+}
+
+// Kernel time by precision class: every class either report names, in order of first mention.
+template <class Add> void addPrecisionMix(const json& base, const json& next, Add& add) {
+  std::vector<std::string> classes;
+  for (const json* r : {&base, &next})
+    if (const json* mix = jsonAt(*r, {"summary", "precision_time_ratio"}); mix && mix->is_object())
+      for (const auto& [k, v] : mix->items())
+        if (std::find(classes.begin(), classes.end(), k) == classes.end()) classes.push_back(k);
+  for (const auto& k : classes)
+    add("precision_time_ratio." + k, "kernel time in " + k, Unit::Ratio, Better::Neither, false,
+        jsonNumber(base, {"summary", "precision_time_ratio", k}),
+        jsonNumber(next, {"summary", "precision_time_ratio", k}));
+}
+
+void compareRecommendations(const json& base, const json& next, ReportDiff& diff) {
+  auto before = recommendationIds(base), after = recommendationIds(next);
+  for (const auto& id : after)
+    (before.contains(id) ? diff.kept : diff.appeared).push_back(id);
+  for (const auto& id : before)
+    if (!after.contains(id)) diff.disappeared.push_back(id);
+}
+
+// The verdict from the gate metrics alone: any worse is a regression.
+void judge(ReportDiff& diff) {
+  bool comparable = false, improved = false;
+  for (const auto& m : diff.metrics) {
+    if (!m.gate || m.change == Change::Unknown) continue;
+    comparable = true;
+    if (m.change == Change::Worse) diff.regressions.push_back(m.name);
+    if (m.change == Change::Better) improved = true;
+  }
+  diff.verdict = !diff.regressions.empty() ? DiffVerdict::Regression
+                 : !comparable             ? DiffVerdict::NotComparable
+                 : improved                ? DiffVerdict::Improvement
+                                           : DiffVerdict::Unchanged;
+}
+
 } // namespace
 
 const char* toString(Change c) {
@@ -224,20 +277,7 @@ ReportDiff diffReports(const json& base, const json& next, const DiffOptions& op
   add("gpu_idle_seconds", "GPU idle time", Unit::Seconds, Better::Lower, false, idleSeconds(base),
       idleSeconds(next));
 
-  // Idle by cause: every cause either report names.
-  std::map<std::string, std::pair<std::optional<double>, std::optional<double>>> causes;
-  if (auto c = idleCauses(base))
-    for (const auto& [k, v] : *c)
-      causes[k].first = v;
-  if (auto c = idleCauses(next))
-    for (const auto& [k, v] : *c)
-      causes[k].second = v;
-  for (const auto& [cause, values] : causes) {
-    std::string label = "idle: " + cause;
-    std::replace(label.begin(), label.end(), '_', ' ');
-    add("idle_seconds." + cause, label, Unit::Seconds, Better::Lower, false, values.first,
-        values.second);
-  }
+  addIdleByCause(base, next, add);
   add("input_stall_ratio", "input stall share of step", Unit::Ratio, Better::Lower, false,
       num(base, {"summary", "input_stall_ratio"}), num(next, {"summary", "input_stall_ratio"}));
   add("launch_overhead_ratio", "launch overhead share of idle", Unit::Ratio, Better::Lower, false,
@@ -249,15 +289,7 @@ ReportDiff diffReports(const json& base, const json& next, const DiffOptions& op
       num(base, {"summary", "memcpy", "pageable_seconds"}),
       num(next, {"summary", "memcpy", "pageable_seconds"}));
 
-  std::vector<std::string> classes;
-  for (const json* r : {&base, &next})
-    if (const json* mix = jsonAt(*r, {"summary", "precision_time_ratio"}); mix && mix->is_object())
-      for (const auto& [k, v] : mix->items())
-        if (std::find(classes.begin(), classes.end(), k) == classes.end()) classes.push_back(k);
-  for (const auto& k : classes)
-    add("precision_time_ratio." + k, "kernel time in " + k, Unit::Ratio, Better::Neither, false,
-        num(base, {"summary", "precision_time_ratio", k}),
-        num(next, {"summary", "precision_time_ratio", k}));
+  addPrecisionMix(base, next, add);
   add("tensor_core_time_ratio", "kernel time on tensor cores", Unit::Ratio, Better::Higher, false,
       num(base, {"summary", "tensor_core_time_ratio"}),
       num(next, {"summary", "tensor_core_time_ratio"}));
@@ -269,23 +301,8 @@ ReportDiff diffReports(const json& base, const json& next, const DiffOptions& op
   add("idle_cost_per_day", "idle GPU cost per day", Unit::Money, Better::Lower, false,
       num(base, {"cost", "per_day", "wasted_cost"}), num(next, {"cost", "per_day", "wasted_cost"}));
 
-  auto before = recommendationIds(base), after = recommendationIds(next);
-  for (const auto& id : after)
-    (before.contains(id) ? diff.kept : diff.appeared).push_back(id);
-  for (const auto& id : before)
-    if (!after.contains(id)) diff.disappeared.push_back(id);
-
-  bool comparable = false, improved = false;
-  for (const auto& m : diff.metrics) {
-    if (!m.gate || m.change == Change::Unknown) continue;
-    comparable = true;
-    if (m.change == Change::Worse) diff.regressions.push_back(m.name);
-    if (m.change == Change::Better) improved = true;
-  }
-  diff.verdict = !diff.regressions.empty() ? DiffVerdict::Regression
-                 : !comparable             ? DiffVerdict::NotComparable
-                 : improved                ? DiffVerdict::Improvement
-                                           : DiffVerdict::Unchanged;
+  compareRecommendations(base, next, diff);
+  judge(diff);
   return diff;
 }
 

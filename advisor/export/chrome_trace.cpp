@@ -267,6 +267,12 @@ private:
       if (r.step >= 0) w_.raw(',').key("gpuwise.step").num(r.step);
       w_.raw("}}");
     }
+    writeMemoryEvents(p, host);
+  }
+
+  // Memory samples and allocations as Kineto's "[memory]" instants on the host row, and with
+  // counters on, one counter track per device.
+  void writeMemoryEvents(const ProcessTrace& p, int64_t host) {
     for (const auto& m : p.memory_samples) {
       begin('i', "cpu_instant_event", "[memory]", host, 0, m.time);
       w_.raw(",\"s\":\"t\",\"args\":{\"Device Type\":1,\"Device Id\":").num(m.device);

@@ -76,7 +76,7 @@ void KinetoProcessBuilder::countHostPid(const KinetoEvent& e) {
   if (host_pids_.size() < kMaxHostPids) host_pids_.emplace_back(e.pid, 1);
 }
 
-void KinetoProcessBuilder::onEvent(const KinetoEvent& e, const KinetoArgs* a) {
+void KinetoProcessBuilder::widenWallSpan(const KinetoEvent& e) {
   // The trace's span is that of its plausible times: one absurd event must not stretch it.
   const model::TimeNs end = endOf(e);
   if (e.has_ts && e.ph != 'M' && e.ph != 's' && e.ph != 'f' && e.ph != 't' &&
@@ -90,6 +90,28 @@ void KinetoProcessBuilder::onEvent(const KinetoEvent& e, const KinetoArgs* a) {
       wall_max_ = std::max(wall_max_, end);
     }
   }
+}
+
+// A complete event on an MTIA device row: a wait, a DMA copy or a kernel.
+void KinetoProcessBuilder::addMtiaDeviceEvent(const KinetoEvent& e, const KinetoArgs* a,
+                                              uint32_t device, uint32_t stream) {
+  if (e.name == "event_record") return; // zero-length markers, not work
+  if (e.name == "event_wait") {
+    PendingSync p;
+    p.sync = {.start = e.ts, .end = endOf(e), .correlation = a ? a->correlation : 0,
+              .device = device, .stream = stream, .kind = SyncKind::StreamWaitEvent};
+    p.pid = e.pid;
+    p.tid = e.tid;
+    pending_syncs_.push_back(p);
+  } else if (e.name == "dma_request") {
+    addCopy(e, a, device, stream);
+  } else {
+    addKernel(e, a, device, stream);
+  }
+}
+
+void KinetoProcessBuilder::onEvent(const KinetoEvent& e, const KinetoArgs* a) {
+  widenWallSpan(e);
   const bool complete = e.ph == 'X' && e.has_ts;
   const uint32_t pidDevice = e.pid_numeric ? toU32(e.pid) : 0;
   const uint32_t tidStream = e.tid_numeric ? threadOf(e) : 0;
@@ -108,23 +130,10 @@ void KinetoProcessBuilder::onEvent(const KinetoEvent& e, const KinetoArgs* a) {
     else if (e.cat == C::Memcpy) addCopy(e, a, device(), stream());
     else addMemset(e, a, device(), stream());
     return;
-  case C::MtiaDevice: {
+  case C::MtiaDevice:
     saw_mtia_ = true;
-    if (!complete || e.name == "event_record") return; // zero-length markers, not work
-    if (e.name == "event_wait") {
-      PendingSync p;
-      p.sync = {.start = e.ts, .end = endOf(e), .correlation = a ? a->correlation : 0,
-                .device = pidDevice, .stream = stream(), .kind = SyncKind::StreamWaitEvent};
-      p.pid = e.pid;
-      p.tid = e.tid;
-      pending_syncs_.push_back(p);
-    } else if (e.name == "dma_request") {
-      addCopy(e, a, pidDevice, stream());
-    } else {
-      addKernel(e, a, pidDevice, stream());
-    }
+    if (complete) addMtiaDeviceEvent(e, a, pidDevice, stream());
     return;
-  }
   case C::MtiaRuntime: saw_mtia_ = true; [[fallthrough]];
   case C::Runtime:
   case C::Driver:

@@ -51,6 +51,9 @@ private:
     int64_t pid = 0, tid = 0;
   };
 
+  void widenWallSpan(const KinetoEvent& e);
+  void addMtiaDeviceEvent(const KinetoEvent& e, const KinetoArgs* a, uint32_t device,
+                          uint32_t stream);
   void addKernel(const KinetoEvent& e, const KinetoArgs* a, uint32_t device, uint32_t stream);
   void addCopy(const KinetoEvent& e, const KinetoArgs* a, uint32_t device, uint32_t stream);
   void addMemset(const KinetoEvent& e, const KinetoArgs* a, uint32_t device, uint32_t stream);

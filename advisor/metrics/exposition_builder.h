@@ -9,12 +9,14 @@
 //    figure may come out lower (a window re-attributed, a process restarted under the same
 //    labels), so each counter series exports the maximum of what it exported before and now;
 //  - label values are valid UTF-8 of at most kMaxLabelValueBytes (sanitizeLabelValue), then
-//    escape backslash, double quote and newline; HELP texts escape backslash and newline.
+//    escape backslash, double quote and newline; HELP texts escape backslash and newline
+//    (family_writer.h).
 //
 // Not thread-safe: one owner (MetricsServer's refresh thread). build() is pure apart from the
 // counter floors it keeps between calls.
 #pragma once
 
+#include "advisor/metrics/family_writer.h"
 #include "advisor/metrics/metrics_input.h"
 
 #include <map>
@@ -33,25 +35,10 @@ public:
   std::string build(const JobFigures& job);
 
 private:
-  // The value a counter series may export: never below what it exported before.
-  double floorCounter(const std::string& series, double value);
+  // Per counter series, the highest value exported so far: the floor of the next export.
   std::map<std::string, double> counters_;
 };
 
-// The longest label value exported, in bytes. Kubernetes object names (pods, the longest of the
-// labels) are at most 253 bytes, so no real name is ever cut; a forged one (a Hello carrying 64
-// KiB strings) cannot make each series kilobytes long and /metrics hundreds of megabytes.
-inline constexpr size_t kMaxLabelValueBytes = 256;
-
-// `value` as a label value Prometheus accepts: every byte that is not part of valid UTF-8 becomes
-// U+FFFD, and a value longer than kMaxLabelValueBytes is cut (at a character boundary). A value
-// that had to change ends in "~" and 16 hex digits of a hash of the original bytes, so distinct
-// originals stay distinct series; valid values up to the bound come back unchanged.
-std::string sanitizeLabelValue(std::string_view value);
-// "a\"b" -> a\"b with backslash, quote and newline escaped, as label values must be.
-std::string escapeLabelValue(std::string_view value);
-// The shortest text that reads back as `value` ("0.25", "1e+21", "NaN", "+Inf").
-std::string formatValue(double value);
 // RANK when known, else "pid-<pid>".
 std::string rankLabel(const model::ProcessInfo& info);
 

@@ -80,6 +80,7 @@ int64_t ActivityDecoder::host(uint64_t t) const {
 ActivityDecoder::ActivityDecoder(CuptiPort& port, model::NameTable& names, Options options)
     : port_(port), names_(names), options_(options) {}
 
+// function-length: switch over record kinds
 void ActivityDecoder::decode(uint8_t* buffer, size_t valid_bytes, int64_t now_ns,
                              DecodedActivity& out) {
   CUpti_Activity* rec = nullptr;

@@ -7,6 +7,8 @@
 // Header-only; any thread.
 #pragma once
 
+#include "profiler/model/text_bytes.h"
+
 #include <string>
 #include <string_view>
 
@@ -27,30 +29,10 @@ inline std::string printableText(std::string_view text) {
       ++i;
       continue;
     }
-    // The length of a well-formed UTF-8 sequence starting here (0: not one), overlong forms,
-    // surrogates and code points past U+10FFFF excluded, as the Unicode standard's table 3-7.
-    size_t n = 0;
-    auto cont = [&](size_t k, unsigned char lo = 0x80, unsigned char hi = 0xbf) {
-      if (i + k >= text.size()) return false;
-      const auto b = static_cast<unsigned char>(text[i + k]);
-      return b >= lo && b <= hi;
-    };
-    if (c >= 0xc2 && c <= 0xdf && cont(1)) {
-      // U+0080..U+009F are the C1 controls (0x9B is a CSI on some terminals).
-      n = c == 0xc2 && static_cast<unsigned char>(text[i + 1]) < 0xa0 ? 0 : 2;
-    } else if (c == 0xe0) {
-      n = cont(1, 0xa0) && cont(2) ? 3 : 0;
-    } else if ((c >= 0xe1 && c <= 0xec) || c == 0xee || c == 0xef) {
-      n = cont(1) && cont(2) ? 3 : 0;
-    } else if (c == 0xed) {
-      n = cont(1, 0x80, 0x9f) && cont(2) ? 3 : 0;
-    } else if (c == 0xf0) {
-      n = cont(1, 0x90) && cont(2) && cont(3) ? 4 : 0;
-    } else if (c >= 0xf1 && c <= 0xf3) {
-      n = cont(1) && cont(2) && cont(3) ? 4 : 0;
-    } else if (c == 0xf4) {
-      n = cont(1, 0x80, 0x8f) && cont(2) && cont(3) ? 4 : 0;
-    }
+    // A well-formed UTF-8 sequence stays, except U+0080..U+009F: the C1 controls (0x9B is a CSI
+    // on some terminals).
+    size_t n = c < 0x80 ? 0 : utf8SequenceLength(text.substr(i));
+    if (n == 2 && c == 0xc2 && static_cast<unsigned char>(text[i + 1]) < 0xa0) n = 0;
     if (n == 0) {
       escape(c);
       ++i;

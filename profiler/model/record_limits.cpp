@@ -1,5 +1,7 @@
 #include "profiler/model/record_limits.h"
 
+#include "profiler/model/text_bytes.h"
+
 #include <algorithm>
 #include <limits>
 #include <set>
@@ -10,22 +12,13 @@ namespace {
 // "...#" and 16 hex digits.
 constexpr size_t kNameHashSuffix = 20;
 
-uint64_t fnv1a(std::string_view s) {
-  uint64_t h = 14695981039346656037ull;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  return h;
-}
-
 void cut(std::string_view name, std::string& out) {
   size_t keep = kMaxNameBytes - kNameHashSuffix;
   // Never split a UTF-8 sequence: the reports are JSON and HTML, which must stay valid UTF-8.
   while (keep > 0 && (static_cast<unsigned char>(name[keep]) & 0xC0) == 0x80)
     --keep;
   static constexpr char kHex[] = "0123456789abcdef";
-  const uint64_t h = fnv1a(name);
+  const uint64_t h = fnv1a64(name);
   out.assign(name.substr(0, keep));
   out += "...#";
   for (int shift = 60; shift >= 0; shift -= 4)

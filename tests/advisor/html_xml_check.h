@@ -13,6 +13,25 @@
 
 namespace gpuwise::advisor::test {
 
+// The length of the entity reference starting at x[j] == '&', or 0 when it is not a valid one.
+inline size_t xmlEntityLength(const std::string& x, size_t j, bool html) {
+  size_t end = x.find(';', j);
+  if (end == std::string::npos || end - j > 10) return 0;
+  std::string name = x.substr(j + 1, end - j - 1);
+  static const std::set<std::string> known = {"amp", "lt", "gt", "quot", "apos"};
+  static const std::set<std::string> html_known = {"ldquo", "rdquo", "middot"};
+  if (known.count(name) || (html && html_known.count(name))) return end - j + 1;
+  if (name.size() > 1 && name[0] == '#') {
+    bool hex = name[1] == 'x';
+    for (size_t k = hex ? 2 : 1; k < name.size(); ++k)
+      if (!(hex ? std::isxdigit(static_cast<unsigned char>(name[k]))
+                : std::isdigit(static_cast<unsigned char>(name[k]))))
+        return 0;
+    return name.size() > (hex ? 2u : 1u) ? end - j + 1 : 0;
+  }
+  return 0;
+}
+
 // `html`: also accept the HTML entities the report uses (&ldquo; &rdquo; &middot;), for checking
 // that the page's body is well-formed.
 inline std::string xmlProblem(const std::string& x, bool html = false) {
@@ -24,24 +43,7 @@ inline std::string xmlProblem(const std::string& x, bool html = false) {
     return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == ':' ||
            c == '.';
   };
-  // An entity reference starting at x[j] == '&'; returns its length or 0 when invalid.
-  auto entity = [&](size_t j) -> size_t {
-    size_t end = x.find(';', j);
-    if (end == std::string::npos || end - j > 10) return 0;
-    std::string name = x.substr(j + 1, end - j - 1);
-    static const std::set<std::string> known = {"amp", "lt", "gt", "quot", "apos"};
-    static const std::set<std::string> html_known = {"ldquo", "rdquo", "middot"};
-    if (known.count(name) || (html && html_known.count(name))) return end - j + 1;
-    if (name.size() > 1 && name[0] == '#') {
-      bool hex = name[1] == 'x';
-      for (size_t k = hex ? 2 : 1; k < name.size(); ++k)
-        if (!(hex ? std::isxdigit(static_cast<unsigned char>(name[k]))
-                  : std::isdigit(static_cast<unsigned char>(name[k]))))
-          return 0;
-      return name.size() > (hex ? 2u : 1u) ? end - j + 1 : 0;
-    }
-    return 0;
-  };
+  auto entity = [&](size_t j) { return xmlEntityLength(x, j, html); };
   while (i < n) {
     char c = x[i];
     if (c == '&') {

@@ -78,6 +78,55 @@ void checkFields(const json& obj, const std::vector<std::pair<std::string, Type>
   }
 }
 
+// The summary of pinnableTrace()'s report: every field with its type, and the figures.
+void checkSummary(const json& s) {
+  checkFields(s,
+              {{"wall_seconds", Type::NullableNumber},
+               {"gpu_span_seconds", Type::NullableNumber},
+               {"gpu_busy_seconds", Type::NullableNumber},
+               {"gpu_idle_ratio", Type::NullableNumber},
+               {"kernel_count", Type::Number},
+               {"kernel_seconds", Type::NullableNumber},
+               {"precision_time_ratio", Type::NullableObject},
+               {"tensor_core_time_ratio", Type::NullableNumber},
+               {"occupancy_theoretical", Type::NullableNumber},
+               {"input_stall_ratio", Type::NullableNumber},
+               {"host_sync_seconds", Type::NullableNumber},
+               {"launch_overhead_ratio", Type::NullableNumber},
+               {"memcpy", Type::Object},
+               {"memory_peak_bytes", Type::NullableNumber},
+               {"steps", Type::Object}},
+              "summary");
+  checkFields(s["memcpy"],
+              {{"h2d_bytes", Type::Number},
+               {"d2h_bytes", Type::Number},
+               {"d2d_bytes", Type::Number},
+               {"pageable_bytes", Type::Number},
+               {"pageable_seconds", Type::Number}},
+              "summary.memcpy");
+  checkFields(s["steps"],
+              {{"count", Type::NullableNumber},
+               {"mean_seconds", Type::NullableNumber},
+               {"source", Type::NullableString}},
+              "summary.steps");
+  CHECK(s["gpu_span_seconds"].get<double>() == Approx(1.1));
+  CHECK(s["gpu_busy_seconds"].get<double>() == Approx(1.0));
+  CHECK(s["gpu_idle_ratio"].get<double>() == Approx(0.1 / 1.1));
+  CHECK(s["kernel_count"] == 2);
+  CHECK(s["kernel_seconds"].get<double>() == Approx(0.9));
+  CHECK(s["host_sync_seconds"].get<double>() == Approx(0.5));
+  CHECK(s["memcpy"]["h2d_bytes"] == 1'000'000'000);
+  CHECK(s["memcpy"]["pageable_bytes"] == 1'000'000'000);
+  CHECK(s["memcpy"]["pageable_seconds"].get<double>() == Approx(0.1));
+  CHECK(s["memory_peak_bytes"] == 3'000'000'000);
+  // gemm(float const*, ...) is FP32 off tensor cores; its 1-thread blocks (the builder's
+  // default) fill 32 resident blocks of one warp out of 64 warps on an H100.
+  REQUIRE(s["precision_time_ratio"].is_object());
+  CHECK(s["precision_time_ratio"]["fp32"].get<double>() == Approx(1.0));
+  CHECK(s["tensor_core_time_ratio"].get<double>() == 0.0);
+  CHECK(s["occupancy_theoretical"].get<double>() == Approx(0.5));
+}
+
 } // namespace
 
 TEST_CASE("JSON report has every field of the gpuwise.report/v1 contract, with the right types") {
@@ -131,52 +180,7 @@ TEST_CASE("JSON report has every field of the gpuwise.report/v1 contract, with t
   CHECK(r["processes"][0]["events"] == 5);
   CHECK(r["processes"][0]["tier"] == "cupti");
 
-  const auto& s = r["summary"];
-  checkFields(s,
-              {{"wall_seconds", Type::NullableNumber},
-               {"gpu_span_seconds", Type::NullableNumber},
-               {"gpu_busy_seconds", Type::NullableNumber},
-               {"gpu_idle_ratio", Type::NullableNumber},
-               {"kernel_count", Type::Number},
-               {"kernel_seconds", Type::NullableNumber},
-               {"precision_time_ratio", Type::NullableObject},
-               {"tensor_core_time_ratio", Type::NullableNumber},
-               {"occupancy_theoretical", Type::NullableNumber},
-               {"input_stall_ratio", Type::NullableNumber},
-               {"host_sync_seconds", Type::NullableNumber},
-               {"launch_overhead_ratio", Type::NullableNumber},
-               {"memcpy", Type::Object},
-               {"memory_peak_bytes", Type::NullableNumber},
-               {"steps", Type::Object}},
-              "summary");
-  checkFields(s["memcpy"],
-              {{"h2d_bytes", Type::Number},
-               {"d2h_bytes", Type::Number},
-               {"d2d_bytes", Type::Number},
-               {"pageable_bytes", Type::Number},
-               {"pageable_seconds", Type::Number}},
-              "summary.memcpy");
-  checkFields(s["steps"],
-              {{"count", Type::NullableNumber},
-               {"mean_seconds", Type::NullableNumber},
-               {"source", Type::NullableString}},
-              "summary.steps");
-  CHECK(s["gpu_span_seconds"].get<double>() == Approx(1.1));
-  CHECK(s["gpu_busy_seconds"].get<double>() == Approx(1.0));
-  CHECK(s["gpu_idle_ratio"].get<double>() == Approx(0.1 / 1.1));
-  CHECK(s["kernel_count"] == 2);
-  CHECK(s["kernel_seconds"].get<double>() == Approx(0.9));
-  CHECK(s["host_sync_seconds"].get<double>() == Approx(0.5));
-  CHECK(s["memcpy"]["h2d_bytes"] == 1'000'000'000);
-  CHECK(s["memcpy"]["pageable_bytes"] == 1'000'000'000);
-  CHECK(s["memcpy"]["pageable_seconds"].get<double>() == Approx(0.1));
-  CHECK(s["memory_peak_bytes"] == 3'000'000'000);
-  // gemm(float const*, ...) is FP32 off tensor cores; its 1-thread blocks (the builder's
-  // default) fill 32 resident blocks of one warp out of 64 warps on an H100.
-  REQUIRE(s["precision_time_ratio"].is_object());
-  CHECK(s["precision_time_ratio"]["fp32"].get<double>() == Approx(1.0));
-  CHECK(s["tensor_core_time_ratio"].get<double>() == 0.0);
-  CHECK(s["occupancy_theoretical"].get<double>() == Approx(0.5));
+  checkSummary(r["summary"]);
 
   const auto& rec = r["recommendations"][0];
   checkFields(rec,

@@ -88,6 +88,109 @@ json answerPatch(const Reply& r) {
   return json::parse(decodeBase64(review["response"]["patch"].get<std::string>()));
 }
 
+// GPU pods are injected, the patch applies and the pod is consistent; a second call on the
+// injected pod (reinvocation) changes nothing.
+void injectAndReinvoke(Client& client, const TempDir& dir, const std::string& ca, int& reviews,
+                       int& injected) {
+  struct Case {
+    const char* file;
+    std::vector<std::string> gpu;
+  };
+  for (const auto& [file, gpu] :
+       {Case{"pytorchjob_worker.json", {"pytorch"}}, Case{"mig_pod.json", {"server"}}}) {
+    INFO(file);
+    Reply r = client.post(fixtureFile(file), ca);
+    ++reviews, ++injected;
+    REQUIRE(r.curl_exit == 0);
+    REQUIRE(r.http == 200);
+    json doc = json::parse(readFile(fixtureFile(file)));
+    json review = json::parse(r.body);
+    CHECK(review["response"]["uid"] == doc["request"]["uid"]);
+    CHECK(review["response"]["allowed"] == true);
+    json patch = answerPatch(r);
+    REQUIRE(patch.is_array());
+    json pod = applyJsonPatch(doc["request"]["object"], patch);
+    auto problems = podProblems(pod, {true, true, gpu});
+    for (const auto& p : problems)
+      UNSCOPED_INFO(p);
+    CHECK(problems.empty());
+    CHECK(pod["spec"]["initContainers"][1]["image"] == "registry.example/gpuwise:e2e");
+
+    // The API server may call again after other webhooks (reinvocationPolicy: IfNeeded).
+    doc["request"]["object"] = pod;
+    writeFile(dir / "again.json", doc.dump());
+    Reply again = client.post(dir / "again.json", ca);
+    ++reviews;
+    REQUIRE(again.http == 200);
+    CHECK(answerPatch(again).is_null());
+  }
+}
+
+// Malformed bodies get 400 with a reason, and the server keeps serving.
+void rejectMalformed(Client& client, const TempDir& dir, const std::string& ca, int& rejected) {
+  json mig = json::parse(readFile(fixtureFile("mig_pod.json")));
+  json v1beta1 = mig;
+  v1beta1["apiVersion"] = "admission.k8s.io/v1beta1";
+  json no_uid = mig;
+  no_uid["request"].erase("uid");
+  writeFile(dir / "truncated.json", readFile(fixtureFile("mig_pod.json")).substr(0, 300));
+  writeFile(dir / "array.json", "[1, 2, 3]");
+  writeFile(dir / "v1beta1.json", v1beta1.dump());
+  writeFile(dir / "no_uid.json", no_uid.dump());
+  writeFile(dir / "deep.json", std::string(50000, '[') + std::string(50000, ']'));
+  writeFile(dir / "huge.json", "{\"pad\": \"" + std::string(4u << 20, 'x') + "\"}");
+  struct Case {
+    std::string file;
+    std::vector<std::string> extra;
+    std::string reason;
+  };
+  for (const auto& c : std::vector<Case>{
+           {"truncated.json", {}, "the body is not valid JSON"},
+           {"array.json", {}, "the body is not a JSON object"},
+           {"v1beta1.json", {}, "apiVersion is 'admission.k8s.io/v1beta1'"},
+           {"no_uid.json", {}, "the AdmissionReview request has no uid"},
+           {"deep.json", {}, "nested deeper than 64"},
+           {"huge.json", {}, "more than the 3145728"},
+           {"huge.json", {"-H", "Transfer-Encoding: chunked"}, "more than the 3145728"},
+           {"mig_pod.json", {"-H", "Content-Type: text/plain"}, "not application/json"}}) {
+    INFO(c.file << " " << (c.extra.empty() ? "" : c.extra.back()));
+    std::string path = c.file == "mig_pod.json" ? fixtureFile(c.file) : dir / c.file;
+    std::vector<std::string> extra = c.extra;
+    Reply r =
+        c.extra.size() == 2 && c.extra[1] == "Content-Type: text/plain"
+            ? client.request("/mutate",
+                             {"-H", "Content-Type: text/plain", "--data-binary", "@" + path}, ca)
+            : client.post(path, ca, extra);
+    ++rejected;
+    INFO(r.err);
+    CHECK(r.http == 400);
+    CHECK(r.body.find(c.reason) != std::string::npos);
+    Reply health = client.request("/healthz", {}, ca);
+    CHECK(health.http == 200);
+  }
+}
+
+// Twelve reviews at once, each answered with a patch.
+void burstOfReviews(const TempDir& dir, const std::string& ca, int port, int& reviews,
+                    int& injected) {
+  std::vector<std::unique_ptr<Process>> burst;
+  for (int i = 0; i < 12; ++i) {
+    burst.push_back(std::make_unique<Process>(
+        std::vector<std::string>{which("curl"), "-sS", "--max-time", "20", "-o",
+                                 dir / ("burst" + std::to_string(i)), "--resolve",
+                                 kHost + ":" + std::to_string(port) + ":127.0.0.1", "--cacert",
+                                 ca, "-H", "Content-Type: application/json", "--data-binary",
+                                 "@" + fixtureFile("pytorchjob_worker.json"),
+                                 "https://" + kHost + ":" + std::to_string(port) + "/mutate"},
+        std::vector<std::string>{}, dir.path, dir.path, "burst" + std::to_string(i)));
+    ++reviews, ++injected;
+  }
+  for (int i = 0; i < 12; ++i) {
+    REQUIRE(burst[i]->wait() == 0);
+    CHECK(answerPatch({0, 200, readFile(dir / ("burst" + std::to_string(i))), ""}).is_array());
+  }
+}
+
 } // namespace
 
 // Runs as advisor_webhook_e2e_curl_test: curl may be missing where openssl is not.
@@ -109,38 +212,7 @@ TEST_CASE("gpuwise webhook over TLS: real AdmissionReviews in, consistent pods o
   int reviews = 0, injected = 0, rejected = 0;
 
   SECTION("GPU pods are injected; the patch applies and the pod is consistent") {
-    struct Case {
-      const char* file;
-      std::vector<std::string> gpu;
-    };
-    for (const auto& [file, gpu] :
-         {Case{"pytorchjob_worker.json", {"pytorch"}}, Case{"mig_pod.json", {"server"}}}) {
-      INFO(file);
-      Reply r = client.post(fixtureFile(file), ca);
-      ++reviews, ++injected;
-      REQUIRE(r.curl_exit == 0);
-      REQUIRE(r.http == 200);
-      json doc = json::parse(readFile(fixtureFile(file)));
-      json review = json::parse(r.body);
-      CHECK(review["response"]["uid"] == doc["request"]["uid"]);
-      CHECK(review["response"]["allowed"] == true);
-      json patch = answerPatch(r);
-      REQUIRE(patch.is_array());
-      json pod = applyJsonPatch(doc["request"]["object"], patch);
-      auto problems = podProblems(pod, {true, true, gpu});
-      for (const auto& p : problems)
-        UNSCOPED_INFO(p);
-      CHECK(problems.empty());
-      CHECK(pod["spec"]["initContainers"][1]["image"] == "registry.example/gpuwise:e2e");
-
-      // The API server may call again after other webhooks (reinvocationPolicy: IfNeeded).
-      doc["request"]["object"] = pod;
-      writeFile(dir / "again.json", doc.dump());
-      Reply again = client.post(dir / "again.json", ca);
-      ++reviews;
-      REQUIRE(again.http == 200);
-      CHECK(answerPatch(again).is_null());
-    }
+    injectAndReinvoke(client, dir, ca, reviews, injected);
   }
 
   SECTION("pods that must not change are allowed with no patch and a reason") {
@@ -162,46 +234,7 @@ TEST_CASE("gpuwise webhook over TLS: real AdmissionReviews in, consistent pods o
   }
 
   SECTION("malformed bodies get 400 with a reason, and the server keeps serving") {
-    json mig = json::parse(readFile(fixtureFile("mig_pod.json")));
-    json v1beta1 = mig;
-    v1beta1["apiVersion"] = "admission.k8s.io/v1beta1";
-    json no_uid = mig;
-    no_uid["request"].erase("uid");
-    writeFile(dir / "truncated.json", readFile(fixtureFile("mig_pod.json")).substr(0, 300));
-    writeFile(dir / "array.json", "[1, 2, 3]");
-    writeFile(dir / "v1beta1.json", v1beta1.dump());
-    writeFile(dir / "no_uid.json", no_uid.dump());
-    writeFile(dir / "deep.json", std::string(50000, '[') + std::string(50000, ']'));
-    writeFile(dir / "huge.json", "{\"pad\": \"" + std::string(4u << 20, 'x') + "\"}");
-    struct Case {
-      std::string file;
-      std::vector<std::string> extra;
-      std::string reason;
-    };
-    for (const auto& c : std::vector<Case>{
-             {"truncated.json", {}, "the body is not valid JSON"},
-             {"array.json", {}, "the body is not a JSON object"},
-             {"v1beta1.json", {}, "apiVersion is 'admission.k8s.io/v1beta1'"},
-             {"no_uid.json", {}, "the AdmissionReview request has no uid"},
-             {"deep.json", {}, "nested deeper than 64"},
-             {"huge.json", {}, "more than the 3145728"},
-             {"huge.json", {"-H", "Transfer-Encoding: chunked"}, "more than the 3145728"},
-             {"mig_pod.json", {"-H", "Content-Type: text/plain"}, "not application/json"}}) {
-      INFO(c.file << " " << (c.extra.empty() ? "" : c.extra.back()));
-      std::string path = c.file == "mig_pod.json" ? fixtureFile(c.file) : dir / c.file;
-      std::vector<std::string> extra = c.extra;
-      Reply r =
-          c.extra.size() == 2 && c.extra[1] == "Content-Type: text/plain"
-              ? client.request("/mutate",
-                               {"-H", "Content-Type: text/plain", "--data-binary", "@" + path}, ca)
-              : client.post(path, ca, extra);
-      ++rejected;
-      INFO(r.err);
-      CHECK(r.http == 400);
-      CHECK(r.body.find(c.reason) != std::string::npos);
-      Reply health = client.request("/healthz", {}, ca);
-      CHECK(health.http == 200);
-    }
+    rejectMalformed(client, dir, ca, rejected);
   }
 
   SECTION("health, readiness, and only TLS 1.2 or newer with a certificate for the Service") {
@@ -240,22 +273,7 @@ TEST_CASE("gpuwise webhook over TLS: real AdmissionReviews in, consistent pods o
   }
 
   SECTION("concurrent reviews are all answered") {
-    std::vector<std::unique_ptr<Process>> burst;
-    for (int i = 0; i < 12; ++i) {
-      burst.push_back(std::make_unique<Process>(
-          std::vector<std::string>{which("curl"), "-sS", "--max-time", "20", "-o",
-                                   dir / ("burst" + std::to_string(i)), "--resolve",
-                                   kHost + ":" + std::to_string(port) + ":127.0.0.1", "--cacert",
-                                   ca, "-H", "Content-Type: application/json", "--data-binary",
-                                   "@" + fixtureFile("pytorchjob_worker.json"),
-                                   "https://" + kHost + ":" + std::to_string(port) + "/mutate"},
-          std::vector<std::string>{}, dir.path, dir.path, "burst" + std::to_string(i)));
-      ++reviews, ++injected;
-    }
-    for (int i = 0; i < 12; ++i) {
-      REQUIRE(burst[i]->wait() == 0);
-      CHECK(answerPatch({0, 200, readFile(dir / ("burst" + std::to_string(i))), ""}).is_array());
-    }
+    burstOfReviews(dir, ca, port, reviews, injected);
   }
 
   ::kill(webhook.pid(), SIGTERM);

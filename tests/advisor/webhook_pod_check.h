@@ -137,6 +137,45 @@ inline const json* envVar(const json& container, const std::string& name) {
   return nullptr;
 }
 
+// What the injection must have put into GPU container `c` (named `want`): the shim preloaded and
+// as CUDA injection, the endpoint, the downward-API identity and the gpuwise volume.
+inline void injectionProblems(const json& c, const std::string& want, const PodExpectations& x,
+                              std::vector<std::string>& problems) {
+  auto fail = [&](const std::string& p) { problems.push_back(p); };
+  const json* preload = envVar(c, "LD_PRELOAD");
+  if (!preload ||
+      preload->value("value", "").find(x.mount_path + "/libgpuwise.so") == std::string::npos)
+    fail(want + ": LD_PRELOAD lacks the shim");
+  const json* inj = envVar(c, "CUDA_INJECTION64_PATH");
+  if (!inj || inj->value("value", "") != x.mount_path + "/libgpuwise.so")
+    fail(want + ": CUDA_INJECTION64_PATH is not the shim");
+  const json* ep = envVar(c, "GPUWISE_ENDPOINT");
+  if (!ep || ep->value("value", "") != x.endpoint) fail(want + ": GPUWISE_ENDPOINT is wrong");
+  for (auto [var, field] : {std::pair<const char*, const char*>{"GPUWISE_POD", "metadata.name"},
+                            {"GPUWISE_NAMESPACE", "metadata.namespace"},
+                            {"GPUWISE_NODE", "spec.nodeName"}}) {
+    const json* e = envVar(c, var);
+    if (!e || !e->contains("valueFrom") ||
+        (*e)["valueFrom"]["fieldRef"].value("fieldPath", "") != field)
+      fail(want + ": " + var + " is not the downward API's " + field);
+  }
+  const json* cn = envVar(c, "GPUWISE_CONTAINER");
+  if (!cn || cn->value("value", "") != want) fail(want + ": GPUWISE_CONTAINER is not its name");
+  bool mounted = false;
+  for (const auto& m : c.value("volumeMounts", json::array()))
+    mounted =
+        mounted || (m.value("name", "") == "gpuwise" && m.value("mountPath", "") == x.mount_path);
+  if (!mounted) fail(want + " does not mount the gpuwise volume");
+}
+
+// How many entries of a container list are named `name`.
+inline int countNamed(const json& list, const std::string& name) {
+  int n = 0;
+  for (const auto& c : list)
+    n += c.value("name", "") == name;
+  return n;
+}
+
 inline std::vector<std::string> podProblems(const json& pod, const PodExpectations& x) {
   std::vector<std::string> problems;
   auto fail = [&](const std::string& p) { problems.push_back(p); };
@@ -182,12 +221,7 @@ inline std::vector<std::string> podProblems(const json& pod, const PodExpectatio
     checkContainer(c, "containers");
   if (!x.injected) return problems;
 
-  auto count = [](const json& list, const std::string& name) {
-    int n = 0;
-    for (const auto& c : list)
-      n += c.value("name", "") == name;
-    return n;
-  };
+  auto count = countNamed;
   if (!volumes.count("gpuwise")) fail("no gpuwise volume");
   if (count(init, "gpuwise-install") != 1) fail("gpuwise-install is not in initContainers once");
   if (init.empty() || init[0].value("name", "") != "gpuwise-install")
@@ -232,30 +266,7 @@ inline std::vector<std::string> podProblems(const json& pod, const PodExpectatio
       fail("GPU container " + want + " is gone");
       continue;
     }
-    const json* preload = envVar(*c, "LD_PRELOAD");
-    if (!preload ||
-        preload->value("value", "").find(x.mount_path + "/libgpuwise.so") == std::string::npos)
-      fail(want + ": LD_PRELOAD lacks the shim");
-    const json* inj = envVar(*c, "CUDA_INJECTION64_PATH");
-    if (!inj || inj->value("value", "") != x.mount_path + "/libgpuwise.so")
-      fail(want + ": CUDA_INJECTION64_PATH is not the shim");
-    const json* ep = envVar(*c, "GPUWISE_ENDPOINT");
-    if (!ep || ep->value("value", "") != x.endpoint) fail(want + ": GPUWISE_ENDPOINT is wrong");
-    for (auto [var, field] : {std::pair<const char*, const char*>{"GPUWISE_POD", "metadata.name"},
-                              {"GPUWISE_NAMESPACE", "metadata.namespace"},
-                              {"GPUWISE_NODE", "spec.nodeName"}}) {
-      const json* e = envVar(*c, var);
-      if (!e || !e->contains("valueFrom") ||
-          (*e)["valueFrom"]["fieldRef"].value("fieldPath", "") != field)
-        fail(want + ": " + var + " is not the downward API's " + field);
-    }
-    const json* cn = envVar(*c, "GPUWISE_CONTAINER");
-    if (!cn || cn->value("value", "") != want) fail(want + ": GPUWISE_CONTAINER is not its name");
-    bool mounted = false;
-    for (const auto& m : c->value("volumeMounts", json::array()))
-      mounted =
-          mounted || (m.value("name", "") == "gpuwise" && m.value("mountPath", "") == x.mount_path);
-    if (!mounted) fail(want + " does not mount the gpuwise volume");
+    injectionProblems(*c, want, x, problems);
   }
   const json& annotations = pod.at("metadata").value("annotations", json::object());
   if (annotations.value("gpuwise.io/status", "") != "injected") fail("no gpuwise.io/status");

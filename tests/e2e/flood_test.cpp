@@ -76,6 +76,34 @@ void flood(const std::string& endpoint, int connection, const std::atomic<bool>&
   }
 }
 
+// A well-behaved process: a batch of 100 kernels every 50 ms for 10 s, then its final batch.
+// `error` says what could not be sent; `kernels` counts what was.
+void sendLikeATrainingProcess(const std::string& endpoint, std::string& error, uint64_t& kernels) {
+  WireClient c(endpoint, 4242, 0x4242);
+  if (!c.waitConnected() || !c.sendHello(c.makeHello())) {
+    error = "hello not sent";
+    return;
+  }
+  const auto id = c.names().intern("real_gemm");
+  const auto until = Clock::now() + std::chrono::seconds(10);
+  for (int b = 0; Clock::now() < until; ++b) {
+    for (int i = 0; i < 100; ++i) {
+      model::KernelExec k;
+      k.name = id;
+      k.start = (model::TimeNs(b) * 100 + i + 1) * kMs;
+      k.end = k.start + kMs / 2;
+      c.encoder().add(k);
+    }
+    if (!c.sendBatch(0, false, (model::TimeNs(b) + 1) * 100 * kMs)) {
+      error = "batch not sent";
+      return;
+    }
+    kernels += 100;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50)); // the shim's batch interval
+  }
+  if (!c.sendBatch(0, true, 0)) error = "final batch not sent";
+}
+
 } // namespace
 
 TEST_CASE(
@@ -119,31 +147,7 @@ TEST_CASE(
     flooders.emplace_back([&, c] { flood(endpoint, c, stop_flood, flood_batches); });
   std::string real_error;
   uint64_t real_kernels = 0;
-  std::thread real([&] {
-    WireClient c(endpoint, 4242, 0x4242);
-    if (!c.waitConnected() || !c.sendHello(c.makeHello())) {
-      real_error = "hello not sent";
-      return;
-    }
-    const auto id = c.names().intern("real_gemm");
-    const auto until = Clock::now() + std::chrono::seconds(10);
-    for (int b = 0; Clock::now() < until; ++b) {
-      for (int i = 0; i < 100; ++i) {
-        model::KernelExec k;
-        k.name = id;
-        k.start = (model::TimeNs(b) * 100 + i + 1) * kMs;
-        k.end = k.start + kMs / 2;
-        c.encoder().add(k);
-      }
-      if (!c.sendBatch(0, false, (model::TimeNs(b) + 1) * 100 * kMs)) {
-        real_error = "batch not sent";
-        return;
-      }
-      real_kernels += 100;
-      std::this_thread::sleep_for(std::chrono::milliseconds(50)); // the shim's batch interval
-    }
-    if (!c.sendBatch(0, true, 0)) real_error = "final batch not sent";
-  });
+  std::thread real([&] { sendLikeATrainingProcess(endpoint, real_error, real_kernels); });
   const auto flood_until = Clock::now() + kFloodFor;
   real.join();
   while (Clock::now() < flood_until && flood_batches < uint64_t(kFloodRounds) * kFloodSessions)

@@ -63,6 +63,51 @@ std::map<std::string, std::string> sampleLine(const std::string& out) {
   return kv;
 }
 
+// A Prometheus configuration in `dir` scraping the advisor's /metrics every second; its path.
+std::string writePrometheusConfig(const TempDir& dir, int metrics_port) {
+  std::ofstream cfg(dir / "prometheus.yml");
+  cfg << "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
+      << "scrape_configs:\n  - job_name: gpuwise\n    honor_labels: true\n"
+      << "    static_configs:\n      - targets: ['127.0.0.1:" << metrics_port << "']\n";
+  return dir / "prometheus.yml";
+}
+
+// promtool on the live exposition of a real simulated run: no findings.
+void lintWithPromtool(const std::string& exposition, const TempDir& dir) {
+  if (which("promtool").empty()) {
+    WARN("promtool is not installed: the live exposition was not linted");
+    return;
+  }
+  {
+    std::ofstream f(dir / "live.prom");
+    f << exposition;
+  }
+  Process lint({"/bin/bash", "-c", "promtool check metrics < \"$0\"", dir / "live.prom"}, {},
+               dir.path, dir.path, "promtool");
+  auto rc = lint.wait(std::chrono::seconds(30));
+  INFO(lint.out() << lint.err());
+  CHECK(rc == 0);
+  CHECK(lint.out().empty());
+  CHECK(lint.err().find("SUCCESS") == std::string::npos); // only findings would be printed
+}
+
+// Prometheus is ready and has scraped the advisor successfully.
+void waitUntilScraping(httplib::Client& prom, const TempDir& dir) {
+  INFO(readFile(dir / "prometheus.err"));
+  REQUIRE(eventually(
+      [&] {
+        auto r = prom.Get("/-/ready");
+        return r && r->status == 200;
+      },
+      std::chrono::seconds(30)));
+  REQUIRE(eventually(
+      [&] {
+        auto up = query(prom, "up{job=\"gpuwise\"}");
+        return up.size() == 1 && valueOf(up[0]) == 1;
+      },
+      std::chrono::seconds(20)));
+}
+
 } // namespace
 
 TEST_CASE("prometheus scrapes a live advisor; its answers equal the report", "[e2e][prometheus]") {
@@ -84,33 +129,13 @@ TEST_CASE("prometheus scrapes a live advisor; its answers equal the report", "[e
     return r && r->status == 200;
   }));
 
-  {
-    std::ofstream cfg(dir / "prometheus.yml");
-    cfg << "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
-        << "scrape_configs:\n  - job_name: gpuwise\n    honor_labels: true\n"
-        << "    static_configs:\n      - targets: ['127.0.0.1:" << metrics_port << "']\n";
-  }
-  Process prometheus({which("prometheus"), "--config.file=" + (dir / "prometheus.yml"),
+  Process prometheus({which("prometheus"), "--config.file=" + writePrometheusConfig(dir, metrics_port),
                       "--storage.tsdb.path=" + (dir / "tsdb"),
                       "--web.listen-address=127.0.0.1:" + std::to_string(prom_port)},
                      {}, dir.path, dir.path, "prometheus");
   httplib::Client prom("127.0.0.1", prom_port);
   prom.set_connection_timeout(1, 0);
-  {
-    INFO(readFile(dir / "prometheus.err"));
-    REQUIRE(eventually(
-        [&] {
-          auto r = prom.Get("/-/ready");
-          return r && r->status == 200;
-        },
-        std::chrono::seconds(30)));
-    REQUIRE(eventually(
-        [&] {
-          auto up = query(prom, "up{job=\"gpuwise\"}");
-          return up.size() == 1 && valueOf(up[0]) == 1;
-        },
-        std::chrono::seconds(20)));
-  }
+  waitUntilScraping(prom, dir);
 
   // One rank of a pod, as the injected pod would run it.
   Process sample(
@@ -143,25 +168,10 @@ TEST_CASE("prometheus scrapes a live advisor; its answers equal the report", "[e
     return processes.size() == 1 && valueOf(processes[0]) == 0;
   }));
 
-  // promtool on the live exposition of a real simulated run.
   auto live = adv.Get("/metrics");
   REQUIRE(live);
   CHECK(live->get_header_value("Content-Type") == "text/plain; version=0.0.4; charset=utf-8");
-  if (!which("promtool").empty()) {
-    {
-      std::ofstream f(dir / "live.prom");
-      f << live->body;
-    }
-    Process lint({"/bin/bash", "-c", "promtool check metrics < \"$0\"", dir / "live.prom"}, {},
-                 dir.path, dir.path, "promtool");
-    auto rc = lint.wait(std::chrono::seconds(30));
-    INFO(lint.out() << lint.err());
-    CHECK(rc == 0);
-    CHECK(lint.out().empty());
-    CHECK(lint.err().find("SUCCESS") == std::string::npos); // only findings would be printed
-  } else {
-    WARN("promtool is not installed: the live exposition was not linted");
-  }
+  lintWithPromtool(live->body, dir);
   auto exposition = parseProm(live->body);
 
   const double busy = valueOf(query(prom, "gpuwise_gpu_busy_seconds_total" + sel).at(0));

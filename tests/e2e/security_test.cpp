@@ -110,17 +110,11 @@ TEST_CASE("tcp: the advisor binds loopback unless all interfaces are named by ad
   }
 }
 
-TEST_CASE("garbage, forged, bomb and oversized messages: dropped and counted, memory bounded, "
-          "a real process served meanwhile") {
-  TempDir dir;
-  const std::string endpoint = "ipc://" + (dir / "pod/advisor.sock");
-  Advisor advisor(endpoint, dir / "reports", dir.path, "advisor");
-  REQUIRE(advisor.listening());
-  const pid_t apid = advisor.process().pid();
-  const int64_t rss_start = rssKib(apid);
+namespace {
 
-  // 10,000 hostile messages: random bytes, a valid envelope around random bytes (passes the crc,
-  // fails the verifier), and zstd frames that claim or inflate to the 64 MiB decoded maximum.
+// The hostile messages: random bytes, a valid envelope around random bytes (passes the crc, fails
+// the verifier), and zstd frames that claim or inflate to the 64 MiB decoded maximum.
+std::vector<std::vector<uint8_t>> hostileMessages() {
   std::mt19937_64 rng(7);
   std::vector<std::vector<uint8_t>> hostile;
   for (int kind = 0; kind < 4; ++kind) {
@@ -142,6 +136,51 @@ TEST_CASE("garbage, forged, bomb and oversized messages: dropped and counted, me
           transport::forgeEnvelope(transport::Codec::Zstd, uint32_t(zeros.size()), z));
     }
   }
+  return hostile;
+}
+
+// A small honest process: its Hello and one final batch of one kernel.
+std::vector<std::vector<uint8_t>> markerProcess() {
+  std::vector<std::vector<uint8_t>> marker;
+  model::NameTable names;
+  transport::BatchEncoder enc(names, 4242, 4242);
+  transport::Hello h;
+  h.session_id = 4242;
+  h.process.pid = 4242;
+  marker.push_back(transport::encodeHello(h));
+  model::KernelExec k;
+  k.name = names.intern("marker_kernel");
+  k.start = 2000;
+  k.end = 3000;
+  enc.add(k);
+  marker.push_back(enc.encode(0, true, 4000));
+  return marker;
+}
+
+// Eight messages over the receiver's limit from a connection of their own; how many were sent.
+int sendOversized(const std::string& endpoint) {
+  std::string error;
+  auto big_sender = transport::PushSender::connect(endpoint, {4, 0}, &error);
+  REQUIRE(big_sender);
+  std::vector<uint8_t> huge(transport::kMaxMessageBytes + 4096, 0x5a);
+  int huge_sent = 0;
+  for (int i = 0; i < 8; ++i)
+    huge_sent += send(*big_sender, huge, 5s) ? 1 : 0;
+  return huge_sent;
+}
+
+} // namespace
+
+TEST_CASE("garbage, forged, bomb and oversized messages: dropped and counted, memory bounded, "
+          "a real process served meanwhile") {
+  TempDir dir;
+  const std::string endpoint = "ipc://" + (dir / "pod/advisor.sock");
+  Advisor advisor(endpoint, dir / "reports", dir.path, "advisor");
+  REQUIRE(advisor.listening());
+  const pid_t apid = advisor.process().pid();
+  const int64_t rss_start = rssKib(apid);
+
+  const std::vector<std::vector<uint8_t>> hostile = hostileMessages();
   std::string error;
   auto attacker = transport::PushSender::connect(endpoint, {1000, 0}, &error);
   REQUIRE(attacker);
@@ -150,21 +189,7 @@ TEST_CASE("garbage, forged, bomb and oversized messages: dropped and counted, me
   // After the hostile messages, the same connection carries a small honest process (Hello, one
   // final batch): messages on one connection arrive in order, so once the advisor has that
   // process's final batch it has read every hostile message before it.
-  std::vector<std::vector<uint8_t>> marker;
-  {
-    model::NameTable names;
-    transport::BatchEncoder enc(names, 4242, 4242);
-    transport::Hello h;
-    h.session_id = 4242;
-    h.process.pid = 4242;
-    marker.push_back(transport::encodeHello(h));
-    model::KernelExec k;
-    k.name = names.intern("marker_kernel");
-    k.start = 2000;
-    k.end = 3000;
-    enc.add(k);
-    marker.push_back(enc.encode(0, true, 4000));
-  }
+  const std::vector<std::vector<uint8_t>> marker = markerProcess();
   std::atomic<bool> done{false};
   std::atomic<int> sent{0};
   std::thread attack([&] {
@@ -180,12 +205,7 @@ TEST_CASE("garbage, forged, bomb and oversized messages: dropped and counted, me
 
   // Oversized: over the receiver's 16 MiB limit, dropped by ZeroMQ before it is buffered whole
   // (the offending connection is closed; the sender's socket reconnects by itself).
-  auto big_sender = transport::PushSender::connect(endpoint, {4, 0}, &error);
-  REQUIRE(big_sender);
-  std::vector<uint8_t> huge(transport::kMaxMessageBytes + 4096, 0x5a);
-  int huge_sent = 0;
-  for (int i = 0; i < 8; ++i)
-    huge_sent += send(*big_sender, huge, 5s) ? 1 : 0;
+  const int huge_sent = sendOversized(endpoint);
 
   // Meanwhile a real process on the simulated device.
   Process app({faultApp(), "--kernels", "3000"}, shimEnv(endpoint), dir.path, dir.path, "app");

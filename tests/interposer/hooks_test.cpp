@@ -139,6 +139,53 @@ TEST_CASE("The shim starts on the first CUDA call, not before") {
   CHECK(cudaFree(p) == cudaSuccess);
 }
 
+namespace {
+
+// The allocations and frees of the test below, with sizes (pinned memory included), and the API
+// calls that stay visible: failed calls, graph launches, allocation calls.
+void checkAllocationsAndApiCalls(const Received& r, void* dev, void* pinned, CUdeviceptr dptr) {
+  auto alloc = [&](uint64_t address, bool is_free) {
+    return std::find_if(r.allocations.begin(), r.allocations.end(),
+                        [&](auto& a) { return a.address == address && a.is_free == is_free; });
+  };
+  auto dev_alloc = alloc(reinterpret_cast<uint64_t>(dev), false);
+  REQUIRE(dev_alloc != r.allocations.end());
+  CHECK(dev_alloc->bytes == (1u << 20));
+  CHECK(dev_alloc->kind == MemoryKind::Device);
+  auto dev_free = alloc(reinterpret_cast<uint64_t>(dev), true);
+  REQUIRE(dev_free != r.allocations.end());
+  CHECK(dev_free->bytes == (1u << 20));
+  auto pin_free = alloc(reinterpret_cast<uint64_t>(pinned), true);
+  REQUIRE(pin_free != r.allocations.end());
+  CHECK(pin_free->kind == MemoryKind::Pinned);
+  CHECK(pin_free->bytes == 8192);
+  CHECK(alloc(uint64_t(dptr), false) != r.allocations.end());
+  auto api = [&](const char* name) { return std::count(r.api_names.begin(), r.api_names.end(), name); };
+  CHECK(api("cudaMalloc") == 2); // one good, one failed
+  CHECK(api("cudaLaunchKernel") == 1); // the failed launch
+  CHECK(api("cuMemAlloc_v2") == 2);
+  CHECK(api("cudaGraphLaunch") == 1);
+  CHECK(r.allocations.size() == 5); // dev, pinned, dptr allocated; pinned and dev freed
+}
+
+// The Hello described this process and the (fake) devices, queried on the drain thread.
+void checkHello(const Received& r) {
+  REQUIRE(r.hellos.size() == 1);
+  const auto& h = r.hellos[0];
+  CHECK(h.session_id == shimStatus().session_id);
+  CHECK(h.process.pid == getpid());
+  CHECK(h.process.command.find("interposer_hooks_test") != std::string::npos);
+  CHECK(h.process.tier == model::CollectionTier::Interposer);
+  CHECK(h.simulated); // FakeCudart exports gwsimIsSimulated() == 1
+  REQUIRE(h.devices.size() == 2);
+  CHECK(h.devices[0].name == "Fake GPU 0");
+  CHECK(h.devices[0].sm_count == 132);
+  CHECK(h.devices[0].compute_major == 9);
+  CHECK(h.devices[0].max_threads_per_sm == 2048);
+}
+
+} // namespace
+
 TEST_CASE("Hooks forward, return the real result unchanged, and record what happened") {
   startWith({});
   long mallocs = fakeCalls("cudaMalloc");
@@ -225,43 +272,8 @@ TEST_CASE("Hooks forward, return the real result unchanged, and record what happ
   CHECK(count_kind(model::SyncKind::SyncCopy) == 3);
   CHECK(count_kind(model::SyncKind::Stream) == 1);
   CHECK(count_kind(model::SyncKind::Device) == 2); // cudaDeviceSynchronize and cuCtxSynchronize
-  // Allocations and frees, with sizes, including pinned memory.
-  auto alloc = [&](uint64_t address, bool is_free) {
-    return std::find_if(r.allocations.begin(), r.allocations.end(),
-                        [&](auto& a) { return a.address == address && a.is_free == is_free; });
-  };
-  auto dev_alloc = alloc(reinterpret_cast<uint64_t>(dev), false);
-  REQUIRE(dev_alloc != r.allocations.end());
-  CHECK(dev_alloc->bytes == (1u << 20));
-  CHECK(dev_alloc->kind == MemoryKind::Device);
-  auto dev_free = alloc(reinterpret_cast<uint64_t>(dev), true);
-  REQUIRE(dev_free != r.allocations.end());
-  CHECK(dev_free->bytes == (1u << 20));
-  auto pin_free = alloc(reinterpret_cast<uint64_t>(pinned), true);
-  REQUIRE(pin_free != r.allocations.end());
-  CHECK(pin_free->kind == MemoryKind::Pinned);
-  CHECK(pin_free->bytes == 8192);
-  CHECK(alloc(uint64_t(dptr), false) != r.allocations.end());
-  // Failed calls stay visible as API calls; so do graph launches and allocation calls.
-  auto api = [&](const char* name) { return std::count(r.api_names.begin(), r.api_names.end(), name); };
-  CHECK(api("cudaMalloc") == 2); // one good, one failed
-  CHECK(api("cudaLaunchKernel") == 1); // the failed launch
-  CHECK(api("cuMemAlloc_v2") == 2);
-  CHECK(api("cudaGraphLaunch") == 1);
-  CHECK(r.allocations.size() == 5); // dev, pinned, dptr allocated; pinned and dev freed
-  // The Hello described this process and the (fake) devices, queried on the drain thread.
-  REQUIRE(r.hellos.size() == 1);
-  const auto& h = r.hellos[0];
-  CHECK(h.session_id == shimStatus().session_id);
-  CHECK(h.process.pid == getpid());
-  CHECK(h.process.command.find("interposer_hooks_test") != std::string::npos);
-  CHECK(h.process.tier == model::CollectionTier::Interposer);
-  CHECK(h.simulated); // FakeCudart exports gwsimIsSimulated() == 1
-  REQUIRE(h.devices.size() == 2);
-  CHECK(h.devices[0].name == "Fake GPU 0");
-  CHECK(h.devices[0].sm_count == 132);
-  CHECK(h.devices[0].compute_major == 9);
-  CHECK(h.devices[0].max_threads_per_sm == 2048);
+  checkAllocationsAndApiCalls(r, dev, pinned, dptr);
+  checkHello(r);
 }
 
 TEST_CASE("Nested calls and the shim's own threads are forwarded but not recorded") {

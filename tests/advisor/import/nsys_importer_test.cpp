@@ -198,20 +198,12 @@ TEST_CASE("real exports: saxpy's versions dropped from names, its copies pageabl
   }
 }
 
-TEST_CASE("each table of an export becomes its records, per process") {
-  test::TempDir dir;
-  Export x(dir.path("built.sqlite"));
-  x.sql(schemaSql());
-  x.sql(R"(
-INSERT INTO StringIds VALUES (1, 'gemm_kernel'), (2, 'ncclDevKernel_AllReduce_Sum_f32_RING_LL'),
-  (3, 'cudaLaunchKernel_v7000'), (4, 'cudaStreamSynchronize_v3020'), (5, 'cudaMemcpyAsync_v3020'),
-  (6, 'cudaMemsetAsync_v3020'), (7, 'cuMemAlloc_v2'), (8, 'cudaGraphLaunch_v10000'), (9, 'train_step 3');
-INSERT INTO PROCESSES VALUES (0, 100, 'python train.py'), (0, 200, 'python train.py --rank 1');
-INSERT INTO TARGET_INFO_GPU VALUES (0, 0, 'NVIDIA H200', 'abc-def', 150754820096, 132, 9, 0, 32, 64),
-  (0, 1, 'NVIDIA H200', 'GPU-123', 150754820096, 132, 9, 0, 32, 64);
-)");
-  // Process 100 on device 0: a launch, a graph node, a cooperative kernel; a pinned async copy, a
-  // managed memset, a stream sync with its record, a device-side wait, NVTX ranges.
+namespace {
+
+// The rows of process 100 on device 0 for the test below: a launch, a graph node, a cooperative
+// kernel; a pinned async copy, a managed memset, a stream sync with its record, a device-side
+// wait, NVTX ranges; and its device memory.
+void addProcess100(Export& x) {
   x.sql(R"(
 INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES
   (1000, 1100, 0, )" +
@@ -272,6 +264,23 @@ INSERT INTO NVTX_EVENTS VALUES
         ", 0, 1, 65536, 0, 268435456, 1, 0, NULL, 0),"
         " (840, " +
         pid100 + ", 0, 1, 0, 0, 0, 2, 2, NULL, 0);");
+}
+
+} // namespace
+
+TEST_CASE("each table of an export becomes its records, per process") {
+  test::TempDir dir;
+  Export x(dir.path("built.sqlite"));
+  x.sql(schemaSql());
+  x.sql(R"(
+INSERT INTO StringIds VALUES (1, 'gemm_kernel'), (2, 'ncclDevKernel_AllReduce_Sum_f32_RING_LL'),
+  (3, 'cudaLaunchKernel_v7000'), (4, 'cudaStreamSynchronize_v3020'), (5, 'cudaMemcpyAsync_v3020'),
+  (6, 'cudaMemsetAsync_v3020'), (7, 'cuMemAlloc_v2'), (8, 'cudaGraphLaunch_v10000'), (9, 'train_step 3');
+INSERT INTO PROCESSES VALUES (0, 100, 'python train.py'), (0, 200, 'python train.py --rank 1');
+INSERT INTO TARGET_INFO_GPU VALUES (0, 0, 'NVIDIA H200', 'abc-def', 150754820096, 132, 9, 0, 32, 64),
+  (0, 1, 'NVIDIA H200', 'GPU-123', 150754820096, 132, 9, 0, 32, 64);
+)");
+  addProcess100(x);
   // Process 200 on device 1: one kernel.
   x.sql("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (10000, 11000, 1, 1, 7, 1, " +
         std::to_string(gid(200)) + ", 1, 1, 1, 96, 1, 1, 1, 32, 1, 1, 0, 0, NULL, NULL);");
