@@ -1,9 +1,14 @@
+#include "advisor/analysis/analyzer_registry.h"
 #include "advisor/analysis/format.h"
 #include "advisor/analysis/interval_union.h"
 #include "advisor/analysis/job_analysis.h"
 #include "tests/advisor/trace_builder.h"
 
 #include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <set>
+#include <string_view>
 
 using namespace gpuwise;
 using namespace gpuwise::advisor;
@@ -341,6 +346,23 @@ TEST_CASE("job analysis merges windows") {
   CHECK(a.timeline.busy_ns == 300);
   CHECK(a.collection.processes.size() == 1);
   CHECK(a.collection.events == 3);
+}
+
+TEST_CASE("analyzer registry: each analyzer once, each stage's entries run, every entry merges") {
+  std::set<std::string_view> names;
+  for (const auto& analyzer : analyzers()) {
+    CHECK(names.insert(analyzer.name).second);
+    CHECK(analyzer.merge != nullptr);
+    CHECK((analyzer.run == nullptr) == (analyzer.stage == AnalyzerStage::Timeline));
+  }
+  CHECK(names.size() == 11);
+  // Precision is computed from the kernels, so it comes after them in run and merge order.
+  auto at = [](std::string_view name) {
+    auto list = analyzers();
+    return std::find_if(list.begin(), list.end(), [&](const Analyzer& a) { return a.name == name; }) -
+           list.begin();
+  };
+  CHECK(at("kernels") < at("precision"));
 }
 
 TEST_CASE("formatting") {
