@@ -1,7 +1,6 @@
 #include "advisor/analysis/job_analysis.h"
 
 #include "advisor/analysis/analyzer_registry.h"
-#include "advisor/analysis/format.h"
 #include "advisor/analysis/interval_union.h"
 
 #include <algorithm>
@@ -78,7 +77,8 @@ std::optional<double> JobAnalysis::inputStallRatio() const {
 
 std::optional<double> JobAnalysis::hostSyncSecondsPerStep() const {
   if (steps.steadyCount() == 0) return std::nullopt;
-  return toSeconds(steps.hostSyncNs()) / double(steps.steadyCount());
+  const double host_sync_seconds = static_cast<double>(steps.hostSyncNs()) / 1e9;
+  return host_sync_seconds / double(steps.steadyCount());
 }
 
 JobAnalysis analyzeJob(const model::Trace& trace, const AnalysisOptions& options) {

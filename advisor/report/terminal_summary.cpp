@@ -1,6 +1,6 @@
 #include "advisor/report/terminal_summary.h"
 
-#include "advisor/analysis/format.h"
+#include "advisor/report/format.h"
 #include "profiler/precision/demangle.h"
 #include "profiler/precision/precision.h"
 

@@ -1,5 +1,4 @@
 #include "advisor/analysis/analyzer_registry.h"
-#include "advisor/analysis/format.h"
 #include "advisor/analysis/interval_union.h"
 #include "advisor/analysis/job_analysis.h"
 #include "tests/advisor/trace_builder.h"
@@ -363,15 +362,4 @@ TEST_CASE("analyzer registry: each analyzer once, each stage's entries run, ever
            list.begin();
   };
   CHECK(at("kernels") < at("precision"));
-}
-
-TEST_CASE("formatting") {
-  CHECK(formatSignificant(1234.4) == "1234");
-  CHECK(formatSignificant(0.012345) == "0.0123");
-  CHECK(formatSignificant(12.0) == "12.0");
-  CHECK(formatPercent(0.1234) == "12.3%");
-  CHECK(formatDuration(1'230'000'000) == "1.23 s");
-  CHECK(formatDuration(45'600'000) == "45.6 ms");
-  CHECK(formatBytes(2'150'000'000) == "2.15 GB");
-  CHECK(formatBytes(512) == "512 B");
 }
