@@ -1,7 +1,7 @@
 #include "advisor/analysis/blas_precision_analyzer.h"
 
-#include "profiler/precision/demangle.h"
-#include "profiler/precision/kernel_classifier.h"
+#include "advisor/precision/demangle.h"
+#include "advisor/precision/kernel_classifier.h"
 
 #include <algorithm>
 #include <unordered_map>

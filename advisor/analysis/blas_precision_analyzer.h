@@ -1,6 +1,6 @@
 // The cuBLAS precision probe: what each recorded cuBLAS / cuBLASLt matmul asked for (its data
 // types, compute type and math mode) beside what the kernels it launched say they computed in
-// (profiler/precision's classification of their names). The kernel-name classification is what
+// (advisor/precision's classification of their names). The kernel-name classification is what
 // every other precision figure rests on; this is its ground truth where the shim saw the call.
 //
 // Requested precision (requestedPrecision): the A/B data type, except FP32 data, where the compute
@@ -17,8 +17,8 @@
 // Pure; any thread.
 #pragma once
 
+#include "advisor/precision/precision.h"
 #include "profiler/model/trace.h"
-#include "profiler/precision/precision.h"
 
 #include <cstdint>
 #include <optional>

@@ -1,6 +1,6 @@
 #include "advisor/analysis/job_analysis.h"
 
-#include "advisor/analysis/format.h"
+#include "advisor/analysis/analyzer_registry.h"
 #include "advisor/analysis/interval_union.h"
 
 #include <algorithm>
@@ -77,7 +77,8 @@ std::optional<double> JobAnalysis::inputStallRatio() const {
 
 std::optional<double> JobAnalysis::hostSyncSecondsPerStep() const {
   if (steps.steadyCount() == 0) return std::nullopt;
-  return toSeconds(steps.hostSyncNs()) / double(steps.steadyCount());
+  const double host_sync_seconds = static_cast<double>(steps.hostSyncNs()) / 1e9;
+  return host_sync_seconds / double(steps.steadyCount());
 }
 
 JobAnalysis analyzeJob(const model::Trace& trace, const AnalysisOptions& options) {
@@ -97,18 +98,11 @@ JobAnalysis analyzeJob(const model::Trace& trace, const AnalysisOptions& options
 }
 
 void analyzeRecords(const model::Trace& trace, const IngestHealth* ingest, JobAnalysis& a) {
-  a.collection = analyzeCollection(trace, ingest);
-  a.kernels = analyzeKernels(trace);
-  a.precision = analyzePrecision(a.kernels);
-  a.blas = analyzeBlasPrecision(trace);
-  a.copies = analyzeCopies(trace);
-  a.syncs = analyzeSyncs(trace);
-  a.nvml = analyzeNvml(trace);
+  runAnalyzers(AnalyzerStage::Records, {trace, ingest}, a);
 }
 
 void analyzeMemoryLevels(const model::Trace& trace, JobAnalysis& a) {
-  a.memory = analyzeMemory(trace);
-  a.utilization = analyzeUtilization(trace);
+  runAnalyzers(AnalyzerStage::MemoryLevels, {trace}, a);
 }
 
 std::optional<model::TimeNs> recordSpanStart(const model::ProcessTrace& process) {
@@ -127,17 +121,7 @@ void JobAnalysis::merge(const JobAnalysis& o) {
     if (std::find(source.files.begin(), source.files.end(), f) == source.files.end())
       source.files.push_back(f);
   if (o.wall_ns) wall_ns = wall_ns.value_or(0) + *o.wall_ns;
-  timeline.merge(o.timeline);
-  kernels.merge(o.kernels);
-  precision = analyzePrecision(kernels);
-  blas.merge(o.blas);
-  steps.merge(o.steps);
-  copies.merge(o.copies);
-  syncs.merge(o.syncs);
-  memory.merge(o.memory);
-  nvml.merge(o.nvml);
-  collection.merge(o.collection);
-  utilization.merge(o.utilization);
+  mergeAnalyzers(*this, o);
 }
 
 } // namespace gpuwise::advisor

@@ -1,10 +1,8 @@
 // JobAnalysis: every analyzer's result for one job (or one window of a live job), side by side.
 //
-// Adding an analyzer: write analysis/<name>_analyzer.{h,cpp} with a result struct (with merge())
-// and a pure `analyze<Name>(const model::Trace&)`, add a member below, a line in analyzeRecords()
-// (or analyzeMemoryLevels(), when it reads the device-memory level) and merge(), and a line in the
-// report sinks (report/report_json.cpp, terminal_summary.cpp, html_report.cpp). analyzeJob() and
-// a live run's windows (ingest/window_aggregator.cpp) both run those two lists.
+// Which analyzers run, in which order, and how their results merge is the registry's
+// (analyzer_registry.h): adding an analyzer is its own files, a field below for its result, and
+// one entry there. This header includes the result types its fields hold, nothing more.
 //
 // Pure; any thread. A JobAnalysis owns its results and holds no reference to the trace.
 #pragma once
@@ -20,7 +18,6 @@
 #include "advisor/analysis/sync_analyzer.h"
 #include "advisor/analysis/timeline_analyzer.h"
 #include "advisor/analysis/utilization_analyzer.h"
-#include "advisor/analysis/window_bounds.h"
 #include "profiler/model/trace.h"
 
 #include <optional>
@@ -72,11 +69,11 @@ struct JobAnalysis {
 
 JobAnalysis analyzeJob(const model::Trace& trace, const AnalysisOptions& options = {});
 
-// The analyzers that read records one at a time, not on a timeline (kernels, precision, BLAS,
-// copies, syncs, NVML, collection): into `a`. `ingest`: the ingest's figures (may be null).
+// The registry's Records stage (kernels, precision, BLAS, copies, syncs, NVML, collection): into
+// `a`. `ingest`: the ingest's figures (may be null).
 void analyzeRecords(const model::Trace& trace, const IngestHealth* ingest, JobAnalysis& a);
-// The analyzers that follow the device-memory level through allocations and frees (memory,
-// utilisation): a window runs them after the allocations still live at its start are added.
+// The registry's MemoryLevels stage (memory, utilisation): a window runs it after the allocations
+// still live at its start are added.
 void analyzeMemoryLevels(const model::Trace& trace, JobAnalysis& a);
 
 // First start and last end of a process's timed records (wallTime()'s fallback), nullopt when

@@ -1,7 +1,7 @@
 #include "advisor/analysis/kernel_analyzer.h"
 
 #include "advisor/analysis/interval_union.h"
-#include "profiler/precision/demangle.h"
+#include "advisor/precision/demangle.h"
 
 #include <algorithm>
 #include <cctype>

@@ -5,15 +5,15 @@
 // shared memory), most frequent first. Totals are sums of durations, not unions: two overlapping
 // kernels both count, as in every profiler's kernel table.
 //
-// Each distinct name is also classified once (profiler/precision: precision, tensor cores) and
+// Each distinct name is also classified once (advisor/precision: precision, tensor cores) and
 // each execution's occupancy is added to its name's OccupancyStats (occupancy_analyzer.h).
 //
 // Pure function of the trace; any thread. Results merge by name (sums, minima, maxima).
 #pragma once
 
 #include "advisor/analysis/occupancy_analyzer.h"
+#include "advisor/precision/kernel_classifier.h"
 #include "profiler/model/trace.h"
-#include "profiler/precision/kernel_classifier.h"
 
 #include <optional>
 #include <string>

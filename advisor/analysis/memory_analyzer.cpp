@@ -1,48 +1,16 @@
 #include "advisor/analysis/memory_analyzer.h"
 
+#include "advisor/analysis/allocation_replay.h"
+
 #include <algorithm>
 #include <map>
-#include <unordered_map>
 
 namespace gpuwise::advisor {
 namespace {
 
-bool countsAsDeviceMemory(model::MemoryKind k) {
-  return k == model::MemoryKind::Device || k == model::MemoryKind::Managed ||
-         k == model::MemoryKind::Unknown;
-}
-
 struct Peak {
   int64_t reserved = -1, allocated = -1;
 };
-
-// Running sum of allocations on each device, in time order.
-std::map<uint32_t, uint64_t> peaksFromAllocations(const model::ProcessTrace& p) {
-  std::vector<const model::Allocation*> order;
-  for (const auto& a : p.allocations)
-    if (countsAsDeviceMemory(a.kind)) order.push_back(&a);
-  std::stable_sort(
-      order.begin(), order.end(),
-      [](const model::Allocation* a, const model::Allocation* b) { return a->time < b->time; });
-  std::map<uint32_t, uint64_t> current, peak;
-  std::unordered_map<uint64_t, uint64_t> live; // address -> bytes, for frees without a size
-  for (const auto* a : order) {
-    auto& cur = current[a->device];
-    if (!a->is_free) {
-      cur += a->bytes;
-      if (a->address != 0) live[a->address] = a->bytes;
-      peak[a->device] = std::max(peak[a->device], cur);
-      continue;
-    }
-    uint64_t bytes = a->bytes;
-    if (auto it = live.find(a->address); a->address != 0 && it != live.end()) {
-      if (bytes == 0) bytes = it->second;
-      live.erase(it);
-    }
-    cur -= std::min(cur, bytes);
-  }
-  return peak;
-}
 
 } // namespace
 
@@ -86,7 +54,7 @@ MemoryResult analyzeMemory(const model::Trace& trace) {
       peak.reserved = std::max(peak.reserved, s.reserved_bytes);
       peak.allocated = std::max(peak.allocated, s.allocated_bytes);
     }
-    auto from_allocations = peaksFromAllocations(p);
+    const auto from_allocations = replayAllocations(p);
     std::map<uint32_t, DeviceMemory> found;
     for (const auto& [device, peak] : samples) {
       if (peak.reserved >= 0) {
@@ -97,9 +65,10 @@ MemoryResult analyzeMemory(const model::Trace& trace) {
                          MemorySource::Allocated};
       }
     }
-    for (const auto& [device, bytes] : from_allocations) {
-      if (!found.contains(device))
-        found[device] = {p.info.pid, p.info.rank, device, bytes, MemorySource::Allocations};
+    for (const auto& [device, replay] : from_allocations) {
+      if (replay.allocated && !found.contains(device))
+        found[device] = {p.info.pid, p.info.rank, device, replay.peak_bytes,
+                         MemorySource::Allocations};
     }
     for (auto& [device, m] : found) {
       if (const auto* info = p.device(device)) m.memory_total_bytes = info->memory_total_bytes;

@@ -2,9 +2,9 @@
 //
 // Sources, best first: MemorySample reserved bytes (the caching allocator's or NVML's view: what
 // the process holds on the device), MemorySample allocated bytes when only those are known (a
-// lower bound), otherwise the running sum of the process's Allocation records for that device
-// (device and managed allocations; pinned host memory is not device memory). A free without a
-// size is matched to its allocation by address. Unknown (nullopt) when there is no such record.
+// lower bound), otherwise the highest running sum of the process's allocations on that device
+// (allocation_replay.h: the same replay the memory curve draws). Unknown (nullopt) when there is
+// no such record.
 //
 // Pure function of the trace; any thread. Results merge by maximum.
 #pragma once

@@ -1,5 +1,5 @@
 // Occupancy of the kernels that ran: theoretical occupancy and its limiter, SM fill and tail-wave
-// loss of each execution (profiler/occupancy), and the trace's own achieved-occupancy estimate
+// loss of each execution (advisor/occupancy), and the trace's own achieved-occupancy estimate
 // where it has one (Kineto's "est. achieved occupancy %"), kept beside ours, never mixed.
 //
 // Every mean is kernel-time weighted: a 2 ms GEMM at 25% matters more than a thousand 2 us
@@ -13,8 +13,8 @@
 // configuration once. Not thread-safe; pure otherwise.
 #pragma once
 
+#include "advisor/occupancy/occupancy.h"
 #include "profiler/model/trace.h"
-#include "profiler/occupancy/occupancy.h"
 
 #include <array>
 #include <cstddef>

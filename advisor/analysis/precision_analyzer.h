@@ -2,7 +2,7 @@
 // how much FP32 GEMM/convolution time tensor cores could take over (TF32 or BF16 autocast).
 //
 // From the kernel table (kernel_analyzer.h), where every distinct name is classified once by
-// profiler/precision; shares are of timed kernel time (sums of durations, like the kernel table).
+// advisor/precision; shares are of timed kernel time (sums of durations, like the kernel table).
 // Names the classifier does not recognise are listed, most time first, so the table can grow;
 // their time counts as "other".
 //
@@ -10,7 +10,7 @@
 #pragma once
 
 #include "advisor/analysis/kernel_analyzer.h"
-#include "profiler/precision/precision.h"
+#include "advisor/precision/precision.h"
 
 #include <array>
 #include <optional>

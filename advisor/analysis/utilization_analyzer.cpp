@@ -1,11 +1,11 @@
 #include "advisor/analysis/utilization_analyzer.h"
 
+#include "advisor/analysis/allocation_replay.h"
 #include "advisor/analysis/interval_union.h"
 
 #include <algorithm>
 #include <limits>
 #include <map>
-#include <unordered_map>
 
 namespace gpuwise::advisor {
 namespace {
@@ -135,36 +135,12 @@ std::vector<int64_t> bucketLevels(const std::vector<Level>& levels, model::TimeN
   return out;
 }
 
-bool countsAsDeviceMemory(model::MemoryKind k) {
-  return k == model::MemoryKind::Device || k == model::MemoryKind::Managed ||
-         k == model::MemoryKind::Unknown;
-}
-
 // The running sum of device allocations per device, one level per allocation or free.
 std::map<uint32_t, std::vector<Level>> allocationLevels(const model::ProcessTrace& p) {
-  std::vector<const model::Allocation*> order;
-  for (const auto& a : p.allocations)
-    if (countsAsDeviceMemory(a.kind) && a.time != 0) order.push_back(&a);
-  std::stable_sort(order.begin(), order.end(),
-                   [](const auto* a, const auto* b) { return a->time < b->time; });
   std::map<uint32_t, std::vector<Level>> levels;
-  std::map<uint32_t, uint64_t> current;
-  std::unordered_map<uint64_t, uint64_t> live; // address -> bytes, for frees without a size
-  for (const auto* a : order) {
-    auto& cur = current[a->device];
-    if (!a->is_free) {
-      cur += a->bytes;
-      if (a->address != 0) live[a->address] = a->bytes;
-    } else {
-      uint64_t bytes = a->bytes;
-      if (auto it = live.find(a->address); a->address != 0 && it != live.end()) {
-        if (bytes == 0) bytes = it->second;
-        live.erase(it);
-      }
-      cur -= std::min(cur, bytes);
-    }
-    levels[a->device].push_back({a->time, static_cast<int64_t>(cur)});
-  }
+  for (const auto& [device, replay] : replayAllocations(p))
+    for (const auto& l : replay.levels)
+      levels[device].push_back({l.time, static_cast<int64_t>(l.bytes)});
   return levels;
 }
 

@@ -10,9 +10,10 @@
 // busy_ns values sum exactly to the timeline analyzer's busy time for the device.
 //
 // Memory series, per (process, device), from the memory analyzer's sources, best first:
-// MemorySample reserved and allocated bytes, else the running sum of Allocation records. The
-// span is first..last memory record; bucket i holds the highest level seen in it, buckets without
-// a record carry the level of the previous one (memory stays held until freed). A level of -1
+// MemorySample reserved and allocated bytes, else the running sum of Allocation records (the
+// replay of allocation_replay.h, the one the memory analyzer's peak takes). The span is
+// first..last memory record; bucket i holds the highest level seen in it, buckets without a
+// record carry the level of the previous one (memory stays held until freed). A level of -1
 // means "nothing known yet" (before the first record of that kind).
 //
 // Recent busy series, per (process, device): busy ns (the same union of kernel, copy and memset

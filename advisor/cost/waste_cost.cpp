@@ -1,7 +1,7 @@
 #include "advisor/cost/waste_cost.h"
 
-#include "advisor/analysis/format.h"
 #include "advisor/cost/gpu_prices.h"
+#include "advisor/report/format.h"
 
 #include <algorithm>
 

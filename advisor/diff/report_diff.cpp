@@ -1,6 +1,6 @@
 #include "advisor/diff/report_diff.h"
 
-#include "advisor/analysis/format.h"
+#include "advisor/report/format.h"
 #include "advisor/report/report_fields.h"
 #include "advisor/report/report_json.h"
 

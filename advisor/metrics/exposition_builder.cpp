@@ -1,7 +1,7 @@
 #include "advisor/metrics/exposition_builder.h"
 
+#include "advisor/precision/precision.h"
 #include "advisor/report/report_json.h"
-#include "profiler/precision/precision.h"
 #include "transport/codec.h"
 
 #include <algorithm>

@@ -1,6 +1,6 @@
 #include "advisor/report/html_report.h"
 
-#include "advisor/analysis/format.h"
+#include "advisor/report/format.h"
 #include "advisor/report/html_sections.h"
 
 #include <sstream>

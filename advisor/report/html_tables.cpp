@@ -1,9 +1,9 @@
 // The table-led sections of the HTML report (see html_sections.h).
-#include "advisor/analysis/format.h"
+#include "advisor/precision/demangle.h"
+#include "advisor/report/format.h"
 #include "advisor/report/html_report.h"
 #include "advisor/report/html_sections.h"
 #include "advisor/report/svg_chart.h"
-#include "profiler/precision/demangle.h"
 
 #include <cmath>
 

@@ -1,6 +1,6 @@
 #include "advisor/report/report_fields.h"
 
-#include "advisor/analysis/format.h"
+#include "advisor/report/format.h"
 
 #include <algorithm>
 #include <cmath>

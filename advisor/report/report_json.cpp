@@ -1,9 +1,9 @@
 #include "advisor/report/report_json.h"
 
-#include "advisor/analysis/format.h"
+#include "advisor/precision/precision.h"
+#include "advisor/report/format.h"
 #include "advisor/report/series_json.h"
 #include "advisor/rules/pinned_bandwidth.h"
-#include "profiler/precision/precision.h"
 
 namespace gpuwise::advisor {
 namespace {

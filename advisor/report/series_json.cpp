@@ -1,6 +1,6 @@
 #include "advisor/report/series_json.h"
 
-#include "advisor/analysis/format.h"
+#include "advisor/report/format.h"
 
 #include <cmath>
 

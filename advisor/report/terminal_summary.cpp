@@ -1,8 +1,8 @@
 #include "advisor/report/terminal_summary.h"
 
-#include "advisor/analysis/format.h"
-#include "profiler/precision/demangle.h"
-#include "profiler/precision/precision.h"
+#include "advisor/precision/demangle.h"
+#include "advisor/precision/precision.h"
+#include "advisor/report/format.h"
 
 #include <algorithm>
 #include <cstdio>

@@ -1,6 +1,6 @@
 #include "advisor/rules/increase_batch_size_rule.h"
 
-#include "advisor/analysis/format.h"
+#include "advisor/report/format.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,6 +1,6 @@
 #include "advisor/rules/precision_rules.h"
 
-#include "advisor/analysis/format.h"
+#include "advisor/report/format.h"
 #include "advisor/rules/gpu_tables.h"
 
 #include <algorithm>

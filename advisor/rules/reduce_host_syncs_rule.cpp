@@ -1,6 +1,6 @@
 #include "advisor/rules/reduce_host_syncs_rule.h"
 
-#include "advisor/analysis/format.h"
+#include "advisor/report/format.h"
 
 #include <algorithm>
 #include <string>

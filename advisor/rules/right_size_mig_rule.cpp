@@ -1,6 +1,6 @@
 #include "advisor/rules/right_size_mig_rule.h"
 
-#include "advisor/analysis/format.h"
+#include "advisor/report/format.h"
 #include "advisor/rules/gpu_tables.h"
 
 #include <algorithm>

@@ -10,7 +10,7 @@
 #include "advisor/rules/use_cuda_graphs_rule.h"
 #include "advisor/rules/use_pinned_memory_rule.h"
 
-#include "advisor/analysis/format.h"
+#include "advisor/report/format.h"
 
 #include <algorithm>
 

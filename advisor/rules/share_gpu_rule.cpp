@@ -1,6 +1,6 @@
 #include "advisor/rules/share_gpu_rule.h"
 
-#include "advisor/analysis/format.h"
+#include "advisor/report/format.h"
 
 #include <algorithm>
 #include <cmath>

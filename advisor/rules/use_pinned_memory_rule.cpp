@@ -1,6 +1,6 @@
 #include "advisor/rules/use_pinned_memory_rule.h"
 
-#include "advisor/analysis/format.h"
+#include "advisor/report/format.h"
 #include "advisor/rules/pinned_bandwidth.h"
 
 #include <algorithm>

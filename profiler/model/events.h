@@ -162,7 +162,7 @@ struct DeviceSample {
 enum class BlasApi : uint8_t { Unknown = 0, GemmEx, GemmStridedBatchedEx, LtMatmul };
 
 // One cuBLAS / cuBLASLt matrix multiply as the application asked for it: the ground truth for the
-// precision its kernels run in, beside what their names say (profiler/precision). Types carry the
+// precision its kernels run in, beside what their names say (advisor/precision). Types carry the
 // numeric values of the CUDA headers (cudaDataType_t, cublasComputeType_t, cublasMath_t), kept
 // raw so the model includes no CUDA header; -1 when unknown.
 struct BlasCall {

@@ -1,6 +1,5 @@
 // Steps (advisor/analysis/step_analyzer.h, step_inference.h): annotated and inferred windows, the
 // per-step breakdown, step statistics and the input stall ratio.
-#include "advisor/analysis/format.h"
 #include "advisor/analysis/job_analysis.h"
 #include "advisor/analysis/step_inference.h"
 #include "tests/advisor/analysis_builders.h"
@@ -95,7 +94,7 @@ TEST_CASE("steps: ProfilerStep#N ranges, per-step breakdown, busy plus idle fill
   REQUIRE(a.inputStallRatio());
   CHECK(*a.inputStallRatio() == Approx(double(a.steps.inputStallNs()) / a.steps.deviceStepNs()));
   CHECK(*a.inputStallRatio() > 0.3);
-  CHECK(*a.hostSyncSecondsPerStep() == Approx(toSeconds(a.steps.hostSyncNs()) / 4));
+  CHECK(*a.hostSyncSecondsPerStep() == Approx(double(a.steps.hostSyncNs()) / 1e9 / 4));
 }
 
 TEST_CASE("steps: other Step ranges are NVTX steps; none at all leaves the source null") {

@@ -1,9 +1,13 @@
-#include "advisor/analysis/format.h"
+#include "advisor/analysis/analyzer_registry.h"
 #include "advisor/analysis/interval_union.h"
 #include "advisor/analysis/job_analysis.h"
 #include "tests/advisor/trace_builder.h"
 
 #include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <set>
+#include <string_view>
 
 using namespace gpuwise;
 using namespace gpuwise::advisor;
@@ -343,13 +347,19 @@ TEST_CASE("job analysis merges windows") {
   CHECK(a.collection.events == 3);
 }
 
-TEST_CASE("formatting") {
-  CHECK(formatSignificant(1234.4) == "1234");
-  CHECK(formatSignificant(0.012345) == "0.0123");
-  CHECK(formatSignificant(12.0) == "12.0");
-  CHECK(formatPercent(0.1234) == "12.3%");
-  CHECK(formatDuration(1'230'000'000) == "1.23 s");
-  CHECK(formatDuration(45'600'000) == "45.6 ms");
-  CHECK(formatBytes(2'150'000'000) == "2.15 GB");
-  CHECK(formatBytes(512) == "512 B");
+TEST_CASE("analyzer registry: each analyzer once, each stage's entries run, every entry merges") {
+  std::set<std::string_view> names;
+  for (const auto& analyzer : analyzers()) {
+    CHECK(names.insert(analyzer.name).second);
+    CHECK(analyzer.merge != nullptr);
+    CHECK((analyzer.run == nullptr) == (analyzer.stage == AnalyzerStage::Timeline));
+  }
+  CHECK(names.size() == 11);
+  // Precision is computed from the kernels, so it comes after them in run and merge order.
+  auto at = [](std::string_view name) {
+    auto list = analyzers();
+    return std::find_if(list.begin(), list.end(), [&](const Analyzer& a) { return a.name == name; }) -
+           list.begin();
+  };
+  CHECK(at("kernels") < at("precision"));
 }

@@ -4,8 +4,8 @@
 // GPU busy = union of kernel, memcpy and memset intervals over the span of GPU activity. Every
 // report sink runs on every trace too. Where the full set is absent, the subset in
 // tests/data/traces (tests/traces_dir.h).
-#include "advisor/analysis/format.h"
 #include "advisor/import/kineto_importer.h"
+#include "advisor/report/format.h"
 #include "advisor/report/html_report.h"
 #include "advisor/report/report_json.h"
 #include "advisor/report/terminal_summary.h"

@@ -1,3 +1,4 @@
+#include "advisor/report/format.h"
 #include "advisor/report/html_report.h"
 #include "advisor/report/report_json.h"
 #include "advisor/report/report_writer.h"
@@ -379,4 +380,15 @@ TEST_CASE("report: a process kept off CUPTI says why, in the JSON and the termin
   q.kernels = {kernel(0, 10)};
   text = renderTerminalSummary({analyzeJob(trace(q)), {}});
   CHECK(text.find("no CUPTI") == std::string::npos);
+}
+
+TEST_CASE("formatting: numbers for people") {
+  CHECK(formatSignificant(1234.4) == "1234");
+  CHECK(formatSignificant(0.012345) == "0.0123");
+  CHECK(formatSignificant(12.0) == "12.0");
+  CHECK(formatPercent(0.1234) == "12.3%");
+  CHECK(formatDuration(1'230'000'000) == "1.23 s");
+  CHECK(formatDuration(45'600'000) == "45.6 ms");
+  CHECK(formatBytes(2'150'000'000) == "2.15 GB");
+  CHECK(formatBytes(512) == "512 B");
 }

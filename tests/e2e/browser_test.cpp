@@ -6,8 +6,8 @@
 // (`chromium --version` fails): install it with `scripts/install-deps chromium`. A browser that
 // runs but fails to load or render the page fails the test. Screenshots are kept in
 // <build>/tests/browser_*.png for a person to look at.
+#include "advisor/precision/demangle.h"
 #include "advisor/report/html_report.h"
-#include "profiler/precision/demangle.h"
 #include "tests/advisor/html_xml_check.h"
 #include "tests/advisor/subprocess.h"
 #include "tests/e2e/browser_cdp.h"

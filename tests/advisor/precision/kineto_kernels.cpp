@@ -1,4 +1,4 @@
-#include "tests/profiler/precision/kineto_kernels.h"
+#include "tests/advisor/precision/kineto_kernels.h"
 #include "tests/traces_dir.h"
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-#include "profiler/occupancy/occupancy.h"
+#include "advisor/occupancy/occupancy.h"
 
 #include <algorithm>
 #include <climits>

@@ -1,4 +1,4 @@
-// Internal to profiler/precision: the text the classification rules look at, and the tiny pattern
+// Internal to advisor/precision: the text the classification rules look at, and the tiny pattern
 // language they are written in.
 //
 // A pattern is a list of alternatives separated by '|'. Each alternative is a lower-case substring,
@@ -10,7 +10,7 @@
 // An empty pattern matches every name.
 #pragma once
 
-#include "profiler/precision/precision.h"
+#include "advisor/precision/precision.h"
 
 #include <string>
 #include <string_view>

@@ -1,4 +1,4 @@
-#include "profiler/occupancy/device_limits.h"
+#include "advisor/occupancy/device_limits.h"
 
 #include <array>
 

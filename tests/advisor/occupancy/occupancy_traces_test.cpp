@@ -7,8 +7,8 @@
 //   - recomputing Kineto's estimate from our resident-block count gives the trace's number,
 // except where Kineto asked the calculator without the kernel's shared-memory opt-in: it then sees
 // more than 48 KiB per block as impossible and records 0, while the kernel did run.
-#include "profiler/occupancy/occupancy.h"
-#include "tests/profiler/precision/kineto_kernels.h"
+#include "advisor/occupancy/occupancy.h"
+#include "tests/advisor/precision/kineto_kernels.h"
 #include "tests/traces_dir.h"
 
 #include <catch2/catch.hpp>

@@ -1,7 +1,7 @@
 // The classifier on real kernel names: the hand-labelled fixture (kernel_names.tsv) and every
 // distinct kernel name in the Kineto traces of ../shared/traces/kineto.
-#include "profiler/precision/kernel_classifier.h"
-#include "tests/profiler/precision/kineto_kernels.h"
+#include "advisor/precision/kernel_classifier.h"
+#include "tests/advisor/precision/kineto_kernels.h"
 #include "tests/traces_dir.h"
 
 #include <catch2/catch.hpp>
@@ -31,7 +31,7 @@ struct FixtureRow {
 std::filesystem::path fixturePath() {
   const char* src = std::getenv("GPUWISE_SOURCE_DIR");
   std::filesystem::path root = src != nullptr ? src : ".";
-  return root / "tests/profiler/precision/kernel_names.tsv";
+  return root / "tests/advisor/precision/kernel_names.tsv";
 }
 
 std::vector<FixtureRow> loadFixture() {

@@ -1,4 +1,4 @@
-#include "advisor/analysis/format.h"
+#include "advisor/report/format.h"
 
 #include <algorithm>
 #include <cmath>

@@ -2,7 +2,7 @@
 // calculator's rules: 4 register sub-partitions per SM, registers allocated per warp in units of
 // 256, shared memory in units of 128 bytes (256 before Ampere) plus 1 KiB the driver reserves per
 // block from Ampere on, and the per-architecture warp and block limits.
-#include "profiler/occupancy/occupancy.h"
+#include "advisor/occupancy/occupancy.h"
 
 #include <catch2/catch.hpp>
 

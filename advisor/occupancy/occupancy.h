@@ -14,8 +14,8 @@
 // Pure functions on plain values; any thread, never blocks, no allocation.
 #pragma once
 
+#include "advisor/occupancy/device_limits.h"
 #include "profiler/model/events.h"
-#include "profiler/occupancy/device_limits.h"
 
 #include <cstdint>
 #include <string_view>

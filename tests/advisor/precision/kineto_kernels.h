@@ -1,6 +1,6 @@
 // Test helper: the kernel events and device properties of the real Kineto traces in
 // ../shared/traces/kineto, read directly (gzip + simdjson) so the precision and occupancy tests do
-// not depend on the advisor's importer. Shared by tests/profiler/precision and .../occupancy.
+// not depend on the advisor's importer. Shared by tests/advisor/precision and .../occupancy.
 //
 // Single-threaded test code; loading the whole corpus takes a few seconds, so tests load it once.
 #pragma once

@@ -13,7 +13,7 @@
 // cache the result.
 #pragma once
 
-#include "profiler/precision/precision.h"
+#include "advisor/precision/precision.h"
 
 #include <string_view>
 

@@ -1,6 +1,6 @@
-#include "profiler/precision/name_text.h"
+#include "advisor/precision/name_text.h"
 
-#include "profiler/precision/demangle.h"
+#include "advisor/precision/demangle.h"
 
 namespace gpuwise::profiler {
 

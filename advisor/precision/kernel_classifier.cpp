@@ -1,7 +1,7 @@
-#include "profiler/precision/kernel_classifier.h"
+#include "advisor/precision/kernel_classifier.h"
 
-#include "profiler/precision/classification_rules.h"
-#include "profiler/precision/name_text.h"
+#include "advisor/precision/classification_rules.h"
+#include "advisor/precision/name_text.h"
 
 #include <optional>
 

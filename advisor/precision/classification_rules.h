@@ -1,8 +1,8 @@
-// Internal to profiler/precision: the shape of one entry of the classification table. The table
+// Internal to advisor/precision: the shape of one entry of the classification table. The table
 // itself is in classification_rules.cpp; kernel_classifier.cpp walks it.
 #pragma once
 
-#include "profiler/precision/precision.h"
+#include "advisor/precision/precision.h"
 
 #include <span>
 #include <string_view>

@@ -1,4 +1,4 @@
-#include "profiler/precision/demangle.h"
+#include "advisor/precision/demangle.h"
 
 #include <cstdlib>
 #include <cxxabi.h>

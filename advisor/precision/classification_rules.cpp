@@ -3,8 +3,8 @@
 // name_text.h for the pattern syntax ('|' alternatives, '^' prefix, '<' word start; lower case).
 //
 // To teach gpuwise a new kernel family: add an entry above the first one that wrongly catches it,
-// and add the real name with its expected class to tests/profiler/precision/kernel_names.tsv.
-#include "profiler/precision/classification_rules.h"
+// and add the real name with its expected class to tests/advisor/precision/kernel_names.tsv.
+#include "advisor/precision/classification_rules.h"
 
 #include <array>
 

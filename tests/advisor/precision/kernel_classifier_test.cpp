@@ -2,8 +2,8 @@
 // the rows for FP16/INT8/FP64 tensor cores, FP8/FP4 type words and the nvjet codes other than
 // "tst". The names are written the way cuBLAS, cuDNN, CUTLASS and PyTorch print them; the
 // real-trace fixture (kernel_names.tsv) is in precision_traces_test.cpp.
-#include "profiler/precision/classification_rules.h"
-#include "profiler/precision/kernel_classifier.h"
+#include "advisor/precision/classification_rules.h"
+#include "advisor/precision/kernel_classifier.h"
 
 #include <catch2/catch.hpp>
 

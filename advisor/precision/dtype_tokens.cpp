@@ -12,7 +12,7 @@
 //      "{lambda(int)#1}" whatever the element type.
 //   3. Otherwise the first float/double word in the name (template arguments come first).
 //   4. Only integer, bool or opaque-byte types: not floating-point work (TokenVerdict::Integer).
-#include "profiler/precision/name_text.h"
+#include "advisor/precision/name_text.h"
 
 #include <array>
 

@@ -1,0 +1,59 @@
+// The analyzer registry: the one list of the analyzers a JobAnalysis runs, in the order they run,
+// with how each result merges with another window's. analyzeJob() and a live run's windows
+// (ingest/window_aggregator.cpp) run this list, JobAnalysis::merge() merges by it.
+//
+// Adding an analyzer: write analysis/<name>_analyzer.{h,cpp} with a result struct (with merge())
+// and a pure `analyze<Name>(...)`, give JobAnalysis a field for its result, and add one entry to
+// the table in analyzer_registry.cpp. The report sinks show what they choose to show.
+//
+// The table is constant; any thread.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+namespace gpuwise::model {
+struct Trace;
+}
+
+namespace gpuwise::advisor {
+
+struct IngestHealth;
+struct JobAnalysis;
+
+enum class AnalyzerStage : uint8_t {
+  // Per process on its activity index (timeline, steps). The caller runs these itself: a window
+  // passes its bounds, analyzeJob() none; the registry holds only their merge.
+  Timeline,
+  // Record by record, no timeline (kernels, precision, BLAS, copies, syncs, NVML, collection).
+  Records,
+  // Following the device-memory level through allocations and frees (memory, utilisation): a
+  // window runs them after adding the allocations still live at its start.
+  MemoryLevels,
+};
+
+struct AnalyzerInput {
+  const model::Trace& trace;
+  const IngestHealth* ingest = nullptr; // the ingest's figures; nullptr for imported traces
+};
+
+struct Analyzer {
+  const char* name;
+  AnalyzerStage stage;
+  // Fills the analyzer's field of `into`; may read fields of analyzers listed before it.
+  // nullptr for the Timeline stage.
+  void (*run)(const AnalyzerInput& input, JobAnalysis& into);
+  // Folds `other`'s result into `into`'s; may read fields merged before it.
+  void (*merge)(JobAnalysis& into, const JobAnalysis& other);
+};
+
+// Every analyzer, in run and merge order.
+std::span<const Analyzer> analyzers();
+
+// Runs the analyzers of one stage (not Timeline) in order.
+void runAnalyzers(AnalyzerStage stage, const AnalyzerInput& input, JobAnalysis& into);
+
+// Merges every analyzer's result, in order.
+void mergeAnalyzers(JobAnalysis& into, const JobAnalysis& other);
+
+} // namespace gpuwise::advisor
