@@ -2,10 +2,12 @@
 #include "transport/codec.h"
 #include "transport/envelope.h"
 #include "transport/kernel_timing.h"
+#include "transport/record_wire.h"
 #include "transport/schema/gpuwise_generated.h"
 #include "transport/signature_table.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 
 namespace gpuwise::transport {
@@ -18,7 +20,7 @@ flatbuffers::Offset<flatbuffers::Vector<uint8_t>> text(Fbb& fbb, std::string_vie
   return fbb.CreateVector(reinterpret_cast<const uint8_t*>(s.data()), n);
 }
 
-uint8_t u8(auto e) { return static_cast<uint8_t>(e); }
+using wire_detail::u8;
 
 // Names waiting for room in a later message; a bound on the encoder's memory (a name referenced
 // again is queued again anyway).
@@ -30,12 +32,6 @@ constexpr size_t kBuilderKeepBytes = 4u << 20;
 bool sameBits(float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0; }
 
 } // namespace
-
-size_t Batch::eventCount() const {
-  return kernels.size() + copies.size() + memsets.size() + syncs.size() + api_calls.size() +
-         allocations.size() + memory_samples.size() + ranges.size() + device_samples.size() +
-         blas_calls.size();
-}
 
 std::vector<uint8_t> encodeHello(const Hello& hello) {
   try {
@@ -107,16 +103,7 @@ struct BatchEncoder::Impl {
   uint64_t sequence = 0;
   uint32_t epoch = 0;
 
-  std::vector<model::KernelExec> kernels;
-  std::vector<model::Copy> copies;
-  std::vector<model::Memset> memsets;
-  std::vector<model::HostSync> syncs;
-  std::vector<model::ApiCall> api_calls;
-  std::vector<model::Allocation> allocations;
-  std::vector<model::MemorySample> memory_samples;
-  std::vector<model::Range> ranges;
-  std::vector<model::DeviceSample> device_samples;
-  std::vector<model::BlasCall> blas_calls;
+  model::RecordSet records; // pending, not yet encoded
   uint64_t self_dropped = 0; // dropped by this encoder, reported with the next message
   model::ShimCost shim_cost; // carried by every batch once set
 
@@ -143,36 +130,7 @@ struct BatchEncoder::Impl {
   Fbb fbb{64 * 1024};
   EnvelopeWriter envelope;
 
-  size_t pending() const {
-    return kernels.size() + copies.size() + memsets.size() + syncs.size() + api_calls.size() +
-           allocations.size() + memory_samples.size() + ranges.size() + device_samples.size() +
-           blas_calls.size();
-  }
-
-  template <class T> void add(std::vector<T>& v, const T& e) {
-    if (pending() >= kMaxBatchEvents) {
-      ++self_dropped;
-      return;
-    }
-    try {
-      v.push_back(e);
-    } catch (...) {
-      ++self_dropped;
-    }
-  }
-
-  void clearPending() {
-    kernels.clear();
-    copies.clear();
-    memsets.clear();
-    syncs.clear();
-    api_calls.clear();
-    allocations.clear();
-    memory_samples.clear();
-    ranges.clear();
-    device_samples.clear();
-    blas_calls.clear();
-  }
+  size_t pending() const { return records.size(); }
 
   static bool testBit(const std::vector<uint64_t>& bits, model::NameId id) {
     const size_t w = id >> 6;
@@ -231,6 +189,7 @@ void BatchEncoder::Impl::encodeKernels() {
   occupancy.clear();
   graph_nodes.clear();
   new_signatures.clear();
+  const auto& kernels = records.kernels;
   if (kernels.empty()) return;
   timing.reset(KernelTimingModel::anchorOf(
       {kernels[0].launch_start, kernels[0].launch_end, kernels[0].start, kernels[0].end}));
@@ -263,6 +222,7 @@ void BatchEncoder::Impl::encodeKernels() {
 
 std::vector<uint8_t> BatchEncoder::Impl::build(uint64_t events_dropped, bool final, model::TimeNs sent_time) {
   // Leave the epoch room for every kernel of this batch to be new.
+  const auto& kernels = records.kernels;
   if (size_t{signatures.nextId()} + std::min<size_t>(kernels.size(), kMaxSignatures) > kMaxSignatures)
     startEpoch();
   first_new_signature = signatures.nextId();
@@ -274,8 +234,8 @@ std::vector<uint8_t> BatchEncoder::Impl::build(uint64_t events_dropped, bool fin
   for (model::NameId id : deferred) nameRef(id); // names that waited for room come first
 
   encodeKernels();
-  for (auto& a : api_calls) a.name = nameRef(a.name);
-  for (auto& r : ranges) r.name = nameRef(r.name);
+  for (auto& a : records.api_calls) a.name = nameRef(a.name);
+  for (auto& r : records.ranges) r.name = nameRef(r.name);
 
   fbb.Clear();
   std::vector<flatbuffers::Offset<wire::NewName>> name_offsets;
@@ -300,47 +260,20 @@ std::vector<uint8_t> BatchEncoder::Impl::build(uint64_t events_dropped, bool fin
                                         kv, rv, ev, cv, gv);
   }
 
-  auto structs = [&](const auto& records, auto convert) {
-    using W = decltype(convert(records.front()));
-    if (records.empty()) return flatbuffers::Offset<flatbuffers::Vector<const W*>>(0);
-    W* out = nullptr;
-    auto off = fbb.CreateUninitializedVectorOfStructs<W>(records.size(), &out);
-    for (const auto& r : records) *out++ = convert(r);
-    return off;
-  };
-  auto copies_vec = structs(copies, [](const model::Copy& c) {
-    return wire::CopyEvent(c.start, c.end, c.call_start, c.call_end, c.bytes, c.device, c.stream,
-                           c.thread, u8(c.direction), u8(c.src), u8(c.dst), c.async);
-  });
-  auto memsets_vec = structs(memsets, [](const model::Memset& m) {
-    return wire::MemsetEvent(m.start, m.end, m.call_start, m.call_end, m.bytes, m.device, m.stream,
-                             m.thread, u8(m.dst), m.async);
-  });
-  auto syncs_vec = structs(syncs, [](const model::HostSync& s) {
-    return wire::SyncEvent(s.start, s.end, s.device, s.stream, s.thread, u8(s.kind));
-  });
-  auto api_vec = structs(api_calls, [](const model::ApiCall& a) {
-    return wire::ApiCallEvent(a.start, a.end, a.name, a.thread);
-  });
-  auto alloc_vec = structs(allocations, [](const model::Allocation& a) {
-    return wire::AllocationEvent(a.time, a.address, a.bytes, a.device, u8(a.kind), a.is_free);
-  });
-  auto mem_vec = structs(memory_samples, [](const model::MemorySample& m) {
-    return wire::MemorySampleEvent(m.time, m.allocated_bytes, m.reserved_bytes, m.device);
-  });
-  auto ranges_vec = structs(ranges, [](const model::Range& r) {
-    return wire::RangeEvent(r.start, r.end, r.step, r.name, r.thread, r.device, r.stream, u8(r.kind));
-  });
-
-  auto device_vec = structs(device_samples, [](const model::DeviceSample& d) {
-    return wire::DeviceSampleEvent(d.time, d.process_used_bytes, d.device_used_bytes,
-                                   d.device_total_bytes, d.device, d.gpu_utilization,
-                                   d.memory_utilization);
-  });
-  auto blas_vec = structs(blas_calls, [](const model::BlasCall& c) {
-    return wire::BlasCallEvent(c.start, c.end, c.m, c.n, c.k, c.batch, c.thread, c.device,
-                               c.stream, c.a_type, c.b_type, c.c_type, c.compute_type,
-                               c.scale_type, c.math_mode, c.status, u8(c.api));
+  // Every other kind's column, created before the Batch table that refers to them.
+  std::array<flatbuffers::uoffset_t, model::kRecordKinds> column_offsets{};
+  size_t column = 0;
+  records.forEachColumn([&](const auto& v) {
+    using Record = typename std::decay_t<decltype(v)>::value_type;
+    if constexpr (!kColumnarKernels<Record>) {
+      using Event = typename RecordWire<Record>::Event;
+      if (!v.empty()) {
+        Event* out = nullptr;
+        column_offsets[column] = fbb.CreateUninitializedVectorOfStructs<Event>(v.size(), &out).o;
+        for (const auto& r : v) *out++ = RecordWire<Record>::toWire(r);
+      }
+    }
+    ++column;
   });
 
   const uint64_t dropped = events_dropped + self_dropped;
@@ -352,10 +285,27 @@ std::vector<uint8_t> BatchEncoder::Impl::build(uint64_t events_dropped, bool fin
                                       shim_cost.session_ns, shim_cost.shed_ns, shim_cost.full_call_ns,
                                       shim_cost.counted_call_ns, shim_cost.budget_ratio,
                                       shim_cost.cupti_overhead_ns);
-  auto batch = wire::CreateBatch(fbb, session_id, pid, sequence, epoch, dropped, final, sent_time,
-                                 names_vec, sigs_vec, columns, copies_vec, memsets_vec, syncs_vec,
-                                 api_vec, alloc_vec, mem_vec, ranges_vec, cost_table, device_vec,
-                                 blas_vec);
+  wire::BatchBuilder batch_builder(fbb);
+  batch_builder.add_sent_time(sent_time);
+  batch_builder.add_events_dropped(dropped);
+  batch_builder.add_sequence(sequence);
+  batch_builder.add_pid(pid);
+  batch_builder.add_session_id(session_id);
+  column = 0;
+  model::RecordSet::forEachKind([&]<class Record>(std::type_identity<Record>) {
+    if constexpr (!kColumnarKernels<Record>) {
+      using Column = flatbuffers::Offset<flatbuffers::Vector<const typename RecordWire<Record>::Event*>>;
+      if (column_offsets[column] != 0) RecordWire<Record>::addTo(batch_builder, Column(column_offsets[column]));
+    }
+    ++column;
+  });
+  if (!cost_table.IsNull()) batch_builder.add_shim_cost(cost_table);
+  if (!columns.IsNull()) batch_builder.add_kernels(columns);
+  if (!sigs_vec.IsNull()) batch_builder.add_signatures(sigs_vec);
+  if (!names_vec.IsNull()) batch_builder.add_names(names_vec);
+  batch_builder.add_epoch(epoch);
+  batch_builder.add_final(final);
+  auto batch = batch_builder.Finish();
   wire::FinishMessageBuffer(fbb, wire::CreateMessage(fbb, kProtocolVersion, wire::Body::Batch, batch.Union()));
   std::vector<uint8_t> out = envelope.seal({fbb.GetBufferPointer(), fbb.GetSize()});
   if (fbb.GetSize() > kBuilderKeepBytes) fbb.Reset();
@@ -367,16 +317,21 @@ BatchEncoder::BatchEncoder(const model::NameTable& names, uint64_t session_id, i
     : impl_(std::make_unique<Impl>(names, session_id, pid)) {}
 BatchEncoder::~BatchEncoder() = default;
 
-void BatchEncoder::add(const model::KernelExec& e) { impl_->add(impl_->kernels, e); }
-void BatchEncoder::add(const model::Copy& e) { impl_->add(impl_->copies, e); }
-void BatchEncoder::add(const model::Memset& e) { impl_->add(impl_->memsets, e); }
-void BatchEncoder::add(const model::HostSync& e) { impl_->add(impl_->syncs, e); }
-void BatchEncoder::add(const model::ApiCall& e) { impl_->add(impl_->api_calls, e); }
-void BatchEncoder::add(const model::Allocation& e) { impl_->add(impl_->allocations, e); }
-void BatchEncoder::add(const model::MemorySample& e) { impl_->add(impl_->memory_samples, e); }
-void BatchEncoder::add(const model::Range& e) { impl_->add(impl_->ranges, e); }
-void BatchEncoder::add(const model::DeviceSample& e) { impl_->add(impl_->device_samples, e); }
-void BatchEncoder::add(const model::BlasCall& e) { impl_->add(impl_->blas_calls, e); }
+model::RecordSet& BatchEncoder::pending() { return impl_->records; }
+
+bool BatchEncoder::roomForOne() {
+  if (impl_->pending() < kMaxBatchEvents) return true;
+  ++impl_->self_dropped;
+  return false;
+}
+
+void BatchEncoder::countDropped(uint64_t n) { impl_->self_dropped += n; }
+
+void BatchEncoder::addAll(const model::RecordSet& records) {
+  records.forEachColumn([&](const auto& column) {
+    for (const auto& r : column) add(r);
+  });
+}
 
 size_t BatchEncoder::pendingEvents() const { return impl_->pending(); }
 void BatchEncoder::setShimCost(const model::ShimCost& cost) { impl_->shim_cost = cost; }
@@ -400,7 +355,7 @@ std::vector<uint8_t> BatchEncoder::encode(uint64_t events_dropped, bool final, m
   } else {
     m.awaiting_confirm = true;
   }
-  m.clearPending();
+  m.records.clear();
   ++m.sequence;
   return out;
 }
