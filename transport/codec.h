@@ -175,10 +175,10 @@ public:
   using Result = std::variant<Hello, Batch, DecodeError>;
   Result decode(std::span<const uint8_t> message);
   // Decodes the message `opened` opened last (after an open() that succeeded). With `append_to`,
-  // a Batch's events are appended to its vectors (a receiver's own, so each event is written once,
-  // where it stays) and the returned Batch carries only the header fields; on an error nothing is
-  // appended. Without, as decode(bytes).
-  Result decode(const MessageOpener& opened, Batch* append_to = nullptr);
+  // a Batch's events are appended to its columns (a receiver's own, e.g. its ProcessTrace, so each
+  // event is written once, where it stays) and the returned Batch carries only the header fields;
+  // on an error nothing is appended. Without, as decode(bytes).
+  Result decode(const MessageOpener& opened, model::RecordSet* append_to = nullptr);
   // Kernel events that referenced a signature this decoder never saw (lost with a dropped batch).
   uint64_t undecodableEvents() const;
   // New names not stored: past the bound on what one sender's names may hold (the records that

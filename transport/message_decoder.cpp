@@ -235,7 +235,7 @@ struct MessageDecoder::Impl {
   uint64_t names_dropped = 0;
 
   std::variant<Hello, Batch, DecodeError> hello(const wire::Hello& h);
-  std::variant<Hello, Batch, DecodeError> batch(const wire::Batch& b, Batch* append_to);
+  std::variant<Hello, Batch, DecodeError> batch(const wire::Batch& b, model::RecordSet* append_to);
   // A checked batch's new names and signatures into this decoder's tables.
   void applyNames(const wire::Batch& b);
   void applySignatures(const wire::Batch& b);
@@ -418,7 +418,7 @@ void MessageDecoder::Impl::decodeRecords(const wire::Batch& b, model::RecordSet&
 }
 
 std::variant<Hello, Batch, DecodeError> MessageDecoder::Impl::batch(const wire::Batch& b,
-                                                                    Batch* append_to) {
+                                                                    model::RecordSet* append_to) {
   if (bound && b.session_id() != session)
     return DecodeError{K::UnknownSession, "batch of session " + std::to_string(b.session_id()) +
                                               " on the decoder of session " +
@@ -453,7 +453,7 @@ MessageDecoder::Result MessageDecoder::decode(std::span<const uint8_t> message) 
   }
 }
 
-MessageDecoder::Result MessageDecoder::decode(const MessageOpener& opened, Batch* append_to) {
+MessageDecoder::Result MessageDecoder::decode(const MessageOpener& opened, model::RecordSet* append_to) {
   try {
     const wire::Message* m = opened.current();
     if (!m) return malformed("no opened message");

@@ -14,6 +14,7 @@
 #include <random>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <vector>
 
 namespace gpuwise::transport::testing {
@@ -46,6 +47,15 @@ inline auto fields(const model::MemorySample& m) {
 }
 inline auto fields(const model::Range& r) {
   return std::tuple(r.start, r.end, r.name, r.thread, r.device, r.stream, int(r.kind), r.step);
+}
+
+inline auto fields(const model::DeviceSample& d) {
+  return std::tuple(d.time, d.device, d.process_used_bytes, d.device_used_bytes, d.device_total_bytes,
+                    d.gpu_utilization, d.memory_utilization);
+}
+inline auto fields(const model::BlasCall& c) {
+  return std::tuple(c.start, c.end, c.thread, c.device, c.stream, int(c.api), c.a_type, c.b_type, c.c_type,
+                    c.compute_type, c.scale_type, c.math_mode, c.status, c.m, c.n, c.k, c.batch);
 }
 
 template <class T> void requireSameRecords(const std::vector<T>& sent, const std::vector<T>& got) {
@@ -136,8 +146,47 @@ public:
             pick() ? -1 : static_cast<int64_t>(u64())};
   }
 
+  model::DeviceSample deviceSample() {
+    return {time(), u32(), i64(), i64(), i64(), static_cast<int32_t>(u32()), static_cast<int32_t>(u32())};
+  }
+  model::BlasCall blasCall() {
+    model::BlasCall c;
+    c.start = time();
+    c.end = time();
+    c.thread = u32();
+    c.device = u32();
+    c.stream = u32();
+    c.api = model::BlasApi(below(4));
+    c.a_type = static_cast<int32_t>(u32());
+    c.b_type = static_cast<int32_t>(u32());
+    c.c_type = static_cast<int32_t>(u32());
+    c.compute_type = static_cast<int32_t>(u32());
+    c.scale_type = static_cast<int32_t>(u32());
+    c.math_mode = static_cast<int32_t>(u32());
+    c.status = static_cast<int32_t>(u32());
+    c.m = i64();
+    c.n = i64();
+    c.k = i64();
+    c.batch = i64();
+    return c;
+  }
+
+  // A random record of the kind `Record` (one overload per kind of model::RecordSet: a kind
+  // without one fails to compile in the tests that walk every kind).
+  model::KernelExec record(std::type_identity<model::KernelExec>, const std::vector<model::NameId>& n) { return kernel(n); }
+  model::Copy record(std::type_identity<model::Copy>, const std::vector<model::NameId>&) { return copy(); }
+  model::Memset record(std::type_identity<model::Memset>, const std::vector<model::NameId>&) { return memset(); }
+  model::HostSync record(std::type_identity<model::HostSync>, const std::vector<model::NameId>&) { return sync(); }
+  model::ApiCall record(std::type_identity<model::ApiCall>, const std::vector<model::NameId>& n) { return apiCall(n); }
+  model::Allocation record(std::type_identity<model::Allocation>, const std::vector<model::NameId>&) { return allocation(); }
+  model::MemorySample record(std::type_identity<model::MemorySample>, const std::vector<model::NameId>&) { return memorySample(); }
+  model::Range record(std::type_identity<model::Range>, const std::vector<model::NameId>& n) { return range(n); }
+  model::DeviceSample record(std::type_identity<model::DeviceSample>, const std::vector<model::NameId>&) { return deviceSample(); }
+  model::BlasCall record(std::type_identity<model::BlasCall>, const std::vector<model::NameId>&) { return blasCall(); }
+
 private:
   bool pick() { return rng_() % 5 == 0; }
+  int64_t i64() { return static_cast<int64_t>(u64()); }
   uint32_t edgeU32() {
     const uint32_t v[] = {0, 1, std::numeric_limits<uint32_t>::max(), 0x80000000u};
     return v[rng_() % 4];
