@@ -29,7 +29,9 @@ constexpr size_t kMaxDeferredNames = 1u << 16;
 // A builder that grew for one huge batch gives its memory back afterwards.
 constexpr size_t kBuilderKeepBytes = 4u << 20;
 
-bool sameBits(float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+bool sameBits(float a, float b) {
+  return std::memcmp(&a, &b, sizeof a) == 0;
+}
 
 } // namespace
 
@@ -86,7 +88,8 @@ std::vector<uint8_t> encodeHello(const Hello& hello) {
     h.add_start_time(hello.start_time);
     auto body = h.Finish();
     // The version field states what the message is written in, whatever the struct says.
-    wire::FinishMessageBuffer(fbb, wire::CreateMessage(fbb, kProtocolVersion, wire::Body::Hello, body.Union()));
+    wire::FinishMessageBuffer(
+        fbb, wire::CreateMessage(fbb, kProtocolVersion, wire::Body::Hello, body.Union()));
     EnvelopeWriter envelope;
     return envelope.seal({fbb.GetBufferPointer(), fbb.GetSize()});
   } catch (...) {
@@ -103,13 +106,13 @@ struct BatchEncoder::Impl {
   uint64_t sequence = 0;
   uint32_t epoch = 0;
 
-  model::RecordSet records; // pending, not yet encoded
+  model::RecordSet records;  // pending, not yet encoded
   uint64_t self_dropped = 0; // dropped by this encoder, reported with the next message
   model::ShimCost shim_cost; // carried by every batch once set
 
   SignatureInterner signatures;
-  std::vector<uint64_t> sent_names;     // one bit per NameId carried this epoch
-  std::vector<model::NameId> deferred;  // referenced names that did not fit the last message
+  std::vector<uint64_t> sent_names;    // one bit per NameId carried this epoch
+  std::vector<model::NameId> deferred; // referenced names that did not fit the last message
 
   // What the last encode() introduced, forgotten again by confirm(false).
   bool awaiting_confirm = false;
@@ -117,7 +120,7 @@ struct BatchEncoder::Impl {
   std::vector<model::NameId> new_names;
   size_t new_name_bytes = 0;
   std::vector<model::NameId> deferred_next; // deferred by the message being built
-  std::vector<uint64_t> queued;              // one bit per id in deferred_next
+  std::vector<uint64_t> queued;             // one bit per id in deferred_next
 
   // Scratch reused across batches.
   std::vector<uint32_t> key;
@@ -139,8 +142,10 @@ struct BatchEncoder::Impl {
   static void setBit(std::vector<uint64_t>& bits, model::NameId id, bool on) {
     const size_t w = id >> 6;
     if (w >= bits.size()) bits.resize(w + 1);
-    if (on) bits[w] |= uint64_t{1} << (id & 63);
-    else bits[w] &= ~(uint64_t{1} << (id & 63));
+    if (on)
+      bits[w] |= uint64_t{1} << (id & 63);
+    else
+      bits[w] &= ~(uint64_t{1} << (id & 63));
   }
   bool isSent(model::NameId id) const { return testBit(sent_names, id); }
   void setSent(model::NameId id, bool on) { setBit(sent_names, id, on); }
@@ -168,17 +173,24 @@ struct BatchEncoder::Impl {
     signatures.clear();
     sent_names.clear();
     deferred.clear();
-    for (model::NameId id : deferred_next) setBit(queued, id, false);
+    for (model::NameId id : deferred_next)
+      setBit(queued, id, false);
     deferred_next.clear();
   }
 
   void forgetLastMessage() {
     signatures.truncate(first_new_signature);
-    for (model::NameId id : new_names) setSent(id, false);
+    for (model::NameId id : new_names)
+      setSent(id, false);
     new_names.clear();
   }
 
   void encodeKernels();
+  flatbuffers::Offset<wire::KernelColumns> kernelColumns();
+  // The struct column of every kind but kernels (0: empty), in RecordSet order.
+  using ColumnOffsets = std::array<flatbuffers::uoffset_t, model::kRecordKinds>;
+  ColumnOffsets recordColumns();
+  static void addRecordColumns(wire::BatchBuilder& batch, const ColumnOffsets& offsets);
   std::vector<uint8_t> build(uint64_t events_dropped, bool final, model::TimeNs sent_time);
 };
 
@@ -211,31 +223,87 @@ void BatchEncoder::Impl::encodeKernels() {
     const KernelTimes t{k.launch_start, k.launch_end, k.start, k.end};
     KernelResiduals r;
     const TimingForm form = timing.encode(id, t, &r);
-    if (form == TimingForm::Escape) escapes.emplace_back(t.launch_start, t.launch_end, t.start, t.end);
+    if (form == TimingForm::Escape)
+      escapes.emplace_back(t.launch_start, t.launch_end, t.start, t.end);
     if (!sameBits(k.achieved_occupancy, -1.0f))
       occupancy.emplace_back(static_cast<uint32_t>(key.size()), k.achieved_occupancy);
-    if (k.graph_node_id != 0) graph_nodes.emplace_back(static_cast<uint32_t>(key.size()), k.graph_node_id);
+    if (k.graph_node_id != 0)
+      graph_nodes.emplace_back(static_cast<uint32_t>(key.size()), k.graph_node_id);
     key.push_back(id | uint32_t{u8(form)} << kSignatureIdBits);
     residuals.push_back(r);
   }
 }
 
-std::vector<uint8_t> BatchEncoder::Impl::build(uint64_t events_dropped, bool final, model::TimeNs sent_time) {
+flatbuffers::Offset<wire::KernelColumns> BatchEncoder::Impl::kernelColumns() {
+  if (key.empty()) return 0;
+  const auto& kernels = records.kernels;
+  auto kv = fbb.CreateVector(key);
+  uint8_t* planes = nullptr;
+  auto rv = fbb.CreateUninitializedVector(kResidualBytesPerRow * key.size(), &planes);
+  writeResidualPlanes(residuals, planes);
+  auto ev = escapes.empty() ? 0 : fbb.CreateVectorOfStructs(escapes);
+  auto cv = occupancy.empty() ? 0 : fbb.CreateVectorOfStructs(occupancy);
+  auto gv = graph_nodes.empty() ? 0 : fbb.CreateVectorOfStructs(graph_nodes);
+  return wire::CreateKernelColumns(
+      fbb,
+      KernelTimingModel::anchorOf(
+          {kernels[0].launch_start, kernels[0].launch_end, kernels[0].start, kernels[0].end}),
+      kv, rv, ev, cv, gv);
+}
+
+BatchEncoder::Impl::ColumnOffsets BatchEncoder::Impl::recordColumns() {
+  ColumnOffsets offsets{};
+  size_t column = 0;
+  records.forEachColumn([&](const auto& v) {
+    using Record = typename std::decay_t<decltype(v)>::value_type;
+    if constexpr (!kColumnarKernels<Record>) {
+      using Event = typename RecordWire<Record>::Event;
+      if (!v.empty()) {
+        Event* out = nullptr;
+        offsets[column] = fbb.CreateUninitializedVectorOfStructs<Event>(v.size(), &out).o;
+        for (const auto& r : v)
+          *out++ = RecordWire<Record>::toWire(r);
+      }
+    }
+    ++column;
+  });
+  return offsets;
+}
+
+void BatchEncoder::Impl::addRecordColumns(wire::BatchBuilder& batch, const ColumnOffsets& offsets) {
+  size_t column = 0;
+  model::RecordSet::forEachKind([&]<class Record>(std::type_identity<Record>) {
+    if constexpr (!kColumnarKernels<Record>) {
+      using Column =
+          flatbuffers::Offset<flatbuffers::Vector<const typename RecordWire<Record>::Event*>>;
+      if (offsets[column] != 0) RecordWire<Record>::addTo(batch, Column(offsets[column]));
+    }
+    ++column;
+  });
+}
+
+std::vector<uint8_t> BatchEncoder::Impl::build(uint64_t events_dropped, bool final,
+                                               model::TimeNs sent_time) {
   // Leave the epoch room for every kernel of this batch to be new.
   const auto& kernels = records.kernels;
-  if (size_t{signatures.nextId()} + std::min<size_t>(kernels.size(), kMaxSignatures) > kMaxSignatures)
+  if (size_t{signatures.nextId()} + std::min<size_t>(kernels.size(), kMaxSignatures) >
+      kMaxSignatures)
     startEpoch();
   first_new_signature = signatures.nextId();
   new_names.clear();
   new_name_bytes = 0;
   deferred.swap(deferred_next);
   deferred_next.clear();
-  for (model::NameId id : deferred) setBit(queued, id, false);
-  for (model::NameId id : deferred) nameRef(id); // names that waited for room come first
+  for (model::NameId id : deferred)
+    setBit(queued, id, false);
+  for (model::NameId id : deferred)
+    nameRef(id); // names that waited for room come first
 
   encodeKernels();
-  for (auto& a : records.api_calls) a.name = nameRef(a.name);
-  for (auto& r : records.ranges) r.name = nameRef(r.name);
+  for (auto& a : records.api_calls)
+    a.name = nameRef(a.name);
+  for (auto& r : records.ranges)
+    r.name = nameRef(r.name);
 
   fbb.Clear();
   std::vector<flatbuffers::Offset<wire::NewName>> name_offsets;
@@ -245,60 +313,26 @@ std::vector<uint8_t> BatchEncoder::Impl::build(uint64_t events_dropped, bool fin
   auto names_vec = name_offsets.empty() ? 0 : fbb.CreateVector(name_offsets);
   auto sigs_vec = new_signatures.empty() ? 0 : fbb.CreateVectorOfStructs(new_signatures);
 
-  flatbuffers::Offset<wire::KernelColumns> columns = 0;
-  if (!key.empty()) {
-    auto kv = fbb.CreateVector(key);
-    uint8_t* planes = nullptr;
-    auto rv = fbb.CreateUninitializedVector(kResidualBytesPerRow * key.size(), &planes);
-    writeResidualPlanes(residuals, planes);
-    auto ev = escapes.empty() ? 0 : fbb.CreateVectorOfStructs(escapes);
-    auto cv = occupancy.empty() ? 0 : fbb.CreateVectorOfStructs(occupancy);
-    auto gv = graph_nodes.empty() ? 0 : fbb.CreateVectorOfStructs(graph_nodes);
-    columns = wire::CreateKernelColumns(fbb, KernelTimingModel::anchorOf({kernels[0].launch_start,
-                                                                          kernels[0].launch_end,
-                                                                          kernels[0].start, kernels[0].end}),
-                                        kv, rv, ev, cv, gv);
-  }
+  const auto columns = kernelColumns();
 
   // Every other kind's column, created before the Batch table that refers to them.
-  std::array<flatbuffers::uoffset_t, model::kRecordKinds> column_offsets{};
-  size_t column = 0;
-  records.forEachColumn([&](const auto& v) {
-    using Record = typename std::decay_t<decltype(v)>::value_type;
-    if constexpr (!kColumnarKernels<Record>) {
-      using Event = typename RecordWire<Record>::Event;
-      if (!v.empty()) {
-        Event* out = nullptr;
-        column_offsets[column] = fbb.CreateUninitializedVectorOfStructs<Event>(v.size(), &out).o;
-        for (const auto& r : v) *out++ = RecordWire<Record>::toWire(r);
-      }
-    }
-    ++column;
-  });
+  const ColumnOffsets record_columns = recordColumns();
 
   const uint64_t dropped = events_dropped + self_dropped;
   self_dropped = 0;
   flatbuffers::Offset<wire::ShimCost> cost_table;
   if (shim_cost.session_ns || shim_cost.events_recorded || shim_cost.launches_counted)
-    cost_table = wire::CreateShimCost(fbb, shim_cost.events_recorded, shim_cost.launches_counted,
-                                      shim_cost.cupti_launch_records, shim_cost.overhead_ns,
-                                      shim_cost.session_ns, shim_cost.shed_ns, shim_cost.full_call_ns,
-                                      shim_cost.counted_call_ns, shim_cost.budget_ratio,
-                                      shim_cost.cupti_overhead_ns);
+    cost_table = wire::CreateShimCost(
+        fbb, shim_cost.events_recorded, shim_cost.launches_counted, shim_cost.cupti_launch_records,
+        shim_cost.overhead_ns, shim_cost.session_ns, shim_cost.shed_ns, shim_cost.full_call_ns,
+        shim_cost.counted_call_ns, shim_cost.budget_ratio, shim_cost.cupti_overhead_ns);
   wire::BatchBuilder batch_builder(fbb);
   batch_builder.add_sent_time(sent_time);
   batch_builder.add_events_dropped(dropped);
   batch_builder.add_sequence(sequence);
   batch_builder.add_pid(pid);
   batch_builder.add_session_id(session_id);
-  column = 0;
-  model::RecordSet::forEachKind([&]<class Record>(std::type_identity<Record>) {
-    if constexpr (!kColumnarKernels<Record>) {
-      using Column = flatbuffers::Offset<flatbuffers::Vector<const typename RecordWire<Record>::Event*>>;
-      if (column_offsets[column] != 0) RecordWire<Record>::addTo(batch_builder, Column(column_offsets[column]));
-    }
-    ++column;
-  });
+  addRecordColumns(batch_builder, record_columns);
   if (!cost_table.IsNull()) batch_builder.add_shim_cost(cost_table);
   if (!columns.IsNull()) batch_builder.add_kernels(columns);
   if (!sigs_vec.IsNull()) batch_builder.add_signatures(sigs_vec);
@@ -306,10 +340,13 @@ std::vector<uint8_t> BatchEncoder::Impl::build(uint64_t events_dropped, bool fin
   batch_builder.add_epoch(epoch);
   batch_builder.add_final(final);
   auto batch = batch_builder.Finish();
-  wire::FinishMessageBuffer(fbb, wire::CreateMessage(fbb, kProtocolVersion, wire::Body::Batch, batch.Union()));
+  wire::FinishMessageBuffer(
+      fbb, wire::CreateMessage(fbb, kProtocolVersion, wire::Body::Batch, batch.Union()));
   std::vector<uint8_t> out = envelope.seal({fbb.GetBufferPointer(), fbb.GetSize()});
-  if (fbb.GetSize() > kBuilderKeepBytes) fbb.Reset();
-  else fbb.Clear();
+  if (fbb.GetSize() > kBuilderKeepBytes)
+    fbb.Reset();
+  else
+    fbb.Clear();
   return out;
 }
 
@@ -317,7 +354,9 @@ BatchEncoder::BatchEncoder(const model::NameTable& names, uint64_t session_id, i
     : impl_(std::make_unique<Impl>(names, session_id, pid)) {}
 BatchEncoder::~BatchEncoder() = default;
 
-model::RecordSet& BatchEncoder::pending() { return impl_->records; }
+model::RecordSet& BatchEncoder::pending() {
+  return impl_->records;
+}
 
 bool BatchEncoder::roomForOne() {
   if (impl_->pending() < kMaxBatchEvents) return true;
@@ -325,19 +364,29 @@ bool BatchEncoder::roomForOne() {
   return false;
 }
 
-void BatchEncoder::countDropped(uint64_t n) { impl_->self_dropped += n; }
+void BatchEncoder::countDropped(uint64_t n) {
+  impl_->self_dropped += n;
+}
 
 void BatchEncoder::addAll(const model::RecordSet& records) {
   records.forEachColumn([&](const auto& column) {
-    for (const auto& r : column) add(r);
+    for (const auto& r : column)
+      add(r);
   });
 }
 
-size_t BatchEncoder::pendingEvents() const { return impl_->pending(); }
-void BatchEncoder::setShimCost(const model::ShimCost& cost) { impl_->shim_cost = cost; }
-uint32_t BatchEncoder::epoch() const { return impl_->epoch; }
+size_t BatchEncoder::pendingEvents() const {
+  return impl_->pending();
+}
+void BatchEncoder::setShimCost(const model::ShimCost& cost) {
+  impl_->shim_cost = cost;
+}
+uint32_t BatchEncoder::epoch() const {
+  return impl_->epoch;
+}
 
-std::vector<uint8_t> BatchEncoder::encode(uint64_t events_dropped, bool final, model::TimeNs sent_time) {
+std::vector<uint8_t> BatchEncoder::encode(uint64_t events_dropped, bool final,
+                                          model::TimeNs sent_time) {
   Impl& m = *impl_;
   if (m.awaiting_confirm) confirm(true);
   const uint64_t dropped_before = m.self_dropped;

@@ -208,7 +208,8 @@ JobAnalysis WindowAggregator::analyse(model::ProcessTrace& owned, const WindowBo
                        carried_allocations_.end());
   analyzeMemoryLevels(t, a);
   // In time, with the context.
-  model::RecordSet::forEachColumnPair(p, context_, [](auto& to, const auto& from) { appendAll(to, from); });
+  model::RecordSet::forEachColumnPair(p, context_,
+                                      [](auto& to, const auto& from) { appendAll(to, from); });
   auto index = buildActivityIndex(p);
   std::vector<DeviceIdle> idle;
   a.timeline = analyzeTimeline(index, {}, &idle, &bounds);

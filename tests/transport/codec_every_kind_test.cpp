@@ -35,7 +35,8 @@ TEST_CASE("every record kind round-trips through the encoder and the decoder int
   Randomizer rnd(0x19);
   model::NameTable sender_names;
   std::vector<model::NameId> names;
-  for (int i = 0; i < 20; ++i) names.push_back(sender_names.intern(rnd.oddName(i)));
+  for (int i = 0; i < 20; ++i)
+    names.push_back(sender_names.intern(rnd.oddName(i)));
   constexpr int kPerKind = 40;
   const model::RecordSet sent = everyKind(rnd, names, kPerKind);
   REQUIRE(sent.size() == model::kRecordKinds * kPerKind);

@@ -50,12 +50,13 @@ inline auto fields(const model::Range& r) {
 }
 
 inline auto fields(const model::DeviceSample& d) {
-  return std::tuple(d.time, d.device, d.process_used_bytes, d.device_used_bytes, d.device_total_bytes,
-                    d.gpu_utilization, d.memory_utilization);
+  return std::tuple(d.time, d.device, d.process_used_bytes, d.device_used_bytes,
+                    d.device_total_bytes, d.gpu_utilization, d.memory_utilization);
 }
 inline auto fields(const model::BlasCall& c) {
-  return std::tuple(c.start, c.end, c.thread, c.device, c.stream, int(c.api), c.a_type, c.b_type, c.c_type,
-                    c.compute_type, c.scale_type, c.math_mode, c.status, c.m, c.n, c.k, c.batch);
+  return std::tuple(c.start, c.end, c.thread, c.device, c.stream, int(c.api), c.a_type, c.b_type,
+                    c.c_type, c.compute_type, c.scale_type, c.math_mode, c.status, c.m, c.n, c.k,
+                    c.batch);
 }
 
 template <class T> void requireSameRecords(const std::vector<T>& sent, const std::vector<T>& got) {
@@ -147,7 +148,8 @@ public:
   }
 
   model::DeviceSample deviceSample() {
-    return {time(), u32(), i64(), i64(), i64(), static_cast<int32_t>(u32()), static_cast<int32_t>(u32())};
+    return {time(), u32(), i64(), i64(), i64(), static_cast<int32_t>(u32()),
+            static_cast<int32_t>(u32())};
   }
   model::BlasCall blasCall() {
     model::BlasCall c;
@@ -173,16 +175,21 @@ public:
 
   // A random record of the kind `Record` (one overload per kind of model::RecordSet: a kind
   // without one fails to compile in the tests that walk every kind).
-  model::KernelExec record(std::type_identity<model::KernelExec>, const std::vector<model::NameId>& n) { return kernel(n); }
-  model::Copy record(std::type_identity<model::Copy>, const std::vector<model::NameId>&) { return copy(); }
-  model::Memset record(std::type_identity<model::Memset>, const std::vector<model::NameId>&) { return memset(); }
-  model::HostSync record(std::type_identity<model::HostSync>, const std::vector<model::NameId>&) { return sync(); }
-  model::ApiCall record(std::type_identity<model::ApiCall>, const std::vector<model::NameId>& n) { return apiCall(n); }
-  model::Allocation record(std::type_identity<model::Allocation>, const std::vector<model::NameId>&) { return allocation(); }
-  model::MemorySample record(std::type_identity<model::MemorySample>, const std::vector<model::NameId>&) { return memorySample(); }
-  model::Range record(std::type_identity<model::Range>, const std::vector<model::NameId>& n) { return range(n); }
-  model::DeviceSample record(std::type_identity<model::DeviceSample>, const std::vector<model::NameId>&) { return deviceSample(); }
-  model::BlasCall record(std::type_identity<model::BlasCall>, const std::vector<model::NameId>&) { return blasCall(); }
+  using Names = std::vector<model::NameId>;
+  model::KernelExec record(std::type_identity<model::KernelExec>, const Names& n) { return kernel(n); }
+  model::Copy record(std::type_identity<model::Copy>, const Names&) { return copy(); }
+  model::Memset record(std::type_identity<model::Memset>, const Names&) { return memset(); }
+  model::HostSync record(std::type_identity<model::HostSync>, const Names&) { return sync(); }
+  model::ApiCall record(std::type_identity<model::ApiCall>, const Names& n) { return apiCall(n); }
+  model::Allocation record(std::type_identity<model::Allocation>, const Names&) { return allocation(); }
+  model::MemorySample record(std::type_identity<model::MemorySample>, const Names&) {
+    return memorySample();
+  }
+  model::Range record(std::type_identity<model::Range>, const Names& n) { return range(n); }
+  model::DeviceSample record(std::type_identity<model::DeviceSample>, const Names&) {
+    return deviceSample();
+  }
+  model::BlasCall record(std::type_identity<model::BlasCall>, const Names&) { return blasCall(); }
 
 private:
   bool pick() { return rng_() % 5 == 0; }
