@@ -21,6 +21,7 @@
 // Layout details: schema/gpuwise.fbs, envelope.h, kernel_timing.h.
 #pragma once
 
+#include "profiler/model/expected.h"
 #include "profiler/model/trace.h"
 
 #include <cstdint>
@@ -154,7 +155,8 @@ public:
   MessageOpener(const MessageOpener&) = delete;
   MessageOpener& operator=(const MessageOpener&) = delete;
 
-  std::variant<Route, DecodeError> open(std::span<const uint8_t> message);
+  // The message's route, or why it cannot be read.
+  Expected<Route, DecodeError> open(std::span<const uint8_t> message);
 
 private:
   friend class MessageDecoder;
@@ -190,7 +192,7 @@ private:
   std::unique_ptr<Impl> impl_;
 };
 
-std::variant<Route, DecodeError> peekRoute(std::span<const uint8_t> message);
+Expected<Route, DecodeError> peekRoute(std::span<const uint8_t> message);
 
 const char* toString(DecodeError::Kind);
 

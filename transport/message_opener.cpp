@@ -9,10 +9,10 @@ namespace {
 
 using K = DecodeError::Kind;
 
-std::variant<Route, DecodeError> routeOf(const wire::Message& m) {
+Expected<Route, DecodeError> routeOf(const wire::Message& m) {
   if (const auto* h = m.body_as_Hello()) return Route{true, h->session_id(), h->pid()};
   if (const auto* b = m.body_as_Batch()) return Route{false, b->session_id(), b->pid()};
-  return DecodeError{K::Malformed, "message has no Hello or Batch body"};
+  return unexpected(DecodeError{K::Malformed, "message has no Hello or Batch body"});
 }
 
 } // namespace
@@ -25,17 +25,17 @@ struct MessageOpener::Impl {
 MessageOpener::MessageOpener() : impl_(std::make_unique<Impl>()) {}
 MessageOpener::~MessageOpener() = default;
 
-std::variant<Route, DecodeError> MessageOpener::open(std::span<const uint8_t> message) {
+Expected<Route, DecodeError> MessageOpener::open(std::span<const uint8_t> message) {
   try {
     impl_->current = nullptr;
     auto opened = impl_->reader.open(message);
-    if (auto* e = std::get_if<DecodeError>(&opened)) return std::move(*e);
-    auto route = routeOf(*std::get<const wire::Message*>(opened));
-    if (std::holds_alternative<Route>(route))
-      impl_->current = std::get<const wire::Message*>(opened);
+    if (auto* e = std::get_if<DecodeError>(&opened)) return unexpected(std::move(*e));
+    const wire::Message* m = std::get<const wire::Message*>(opened);
+    auto route = routeOf(*m);
+    if (route) impl_->current = m;
     return route;
   } catch (const std::bad_alloc&) {
-    return DecodeError{K::TooLarge, "out of memory reading the message"};
+    return unexpected(DecodeError{K::TooLarge, "out of memory reading the message"});
   }
 }
 
@@ -43,15 +43,15 @@ const wire::Message* MessageOpener::current() const {
   return impl_->current;
 }
 
-std::variant<Route, DecodeError> peekRoute(std::span<const uint8_t> message) {
+Expected<Route, DecodeError> peekRoute(std::span<const uint8_t> message) {
   try {
     // One reader per thread: its zstd context and scratch buffer are reused across messages.
     thread_local EnvelopeReader reader;
     auto opened = reader.open(message);
-    if (auto* e = std::get_if<DecodeError>(&opened)) return std::move(*e);
+    if (auto* e = std::get_if<DecodeError>(&opened)) return unexpected(std::move(*e));
     return routeOf(*std::get<const wire::Message*>(opened));
   } catch (const std::bad_alloc&) {
-    return DecodeError{K::TooLarge, "out of memory reading the message"};
+    return unexpected(DecodeError{K::TooLarge, "out of memory reading the message"});
   }
 }
 

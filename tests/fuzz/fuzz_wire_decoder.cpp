@@ -80,14 +80,7 @@ template <class T, class F> bool same(const std::vector<T>& a, const std::vector
 // Encodes an accepted batch again and decodes it with a fresh decoder: the records must survive.
 void checkReencode(const Batch& batch, const model::NameTable& names) {
   transport::BatchEncoder encoder(names, batch.session_id, batch.pid);
-  for (const auto& e : batch.kernels) encoder.add(e);
-  for (const auto& e : batch.copies) encoder.add(e);
-  for (const auto& e : batch.memsets) encoder.add(e);
-  for (const auto& e : batch.syncs) encoder.add(e);
-  for (const auto& e : batch.api_calls) encoder.add(e);
-  for (const auto& e : batch.allocations) encoder.add(e);
-  for (const auto& e : batch.memory_samples) encoder.add(e);
-  for (const auto& e : batch.ranges) encoder.add(e);
+  encoder.addAll(batch);
   const std::vector<uint8_t> message = encoder.encode(batch.events_dropped, batch.final, batch.sent_time);
   if (message.empty()) return; // out of memory: allowed by the contract, counted by the encoder
 
@@ -147,7 +140,7 @@ void checkReencode(const Batch& batch, const model::NameTable& names) {
 void checkOne(MessageDecoder& decoder, const model::NameTable& names, std::span<const uint8_t> message) {
   const auto route = transport::peekRoute(message);
   const auto result = decoder.decode(message);
-  const auto* r = std::get_if<Route>(&route);
+  const Route* r = route ? &*route : nullptr;
   if (const auto* hello = std::get_if<Hello>(&result)) {
     if (!r) fail("decode accepts a Hello that peekRoute rejects");
     if (!r->is_hello || r->session_id != hello->session_id || r->pid != hello->process.pid)
