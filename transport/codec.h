@@ -174,7 +174,8 @@ public:
   MessageDecoder(const MessageDecoder&) = delete;
   MessageDecoder& operator=(const MessageDecoder&) = delete;
 
-  using Result = std::variant<Hello, Batch, DecodeError>;
+  // A Hello or a Batch, or why the message was rejected.
+  using Result = Expected<std::variant<Hello, Batch>, DecodeError>;
   Result decode(std::span<const uint8_t> message);
   // Decodes the message `opened` opened last (after an open() that succeeded). With `append_to`,
   // a Batch's events are appended to its columns (a receiver's own, e.g. its ProcessTrace, so each

@@ -234,8 +234,8 @@ struct MessageDecoder::Impl {
   uint64_t undecodable = 0;
   uint64_t names_dropped = 0;
 
-  std::variant<Hello, Batch, DecodeError> hello(const wire::Hello& h);
-  std::variant<Hello, Batch, DecodeError> batch(const wire::Batch& b, model::RecordSet* append_to);
+  Result hello(const wire::Hello& h);
+  Result batch(const wire::Batch& b, model::RecordSet* append_to);
   // A checked batch's new names and signatures into this decoder's tables.
   void applyNames(const wire::Batch& b);
   void applySignatures(const wire::Batch& b);
@@ -270,13 +270,13 @@ const KernelResiduals* MessageDecoder::Impl::unpackResiduals(const uint8_t* plan
   return out;
 }
 
-std::variant<Hello, Batch, DecodeError> MessageDecoder::Impl::hello(const wire::Hello& h) {
+MessageDecoder::Result MessageDecoder::Impl::hello(const wire::Hello& h) {
   if (bound && h.session_id() != session)
-    return DecodeError{K::UnknownSession, "Hello of session " + std::to_string(h.session_id()) +
-                                              " on the decoder of session " +
-                                              std::to_string(session)};
+    return unexpected(DecodeError{K::UnknownSession,
+                                  "Hello of session " + std::to_string(h.session_id()) +
+                                      " on the decoder of session " + std::to_string(session)});
   if (h.tier() > uint8_t(model::CollectionTier::Imported))
-    return malformed("unknown collection tier");
+    return unexpected(malformed("unknown collection tier"));
   Hello out;
   out.protocol_version = kProtocolVersion;
   out.session_id = h.session_id();
@@ -302,7 +302,7 @@ std::variant<Hello, Batch, DecodeError> MessageDecoder::Impl::hello(const wire::
     out.devices.reserve(n);
     for (flatbuffers::uoffset_t i = 0; i < n; ++i) {
       const wire::Device* d = h.devices()->Get(i);
-      if (!d) return malformed("null device entry");
+      if (!d) return unexpected(malformed("null device entry"));
       model::DeviceInfo m;
       m.index = d->index();
       m.name = boundedStr(d->name(), kMaxHelloNameBytes, cut);
@@ -417,13 +417,13 @@ void MessageDecoder::Impl::decodeRecords(const wire::Batch& b, model::RecordSet&
   });
 }
 
-std::variant<Hello, Batch, DecodeError> MessageDecoder::Impl::batch(const wire::Batch& b,
-                                                                    model::RecordSet* append_to) {
+MessageDecoder::Result MessageDecoder::Impl::batch(const wire::Batch& b,
+                                                   model::RecordSet* append_to) {
   if (bound && b.session_id() != session)
-    return DecodeError{K::UnknownSession, "batch of session " + std::to_string(b.session_id()) +
-                                              " on the decoder of session " +
-                                              std::to_string(session)};
-  if (auto e = checkBatch(b)) return *e;
+    return unexpected(DecodeError{K::UnknownSession,
+                                  "batch of session " + std::to_string(b.session_id()) +
+                                      " on the decoder of session " + std::to_string(session)});
+  if (auto e = checkBatch(b)) return unexpected(std::move(*e));
 
   bound = true;
   session = b.session_id();
@@ -443,25 +443,26 @@ MessageDecoder::~MessageDecoder() = default;
 MessageDecoder::Result MessageDecoder::decode(std::span<const uint8_t> message) {
   try {
     auto opened = impl_->reader.open(message);
-    if (auto* e = std::get_if<DecodeError>(&opened)) return std::move(*e);
+    if (auto* e = std::get_if<DecodeError>(&opened)) return unexpected(std::move(*e));
     const wire::Message* m = std::get<const wire::Message*>(opened);
     if (const auto* h = m->body_as_Hello()) return impl_->hello(*h);
     if (const auto* b = m->body_as_Batch()) return impl_->batch(*b, nullptr);
-    return malformed("message has no Hello or Batch body");
+    return unexpected(malformed("message has no Hello or Batch body"));
   } catch (const std::bad_alloc&) {
-    return DecodeError{K::TooLarge, "out of memory decoding the message"};
+    return unexpected(DecodeError{K::TooLarge, "out of memory decoding the message"});
   }
 }
 
-MessageDecoder::Result MessageDecoder::decode(const MessageOpener& opened, model::RecordSet* append_to) {
+MessageDecoder::Result MessageDecoder::decode(const MessageOpener& opened,
+                                              model::RecordSet* append_to) {
   try {
     const wire::Message* m = opened.current();
-    if (!m) return malformed("no opened message");
+    if (!m) return unexpected(malformed("no opened message"));
     if (const auto* h = m->body_as_Hello()) return impl_->hello(*h);
     if (const auto* b = m->body_as_Batch()) return impl_->batch(*b, append_to);
-    return malformed("message has no Hello or Batch body");
+    return unexpected(malformed("message has no Hello or Batch body"));
   } catch (const std::bad_alloc&) {
-    return DecodeError{K::TooLarge, "out of memory decoding the message"};
+    return unexpected(DecodeError{K::TooLarge, "out of memory decoding the message"});
   }
 }
 

@@ -59,8 +59,8 @@ std::optional<transport::DecodeError> ProcessStream::accept(const transport::Mes
   size_t added = trace_.eventCount() - before;
   const bool shed_events = added > shed_above_events;
   if (shed_events) marks.restore(trace_);
-  if (auto* error = std::get_if<transport::DecodeError>(&result)) return std::move(*error);
-  if (auto* hello = std::get_if<transport::Hello>(&result)) {
+  if (!result) return std::move(result.error());
+  if (auto* hello = std::get_if<transport::Hello>(&*result)) {
     applyHello(std::move(*hello));
   } else {
     if (shed_events) {
@@ -71,7 +71,7 @@ std::optional<transport::DecodeError> ProcessStream::accept(const transport::Mes
     events_ += added;
     // Absurd times (an end at INT64_MAX) are dropped and counted like the producer's drops.
     model::dropAbsurdTimes(trace_, marks);
-    applyBatch(std::get<transport::Batch>(result));
+    applyBatch(std::get<transport::Batch>(*result));
     cutWindows();
     if (limited_ || shed_events) releaseSlack(shed_events);
   }

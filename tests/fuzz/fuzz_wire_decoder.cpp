@@ -87,10 +87,9 @@ void checkReencode(const Batch& batch, const model::NameTable& names) {
   model::NameTable names2;
   MessageDecoder decoder(names2);
   auto result = decoder.decode(message);
-  const auto* again = std::get_if<Batch>(&result);
+  const auto* again = result ? std::get_if<Batch>(&*result) : nullptr;
   if (!again) {
-    const auto* err = std::get_if<DecodeError>(&result);
-    std::fprintf(stderr, "re-encoded batch rejected: %s\n", err ? err->detail.c_str() : "(hello)");
+    std::fprintf(stderr, "re-encoded batch rejected: %s\n", result ? "(hello)" : result.error().detail.c_str());
     fail("the decoder rejects what the encoder made of an accepted batch");
   }
   if (again->events_dropped != batch.events_dropped) return; // the encoder itself dropped events
@@ -141,19 +140,18 @@ void checkOne(MessageDecoder& decoder, const model::NameTable& names, std::span<
   const auto route = transport::peekRoute(message);
   const auto result = decoder.decode(message);
   const Route* r = route ? &*route : nullptr;
-  if (const auto* hello = std::get_if<Hello>(&result)) {
+  if (!result) {
+    if (result.error().detail.find('\n') != std::string::npos) fail("an error detail is more than one line");
+  } else if (const auto* hello = std::get_if<Hello>(&*result)) {
     if (!r) fail("decode accepts a Hello that peekRoute rejects");
     if (!r->is_hello || r->session_id != hello->session_id || r->pid != hello->process.pid)
       fail("peekRoute and decode disagree on a Hello");
-  } else if (const auto* batch = std::get_if<Batch>(&result)) {
+  } else if (const auto* batch = std::get_if<Batch>(&*result)) {
     if (!r) fail("decode accepts a Batch that peekRoute rejects");
     if (r->is_hello || r->session_id != batch->session_id || r->pid != batch->pid)
       fail("peekRoute and decode disagree on a Batch");
     if (batch->eventCount() > transport::kMaxBatchEvents) fail("an accepted batch exceeds kMaxBatchEvents");
     checkReencode(*batch, names);
-  } else {
-    const auto& err = std::get<DecodeError>(result);
-    if (err.detail.find('\n') != std::string::npos) fail("an error detail is more than one line");
   }
 }
 

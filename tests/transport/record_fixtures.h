@@ -248,14 +248,14 @@ inline model::DeviceInfo sampleDevice(uint32_t index) {
 }
 
 template <class T> T expectValue(MessageDecoder::Result&& r) {
-  if (auto* e = std::get_if<DecodeError>(&r)) FAIL("decode error: " << toString(e->kind) << ": " << e->detail);
-  REQUIRE(std::holds_alternative<T>(r));
-  return std::get<T>(std::move(r));
+  if (!r) FAIL("decode error: " << toString(r.error().kind) << ": " << r.error().detail);
+  REQUIRE(std::holds_alternative<T>(*r));
+  return std::get<T>(std::move(*r));
 }
 
 inline DecodeError expectError(MessageDecoder::Result&& r) {
-  REQUIRE(std::holds_alternative<DecodeError>(r));
-  return std::get<DecodeError>(std::move(r));
+  REQUIRE_FALSE(r.has_value());
+  return std::move(r.error());
 }
 
 } // namespace gpuwise::transport::testing
