@@ -359,20 +359,15 @@ void Drain::send(bool final, int64_t now) {
   }
   size_t total = pending_.size();
   if (total == 0 && carried_drops_ == 0 && !final) return;
-  size_t off[9] = {};
+  size_t off[model::kRecordKinds] = {};
   size_t sent_records = 0;
   do {
     transport::Batch b;
     size_t budget = options_.max_batch_events;
-    budget -= takeSlice(pending_.kernels, &off[0], b.kernels, budget);
-    budget -= takeSlice(pending_.copies, &off[1], b.copies, budget);
-    budget -= takeSlice(pending_.memsets, &off[2], b.memsets, budget);
-    budget -= takeSlice(pending_.syncs, &off[3], b.syncs, budget);
-    budget -= takeSlice(pending_.api_calls, &off[4], b.api_calls, budget);
-    budget -= takeSlice(pending_.allocations, &off[5], b.allocations, budget);
-    budget -= takeSlice(pending_.ranges, &off[6], b.ranges, budget);
-    budget -= takeSlice(pending_.device_samples, &off[7], b.device_samples, budget);
-    budget -= takeSlice(pending_.blas_calls, &off[8], b.blas_calls, budget);
+    size_t column = 0;
+    model::RecordSet::forEachColumnPair(pending_, b, [&](auto& from, auto& to) {
+      budget -= takeSlice(from, &off[column++], to, budget);
+    });
     size_t n = options_.max_batch_events - budget;
     sent_records += n;
     bool last = sent_records >= total;

@@ -32,16 +32,7 @@ public:
   }
 
   SendStatus sendBatch(const transport::Batch& b) override {
-    for (const auto& r : b.kernels) encoder_.add(r);
-    for (const auto& r : b.copies) encoder_.add(r);
-    for (const auto& r : b.memsets) encoder_.add(r);
-    for (const auto& r : b.syncs) encoder_.add(r);
-    for (const auto& r : b.api_calls) encoder_.add(r);
-    for (const auto& r : b.allocations) encoder_.add(r);
-    for (const auto& r : b.memory_samples) encoder_.add(r);
-    for (const auto& r : b.ranges) encoder_.add(r);
-    for (const auto& r : b.device_samples) encoder_.add(r);
-    for (const auto& r : b.blas_calls) encoder_.add(r);
+    encoder_.addAll(b);
     encoder_.setShimCost(b.shim_cost);
     std::vector<uint8_t> message = encoder_.encode(b.events_dropped, b.final, b.sent_time);
     SendStatus s = convert(sender_->trySend(message));

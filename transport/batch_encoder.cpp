@@ -2,10 +2,12 @@
 #include "transport/codec.h"
 #include "transport/envelope.h"
 #include "transport/kernel_timing.h"
+#include "transport/record_wire.h"
 #include "transport/schema/gpuwise_generated.h"
 #include "transport/signature_table.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 
 namespace gpuwise::transport {
@@ -18,7 +20,7 @@ flatbuffers::Offset<flatbuffers::Vector<uint8_t>> text(Fbb& fbb, std::string_vie
   return fbb.CreateVector(reinterpret_cast<const uint8_t*>(s.data()), n);
 }
 
-uint8_t u8(auto e) { return static_cast<uint8_t>(e); }
+using wire_detail::u8;
 
 // Names waiting for room in a later message; a bound on the encoder's memory (a name referenced
 // again is queued again anyway).
@@ -27,15 +29,11 @@ constexpr size_t kMaxDeferredNames = 1u << 16;
 // A builder that grew for one huge batch gives its memory back afterwards.
 constexpr size_t kBuilderKeepBytes = 4u << 20;
 
-bool sameBits(float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+bool sameBits(float a, float b) {
+  return std::memcmp(&a, &b, sizeof a) == 0;
+}
 
 } // namespace
-
-size_t Batch::eventCount() const {
-  return kernels.size() + copies.size() + memsets.size() + syncs.size() + api_calls.size() +
-         allocations.size() + memory_samples.size() + ranges.size() + device_samples.size() +
-         blas_calls.size();
-}
 
 std::vector<uint8_t> encodeHello(const Hello& hello) {
   try {
@@ -90,7 +88,8 @@ std::vector<uint8_t> encodeHello(const Hello& hello) {
     h.add_start_time(hello.start_time);
     auto body = h.Finish();
     // The version field states what the message is written in, whatever the struct says.
-    wire::FinishMessageBuffer(fbb, wire::CreateMessage(fbb, kProtocolVersion, wire::Body::Hello, body.Union()));
+    wire::FinishMessageBuffer(
+        fbb, wire::CreateMessage(fbb, kProtocolVersion, wire::Body::Hello, body.Union()));
     EnvelopeWriter envelope;
     return envelope.seal({fbb.GetBufferPointer(), fbb.GetSize()});
   } catch (...) {
@@ -107,22 +106,13 @@ struct BatchEncoder::Impl {
   uint64_t sequence = 0;
   uint32_t epoch = 0;
 
-  std::vector<model::KernelExec> kernels;
-  std::vector<model::Copy> copies;
-  std::vector<model::Memset> memsets;
-  std::vector<model::HostSync> syncs;
-  std::vector<model::ApiCall> api_calls;
-  std::vector<model::Allocation> allocations;
-  std::vector<model::MemorySample> memory_samples;
-  std::vector<model::Range> ranges;
-  std::vector<model::DeviceSample> device_samples;
-  std::vector<model::BlasCall> blas_calls;
+  model::RecordSet records;  // pending, not yet encoded
   uint64_t self_dropped = 0; // dropped by this encoder, reported with the next message
   model::ShimCost shim_cost; // carried by every batch once set
 
   SignatureInterner signatures;
-  std::vector<uint64_t> sent_names;     // one bit per NameId carried this epoch
-  std::vector<model::NameId> deferred;  // referenced names that did not fit the last message
+  std::vector<uint64_t> sent_names;    // one bit per NameId carried this epoch
+  std::vector<model::NameId> deferred; // referenced names that did not fit the last message
 
   // What the last encode() introduced, forgotten again by confirm(false).
   bool awaiting_confirm = false;
@@ -130,7 +120,7 @@ struct BatchEncoder::Impl {
   std::vector<model::NameId> new_names;
   size_t new_name_bytes = 0;
   std::vector<model::NameId> deferred_next; // deferred by the message being built
-  std::vector<uint64_t> queued;              // one bit per id in deferred_next
+  std::vector<uint64_t> queued;             // one bit per id in deferred_next
 
   // Scratch reused across batches.
   std::vector<uint32_t> key;
@@ -143,36 +133,7 @@ struct BatchEncoder::Impl {
   Fbb fbb{64 * 1024};
   EnvelopeWriter envelope;
 
-  size_t pending() const {
-    return kernels.size() + copies.size() + memsets.size() + syncs.size() + api_calls.size() +
-           allocations.size() + memory_samples.size() + ranges.size() + device_samples.size() +
-           blas_calls.size();
-  }
-
-  template <class T> void add(std::vector<T>& v, const T& e) {
-    if (pending() >= kMaxBatchEvents) {
-      ++self_dropped;
-      return;
-    }
-    try {
-      v.push_back(e);
-    } catch (...) {
-      ++self_dropped;
-    }
-  }
-
-  void clearPending() {
-    kernels.clear();
-    copies.clear();
-    memsets.clear();
-    syncs.clear();
-    api_calls.clear();
-    allocations.clear();
-    memory_samples.clear();
-    ranges.clear();
-    device_samples.clear();
-    blas_calls.clear();
-  }
+  size_t pending() const { return records.size(); }
 
   static bool testBit(const std::vector<uint64_t>& bits, model::NameId id) {
     const size_t w = id >> 6;
@@ -181,8 +142,10 @@ struct BatchEncoder::Impl {
   static void setBit(std::vector<uint64_t>& bits, model::NameId id, bool on) {
     const size_t w = id >> 6;
     if (w >= bits.size()) bits.resize(w + 1);
-    if (on) bits[w] |= uint64_t{1} << (id & 63);
-    else bits[w] &= ~(uint64_t{1} << (id & 63));
+    if (on)
+      bits[w] |= uint64_t{1} << (id & 63);
+    else
+      bits[w] &= ~(uint64_t{1} << (id & 63));
   }
   bool isSent(model::NameId id) const { return testBit(sent_names, id); }
   void setSent(model::NameId id, bool on) { setBit(sent_names, id, on); }
@@ -210,17 +173,24 @@ struct BatchEncoder::Impl {
     signatures.clear();
     sent_names.clear();
     deferred.clear();
-    for (model::NameId id : deferred_next) setBit(queued, id, false);
+    for (model::NameId id : deferred_next)
+      setBit(queued, id, false);
     deferred_next.clear();
   }
 
   void forgetLastMessage() {
     signatures.truncate(first_new_signature);
-    for (model::NameId id : new_names) setSent(id, false);
+    for (model::NameId id : new_names)
+      setSent(id, false);
     new_names.clear();
   }
 
   void encodeKernels();
+  flatbuffers::Offset<wire::KernelColumns> kernelColumns();
+  // The struct column of every kind but kernels (0: empty), in RecordSet order.
+  using ColumnOffsets = std::array<flatbuffers::uoffset_t, model::kRecordKinds>;
+  ColumnOffsets recordColumns();
+  static void addRecordColumns(wire::BatchBuilder& batch, const ColumnOffsets& offsets);
   std::vector<uint8_t> build(uint64_t events_dropped, bool final, model::TimeNs sent_time);
 };
 
@@ -231,6 +201,7 @@ void BatchEncoder::Impl::encodeKernels() {
   occupancy.clear();
   graph_nodes.clear();
   new_signatures.clear();
+  const auto& kernels = records.kernels;
   if (kernels.empty()) return;
   timing.reset(KernelTimingModel::anchorOf(
       {kernels[0].launch_start, kernels[0].launch_end, kernels[0].start, kernels[0].end}));
@@ -252,30 +223,87 @@ void BatchEncoder::Impl::encodeKernels() {
     const KernelTimes t{k.launch_start, k.launch_end, k.start, k.end};
     KernelResiduals r;
     const TimingForm form = timing.encode(id, t, &r);
-    if (form == TimingForm::Escape) escapes.emplace_back(t.launch_start, t.launch_end, t.start, t.end);
+    if (form == TimingForm::Escape)
+      escapes.emplace_back(t.launch_start, t.launch_end, t.start, t.end);
     if (!sameBits(k.achieved_occupancy, -1.0f))
       occupancy.emplace_back(static_cast<uint32_t>(key.size()), k.achieved_occupancy);
-    if (k.graph_node_id != 0) graph_nodes.emplace_back(static_cast<uint32_t>(key.size()), k.graph_node_id);
+    if (k.graph_node_id != 0)
+      graph_nodes.emplace_back(static_cast<uint32_t>(key.size()), k.graph_node_id);
     key.push_back(id | uint32_t{u8(form)} << kSignatureIdBits);
     residuals.push_back(r);
   }
 }
 
-std::vector<uint8_t> BatchEncoder::Impl::build(uint64_t events_dropped, bool final, model::TimeNs sent_time) {
+flatbuffers::Offset<wire::KernelColumns> BatchEncoder::Impl::kernelColumns() {
+  if (key.empty()) return 0;
+  const auto& kernels = records.kernels;
+  auto kv = fbb.CreateVector(key);
+  uint8_t* planes = nullptr;
+  auto rv = fbb.CreateUninitializedVector(kResidualBytesPerRow * key.size(), &planes);
+  writeResidualPlanes(residuals, planes);
+  auto ev = escapes.empty() ? 0 : fbb.CreateVectorOfStructs(escapes);
+  auto cv = occupancy.empty() ? 0 : fbb.CreateVectorOfStructs(occupancy);
+  auto gv = graph_nodes.empty() ? 0 : fbb.CreateVectorOfStructs(graph_nodes);
+  return wire::CreateKernelColumns(
+      fbb,
+      KernelTimingModel::anchorOf(
+          {kernels[0].launch_start, kernels[0].launch_end, kernels[0].start, kernels[0].end}),
+      kv, rv, ev, cv, gv);
+}
+
+BatchEncoder::Impl::ColumnOffsets BatchEncoder::Impl::recordColumns() {
+  ColumnOffsets offsets{};
+  size_t column = 0;
+  records.forEachColumn([&](const auto& v) {
+    using Record = typename std::decay_t<decltype(v)>::value_type;
+    if constexpr (!kColumnarKernels<Record>) {
+      using Event = typename RecordWire<Record>::Event;
+      if (!v.empty()) {
+        Event* out = nullptr;
+        offsets[column] = fbb.CreateUninitializedVectorOfStructs<Event>(v.size(), &out).o;
+        for (const auto& r : v)
+          *out++ = RecordWire<Record>::toWire(r);
+      }
+    }
+    ++column;
+  });
+  return offsets;
+}
+
+void BatchEncoder::Impl::addRecordColumns(wire::BatchBuilder& batch, const ColumnOffsets& offsets) {
+  size_t column = 0;
+  model::RecordSet::forEachKind([&]<class Record>(std::type_identity<Record>) {
+    if constexpr (!kColumnarKernels<Record>) {
+      using Column =
+          flatbuffers::Offset<flatbuffers::Vector<const typename RecordWire<Record>::Event*>>;
+      if (offsets[column] != 0) RecordWire<Record>::addTo(batch, Column(offsets[column]));
+    }
+    ++column;
+  });
+}
+
+std::vector<uint8_t> BatchEncoder::Impl::build(uint64_t events_dropped, bool final,
+                                               model::TimeNs sent_time) {
   // Leave the epoch room for every kernel of this batch to be new.
-  if (size_t{signatures.nextId()} + std::min<size_t>(kernels.size(), kMaxSignatures) > kMaxSignatures)
+  const auto& kernels = records.kernels;
+  if (size_t{signatures.nextId()} + std::min<size_t>(kernels.size(), kMaxSignatures) >
+      kMaxSignatures)
     startEpoch();
   first_new_signature = signatures.nextId();
   new_names.clear();
   new_name_bytes = 0;
   deferred.swap(deferred_next);
   deferred_next.clear();
-  for (model::NameId id : deferred) setBit(queued, id, false);
-  for (model::NameId id : deferred) nameRef(id); // names that waited for room come first
+  for (model::NameId id : deferred)
+    setBit(queued, id, false);
+  for (model::NameId id : deferred)
+    nameRef(id); // names that waited for room come first
 
   encodeKernels();
-  for (auto& a : api_calls) a.name = nameRef(a.name);
-  for (auto& r : ranges) r.name = nameRef(r.name);
+  for (auto& a : records.api_calls)
+    a.name = nameRef(a.name);
+  for (auto& r : records.ranges)
+    r.name = nameRef(r.name);
 
   fbb.Clear();
   std::vector<flatbuffers::Offset<wire::NewName>> name_offsets;
@@ -285,81 +313,40 @@ std::vector<uint8_t> BatchEncoder::Impl::build(uint64_t events_dropped, bool fin
   auto names_vec = name_offsets.empty() ? 0 : fbb.CreateVector(name_offsets);
   auto sigs_vec = new_signatures.empty() ? 0 : fbb.CreateVectorOfStructs(new_signatures);
 
-  flatbuffers::Offset<wire::KernelColumns> columns = 0;
-  if (!key.empty()) {
-    auto kv = fbb.CreateVector(key);
-    uint8_t* planes = nullptr;
-    auto rv = fbb.CreateUninitializedVector(kResidualBytesPerRow * key.size(), &planes);
-    writeResidualPlanes(residuals, planes);
-    auto ev = escapes.empty() ? 0 : fbb.CreateVectorOfStructs(escapes);
-    auto cv = occupancy.empty() ? 0 : fbb.CreateVectorOfStructs(occupancy);
-    auto gv = graph_nodes.empty() ? 0 : fbb.CreateVectorOfStructs(graph_nodes);
-    columns = wire::CreateKernelColumns(fbb, KernelTimingModel::anchorOf({kernels[0].launch_start,
-                                                                          kernels[0].launch_end,
-                                                                          kernels[0].start, kernels[0].end}),
-                                        kv, rv, ev, cv, gv);
-  }
+  const auto columns = kernelColumns();
 
-  auto structs = [&](const auto& records, auto convert) {
-    using W = decltype(convert(records.front()));
-    if (records.empty()) return flatbuffers::Offset<flatbuffers::Vector<const W*>>(0);
-    W* out = nullptr;
-    auto off = fbb.CreateUninitializedVectorOfStructs<W>(records.size(), &out);
-    for (const auto& r : records) *out++ = convert(r);
-    return off;
-  };
-  auto copies_vec = structs(copies, [](const model::Copy& c) {
-    return wire::CopyEvent(c.start, c.end, c.call_start, c.call_end, c.bytes, c.device, c.stream,
-                           c.thread, u8(c.direction), u8(c.src), u8(c.dst), c.async);
-  });
-  auto memsets_vec = structs(memsets, [](const model::Memset& m) {
-    return wire::MemsetEvent(m.start, m.end, m.call_start, m.call_end, m.bytes, m.device, m.stream,
-                             m.thread, u8(m.dst), m.async);
-  });
-  auto syncs_vec = structs(syncs, [](const model::HostSync& s) {
-    return wire::SyncEvent(s.start, s.end, s.device, s.stream, s.thread, u8(s.kind));
-  });
-  auto api_vec = structs(api_calls, [](const model::ApiCall& a) {
-    return wire::ApiCallEvent(a.start, a.end, a.name, a.thread);
-  });
-  auto alloc_vec = structs(allocations, [](const model::Allocation& a) {
-    return wire::AllocationEvent(a.time, a.address, a.bytes, a.device, u8(a.kind), a.is_free);
-  });
-  auto mem_vec = structs(memory_samples, [](const model::MemorySample& m) {
-    return wire::MemorySampleEvent(m.time, m.allocated_bytes, m.reserved_bytes, m.device);
-  });
-  auto ranges_vec = structs(ranges, [](const model::Range& r) {
-    return wire::RangeEvent(r.start, r.end, r.step, r.name, r.thread, r.device, r.stream, u8(r.kind));
-  });
-
-  auto device_vec = structs(device_samples, [](const model::DeviceSample& d) {
-    return wire::DeviceSampleEvent(d.time, d.process_used_bytes, d.device_used_bytes,
-                                   d.device_total_bytes, d.device, d.gpu_utilization,
-                                   d.memory_utilization);
-  });
-  auto blas_vec = structs(blas_calls, [](const model::BlasCall& c) {
-    return wire::BlasCallEvent(c.start, c.end, c.m, c.n, c.k, c.batch, c.thread, c.device,
-                               c.stream, c.a_type, c.b_type, c.c_type, c.compute_type,
-                               c.scale_type, c.math_mode, c.status, u8(c.api));
-  });
+  // Every other kind's column, created before the Batch table that refers to them.
+  const ColumnOffsets record_columns = recordColumns();
 
   const uint64_t dropped = events_dropped + self_dropped;
   self_dropped = 0;
   flatbuffers::Offset<wire::ShimCost> cost_table;
   if (shim_cost.session_ns || shim_cost.events_recorded || shim_cost.launches_counted)
-    cost_table = wire::CreateShimCost(fbb, shim_cost.events_recorded, shim_cost.launches_counted,
-                                      shim_cost.cupti_launch_records, shim_cost.overhead_ns,
-                                      shim_cost.session_ns, shim_cost.shed_ns, shim_cost.full_call_ns,
-                                      shim_cost.counted_call_ns, shim_cost.budget_ratio,
-                                      shim_cost.cupti_overhead_ns);
-  auto batch = wire::CreateBatch(fbb, session_id, pid, sequence, epoch, dropped, final, sent_time,
-                                 names_vec, sigs_vec, columns, copies_vec, memsets_vec, syncs_vec,
-                                 api_vec, alloc_vec, mem_vec, ranges_vec, cost_table, device_vec,
-                                 blas_vec);
-  wire::FinishMessageBuffer(fbb, wire::CreateMessage(fbb, kProtocolVersion, wire::Body::Batch, batch.Union()));
+    cost_table = wire::CreateShimCost(
+        fbb, shim_cost.events_recorded, shim_cost.launches_counted, shim_cost.cupti_launch_records,
+        shim_cost.overhead_ns, shim_cost.session_ns, shim_cost.shed_ns, shim_cost.full_call_ns,
+        shim_cost.counted_call_ns, shim_cost.budget_ratio, shim_cost.cupti_overhead_ns);
+  wire::BatchBuilder batch_builder(fbb);
+  batch_builder.add_sent_time(sent_time);
+  batch_builder.add_events_dropped(dropped);
+  batch_builder.add_sequence(sequence);
+  batch_builder.add_pid(pid);
+  batch_builder.add_session_id(session_id);
+  addRecordColumns(batch_builder, record_columns);
+  if (!cost_table.IsNull()) batch_builder.add_shim_cost(cost_table);
+  if (!columns.IsNull()) batch_builder.add_kernels(columns);
+  if (!sigs_vec.IsNull()) batch_builder.add_signatures(sigs_vec);
+  if (!names_vec.IsNull()) batch_builder.add_names(names_vec);
+  batch_builder.add_epoch(epoch);
+  batch_builder.add_final(final);
+  auto batch = batch_builder.Finish();
+  wire::FinishMessageBuffer(
+      fbb, wire::CreateMessage(fbb, kProtocolVersion, wire::Body::Batch, batch.Union()));
   std::vector<uint8_t> out = envelope.seal({fbb.GetBufferPointer(), fbb.GetSize()});
-  if (fbb.GetSize() > kBuilderKeepBytes) fbb.Reset();
-  else fbb.Clear();
+  if (fbb.GetSize() > kBuilderKeepBytes)
+    fbb.Reset();
+  else
+    fbb.Clear();
   return out;
 }
 
@@ -367,22 +354,39 @@ BatchEncoder::BatchEncoder(const model::NameTable& names, uint64_t session_id, i
     : impl_(std::make_unique<Impl>(names, session_id, pid)) {}
 BatchEncoder::~BatchEncoder() = default;
 
-void BatchEncoder::add(const model::KernelExec& e) { impl_->add(impl_->kernels, e); }
-void BatchEncoder::add(const model::Copy& e) { impl_->add(impl_->copies, e); }
-void BatchEncoder::add(const model::Memset& e) { impl_->add(impl_->memsets, e); }
-void BatchEncoder::add(const model::HostSync& e) { impl_->add(impl_->syncs, e); }
-void BatchEncoder::add(const model::ApiCall& e) { impl_->add(impl_->api_calls, e); }
-void BatchEncoder::add(const model::Allocation& e) { impl_->add(impl_->allocations, e); }
-void BatchEncoder::add(const model::MemorySample& e) { impl_->add(impl_->memory_samples, e); }
-void BatchEncoder::add(const model::Range& e) { impl_->add(impl_->ranges, e); }
-void BatchEncoder::add(const model::DeviceSample& e) { impl_->add(impl_->device_samples, e); }
-void BatchEncoder::add(const model::BlasCall& e) { impl_->add(impl_->blas_calls, e); }
+model::RecordSet& BatchEncoder::pending() {
+  return impl_->records;
+}
 
-size_t BatchEncoder::pendingEvents() const { return impl_->pending(); }
-void BatchEncoder::setShimCost(const model::ShimCost& cost) { impl_->shim_cost = cost; }
-uint32_t BatchEncoder::epoch() const { return impl_->epoch; }
+bool BatchEncoder::roomForOne() {
+  if (impl_->pending() < kMaxBatchEvents) return true;
+  ++impl_->self_dropped;
+  return false;
+}
 
-std::vector<uint8_t> BatchEncoder::encode(uint64_t events_dropped, bool final, model::TimeNs sent_time) {
+void BatchEncoder::countDropped(uint64_t n) {
+  impl_->self_dropped += n;
+}
+
+void BatchEncoder::addAll(const model::RecordSet& records) {
+  records.forEachColumn([&](const auto& column) {
+    for (const auto& r : column)
+      add(r);
+  });
+}
+
+size_t BatchEncoder::pendingEvents() const {
+  return impl_->pending();
+}
+void BatchEncoder::setShimCost(const model::ShimCost& cost) {
+  impl_->shim_cost = cost;
+}
+uint32_t BatchEncoder::epoch() const {
+  return impl_->epoch;
+}
+
+std::vector<uint8_t> BatchEncoder::encode(uint64_t events_dropped, bool final,
+                                          model::TimeNs sent_time) {
   Impl& m = *impl_;
   if (m.awaiting_confirm) confirm(true);
   const uint64_t dropped_before = m.self_dropped;
@@ -400,7 +404,7 @@ std::vector<uint8_t> BatchEncoder::encode(uint64_t events_dropped, bool final, m
   } else {
     m.awaiting_confirm = true;
   }
-  m.clearPending();
+  m.records.clear();
   ++m.sequence;
   return out;
 }

@@ -21,6 +21,7 @@
 // Layout details: schema/gpuwise.fbs, envelope.h, kernel_timing.h.
 #pragma once
 
+#include "profiler/model/expected.h"
 #include "profiler/model/trace.h"
 
 #include <cstdint>
@@ -29,6 +30,10 @@
 #include <string>
 #include <variant>
 #include <vector>
+
+namespace gpuwise::wire {
+struct Message;
+}
 
 namespace gpuwise::transport {
 
@@ -57,8 +62,9 @@ struct Hello {
   uint32_t truncated_fields = 0;
 };
 
-// The decoded form of a batch: plain model records, names resolved into the decoder's table.
-struct Batch {
+// The decoded form of a batch: plain model records (RecordSet's columns), names resolved into the
+// decoder's table.
+struct Batch : model::RecordSet {
   uint64_t session_id = 0;
   int64_t pid = 0;
   uint64_t sequence = 0;        // per session, starting at 0; a gap means batches were lost
@@ -67,17 +73,7 @@ struct Batch {
   model::TimeNs sent_time = 0;
   // The shim's own cost so far (cumulative: the latest batch that arrives has the figures).
   model::ShimCost shim_cost;
-  std::vector<model::KernelExec> kernels;
-  std::vector<model::Copy> copies;
-  std::vector<model::Memset> memsets;
-  std::vector<model::HostSync> syncs;
-  std::vector<model::ApiCall> api_calls;
-  std::vector<model::Allocation> allocations;
-  std::vector<model::MemorySample> memory_samples;
-  std::vector<model::Range> ranges;
-  std::vector<model::DeviceSample> device_samples;
-  std::vector<model::BlasCall> blas_calls;
-  size_t eventCount() const;
+  size_t eventCount() const { return size(); }
 };
 
 std::vector<uint8_t> encodeHello(const Hello& hello);
@@ -92,16 +88,18 @@ public:
   BatchEncoder(const BatchEncoder&) = delete;
   BatchEncoder& operator=(const BatchEncoder&) = delete;
 
-  void add(const model::KernelExec&);
-  void add(const model::Copy&);
-  void add(const model::Memset&);
-  void add(const model::HostSync&);
-  void add(const model::ApiCall&);
-  void add(const model::Allocation&);
-  void add(const model::MemorySample&);
-  void add(const model::Range&);
-  void add(const model::DeviceSample&);
-  void add(const model::BlasCall&);
+  // One record of any kind a RecordSet holds; beyond kMaxBatchEvents pending it is dropped (and
+  // counted).
+  template <model::RecordKind Record> void add(const Record& record) {
+    if (!roomForOne()) return;
+    try {
+      pending().column<Record>().push_back(record);
+    } catch (...) {
+      countDropped(1);
+    }
+  }
+  // Every record of `records`, kind by kind in RecordSet order.
+  void addAll(const model::RecordSet& records);
 
   size_t pendingEvents() const;
   // The shim's cost figures every following batch carries (cumulative; zero: not sent).
@@ -123,6 +121,10 @@ public:
   uint32_t epoch() const;
 
 private:
+  model::RecordSet& pending();
+  bool roomForOne();
+  void countDropped(uint64_t n);
+
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
@@ -153,10 +155,12 @@ public:
   MessageOpener(const MessageOpener&) = delete;
   MessageOpener& operator=(const MessageOpener&) = delete;
 
-  std::variant<Route, DecodeError> open(std::span<const uint8_t> message);
+  // The message's route, or why it cannot be read.
+  Expected<Route, DecodeError> open(std::span<const uint8_t> message);
 
 private:
   friend class MessageDecoder;
+  const wire::Message* current() const; // the message the last open() opened, or nullptr
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
@@ -170,13 +174,14 @@ public:
   MessageDecoder(const MessageDecoder&) = delete;
   MessageDecoder& operator=(const MessageDecoder&) = delete;
 
-  using Result = std::variant<Hello, Batch, DecodeError>;
+  // A Hello or a Batch, or why the message was rejected.
+  using Result = Expected<std::variant<Hello, Batch>, DecodeError>;
   Result decode(std::span<const uint8_t> message);
   // Decodes the message `opened` opened last (after an open() that succeeded). With `append_to`,
-  // a Batch's events are appended to its vectors (a receiver's own, so each event is written once,
-  // where it stays) and the returned Batch carries only the header fields; on an error nothing is
-  // appended. Without, as decode(bytes).
-  Result decode(const MessageOpener& opened, Batch* append_to = nullptr);
+  // a Batch's events are appended to its columns (a receiver's own, e.g. its ProcessTrace, so each
+  // event is written once, where it stays) and the returned Batch carries only the header fields;
+  // on an error nothing is appended. Without, as decode(bytes).
+  Result decode(const MessageOpener& opened, model::RecordSet* append_to = nullptr);
   // Kernel events that referenced a signature this decoder never saw (lost with a dropped batch).
   uint64_t undecodableEvents() const;
   // New names not stored: past the bound on what one sender's names may hold (the records that
@@ -188,7 +193,7 @@ private:
   std::unique_ptr<Impl> impl_;
 };
 
-std::variant<Route, DecodeError> peekRoute(std::span<const uint8_t> message);
+Expected<Route, DecodeError> peekRoute(std::span<const uint8_t> message);
 
 const char* toString(DecodeError::Kind);
 

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <type_traits>
 
 namespace gpuwise::advisor {
 namespace {
@@ -23,24 +24,27 @@ struct Span {
   bool known() const { return lo <= hi; }
 };
 
+template <typename R> void addRecord(Span& s, const R& r) {
+  if constexpr (requires { r.start; }) {
+    s.add(r.start, r.end);
+    if constexpr (requires { r.launch_start; }) s.add(r.launch_start, r.launch_end);
+    if constexpr (requires { r.call_start; }) s.add(r.call_start, r.call_end);
+  } else {
+    s.addInstant(r.time);
+  }
+}
+
 Span recordSpan(const model::ProcessTrace& p) {
   Span s;
-  for (const auto& k : p.kernels)
-    s.add(k.start, k.end), s.add(k.launch_start, k.launch_end);
-  for (const auto& c : p.copies)
-    s.add(c.start, c.end), s.add(c.call_start, c.call_end);
-  for (const auto& m : p.memsets)
-    s.add(m.start, m.end), s.add(m.call_start, m.call_end);
-  for (const auto& x : p.syncs)
-    s.add(x.start, x.end);
-  for (const auto& a : p.api_calls)
-    s.add(a.start, a.end);
-  for (const auto& r : p.ranges)
-    s.add(r.start, r.end);
-  for (const auto& a : p.allocations)
-    s.addInstant(a.time);
-  for (const auto& m : p.memory_samples)
-    s.addInstant(m.time);
+  p.forEachColumn([&](const auto& column) {
+    using Record = typename std::decay_t<decltype(column)>::value_type;
+    // NVML samples and cuBLAS calls do not extend the span: the samples mark the sampler's ticks,
+    // not work, and a cuBLAS call's work is its kernels, which do.
+    if constexpr (!std::is_same_v<Record, model::DeviceSample> &&
+                  !std::is_same_v<Record, model::BlasCall>)
+      for (const auto& r : column)
+        addRecord(s, r);
+  });
   return s;
 }
 

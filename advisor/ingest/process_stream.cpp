@@ -3,7 +3,6 @@
 #include "profiler/model/record_limits.h"
 
 #include <algorithm>
-#include <array>
 #include <cstdint>
 #include <iterator>
 
@@ -47,33 +46,21 @@ ProcessStream::ProcessStream(int64_t pid, uint64_t session_id, size_t window_eve
 
 std::optional<transport::DecodeError> ProcessStream::accept(const transport::MessageOpener& opened,
                                                             size_t shed_above_events) {
-  transport::Batch events;
   const auto marks = model::RecordMarks::of(trace_);
-  lend(events);
-  const size_t before = events.eventCount();
-  const std::array<size_t, 10> sizes{events.kernels.size(),        events.copies.size(),
-                                     events.memsets.size(),        events.syncs.size(),
-                                     events.api_calls.size(),      events.allocations.size(),
-                                     events.memory_samples.size(), events.ranges.size(),
-                                     events.device_samples.size(), events.blas_calls.size()};
-  auto result = decoder_.decode(opened, &events);
-  size_t added = events.eventCount() - before;
+  // Headroom in proportion to what the stream already holds: small streams stay small. Under a
+  // memory budget (limited_), none: the decoder grows the vector to what the batch needs, and
+  // releaseSlack() gives it back.
+  if (!limited_)
+    growAhead(trace_.kernels,
+              std::clamp(trace_.kernels.size(), size_t{8192}, transport::kMaxBatchEvents));
+  const size_t before = trace_.eventCount();
+  // The one place decoded events enter the advisor's memory: appended to the trace's columns.
+  auto result = decoder_.decode(opened, &trace_);
+  size_t added = trace_.eventCount() - before;
   const bool shed_events = added > shed_above_events;
-  if (shed_events) {
-    events.kernels.resize(sizes[0]);
-    events.copies.resize(sizes[1]);
-    events.memsets.resize(sizes[2]);
-    events.syncs.resize(sizes[3]);
-    events.api_calls.resize(sizes[4]);
-    events.allocations.resize(sizes[5]);
-    events.memory_samples.resize(sizes[6]);
-    events.ranges.resize(sizes[7]);
-    events.device_samples.resize(sizes[8]);
-    events.blas_calls.resize(sizes[9]);
-  }
-  takeBack(events);
-  if (auto* error = std::get_if<transport::DecodeError>(&result)) return std::move(*error);
-  if (auto* hello = std::get_if<transport::Hello>(&result)) {
+  if (shed_events) marks.restore(trace_);
+  if (!result) return std::move(result.error());
+  if (auto* hello = std::get_if<transport::Hello>(&*result)) {
     applyHello(std::move(*hello));
   } else {
     if (shed_events) {
@@ -84,7 +71,7 @@ std::optional<transport::DecodeError> ProcessStream::accept(const transport::Mes
     events_ += added;
     // Absurd times (an end at INT64_MAX) are dropped and counted like the producer's drops.
     model::dropAbsurdTimes(trace_, marks);
-    applyBatch(std::get<transport::Batch>(result));
+    applyBatch(std::get<transport::Batch>(*result));
     cutWindows();
     if (limited_ || shed_events) releaseSlack(shed_events);
   }
@@ -103,7 +90,7 @@ void ProcessStream::cutWindows() {
 void ProcessStream::limitWindow(size_t window_events) {
   if (!windows_) return;
   // Only a window smaller than the stream was made with changes how vectors grow: a process alone
-  // under the budget keeps the fast path (rows reserved ahead, lend()).
+  // under the budget keeps the fast path (rows reserved ahead in accept()).
   limited_ = window_events < full_window_;
   const bool smaller = window_events < windows_->windowEvents();
   windows_->setWindowEvents(window_events);
@@ -120,16 +107,7 @@ void ProcessStream::releaseSlack(bool all) {
     const size_t slack = (v.capacity() - v.size()) * sizeof(v[0]);
     if (slack > keep_bytes && v.capacity() > 2 * v.size()) v.shrink_to_fit();
   };
-  shrink(trace_.kernels);
-  shrink(trace_.copies);
-  shrink(trace_.memsets);
-  shrink(trace_.syncs);
-  shrink(trace_.api_calls);
-  shrink(trace_.allocations);
-  shrink(trace_.memory_samples);
-  shrink(trace_.ranges);
-  shrink(trace_.device_samples);
-  shrink(trace_.blas_calls);
+  trace_.forEachColumn(shrink);
 }
 
 size_t ProcessStream::heldBytes() const {
@@ -221,38 +199,6 @@ void ProcessStream::applyBatch(const transport::Batch& batch) {
   if (batch.final) final_received_ = true;
   // Cumulative figures: the latest session time wins (batches of one connection arrive in order).
   if (batch.shim_cost.session_ns >= trace_.shim_cost.session_ns) trace_.shim_cost = batch.shim_cost;
-}
-
-void ProcessStream::lend(transport::Batch& to) {
-  // Headroom in proportion to what the stream already holds: small streams stay small. Under a
-  // memory budget (limited_), none: the decoder grows the vector to what the batch needs, and
-  // releaseSlack() gives it back.
-  if (!limited_)
-    growAhead(trace_.kernels,
-              std::clamp(trace_.kernels.size(), size_t{8192}, transport::kMaxBatchEvents));
-  to.kernels = std::move(trace_.kernels);
-  to.copies = std::move(trace_.copies);
-  to.memsets = std::move(trace_.memsets);
-  to.syncs = std::move(trace_.syncs);
-  to.api_calls = std::move(trace_.api_calls);
-  to.allocations = std::move(trace_.allocations);
-  to.memory_samples = std::move(trace_.memory_samples);
-  to.ranges = std::move(trace_.ranges);
-  to.device_samples = std::move(trace_.device_samples);
-  to.blas_calls = std::move(trace_.blas_calls);
-}
-
-void ProcessStream::takeBack(transport::Batch& from) {
-  trace_.kernels = std::move(from.kernels);
-  trace_.copies = std::move(from.copies);
-  trace_.memsets = std::move(from.memsets);
-  trace_.syncs = std::move(from.syncs);
-  trace_.api_calls = std::move(from.api_calls);
-  trace_.allocations = std::move(from.allocations);
-  trace_.memory_samples = std::move(from.memory_samples);
-  trace_.ranges = std::move(from.ranges);
-  trace_.device_samples = std::move(from.device_samples);
-  trace_.blas_calls = std::move(from.blas_calls);
 }
 
 StreamHealth ProcessStream::health() const {

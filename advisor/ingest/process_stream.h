@@ -91,10 +91,6 @@ public:
 private:
   void applyHello(transport::Hello&& hello);
   void applyBatch(const transport::Batch& header);
-  // The one place decoded events enter the advisor's memory: the trace's vectors are lent to the
-  // decoder, which appends to them; accept() then lets the aggregator cut a window off them.
-  void lend(transport::Batch& to);
-  void takeBack(transport::Batch& from);
   // Cuts windows until less than one is pending (or a cut frees nothing).
   void cutWindows();
   // Shrinks vectors holding much more than their records (after a large batch was cut); `all`:

@@ -102,12 +102,12 @@ void StreamRouter::route(std::span<const uint8_t> message, Clock::time_point now
       last_sweep_ = now;
       retireQuiet(now);
     }
-    auto routed = opener_.open(message);
-    if (auto* error = std::get_if<transport::DecodeError>(&routed)) {
-      reject(rejectReason(*error), error->detail, now);
+    const auto routed = opener_.open(message);
+    if (!routed) {
+      reject(rejectReason(routed.error()), routed.error().detail, now);
       return;
     }
-    const auto& route = std::get<transport::Route>(routed);
+    const transport::Route& route = *routed;
     const bool known = index_.count({route.pid, route.session_id}) > 0;
     LiveStream* live = streamFor(route, now);
     if (!live) return;

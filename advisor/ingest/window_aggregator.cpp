@@ -1,6 +1,7 @@
 #include "advisor/ingest/window_aggregator.h"
 
 #include <algorithm>
+#include <type_traits>
 #include <unordered_map>
 
 namespace gpuwise::advisor {
@@ -68,15 +69,20 @@ template <typename T> void addEnds(const std::vector<T>& v, std::vector<TimeNs>&
     ends.push_back(endOf(r));
 }
 
+// The kinds the next window keeps as context when they reach into it: those with an endOf().
+template <typename T>
+concept KeptAsContext = requires(const T& r) { endOf(r); };
+template <typename Column> using ColumnRecord = typename std::decay_t<Column>::value_type;
+
 } // namespace
 
 size_t recordBytes(const model::ProcessTrace& t) {
   // By capacity: what a vector once held stays touched (resident) after a cut moved it out.
   auto bytes = [](const auto& v) { return v.capacity() * sizeof(v[0]); };
   // A name costs its text and about 64 bytes of string and index entry.
-  return bytes(t.kernels) + bytes(t.copies) + bytes(t.memsets) + bytes(t.syncs) +
-         bytes(t.api_calls) + bytes(t.allocations) + bytes(t.memory_samples) + bytes(t.ranges) +
-         bytes(t.device_samples) + bytes(t.blas_calls) + t.names.textBytes() + 64 * t.names.count();
+  size_t n = t.names.textBytes() + 64 * t.names.count();
+  t.forEachColumn([&](const auto& v) { n += bytes(v); });
+  return n;
 }
 
 size_t WindowAggregator::heldBytes() const {
@@ -136,16 +142,11 @@ void WindowAggregator::cut(model::ProcessTrace& pending, TimeNs until) {
   owned.devices = pending.devices;
   owned.names = pending.names;
   const TimeNs late = bounds_.owned_from;
-  late_events_ += takeBefore(pending.kernels, owned.kernels, until, late);
-  late_events_ += takeBefore(pending.copies, owned.copies, until, late);
-  late_events_ += takeBefore(pending.memsets, owned.memsets, until, late);
-  late_events_ += takeBefore(pending.syncs, owned.syncs, until, late);
-  late_events_ += takeBefore(pending.api_calls, owned.api_calls, until, late);
-  takeBefore(pending.allocations, owned.allocations, until, late);
-  takeBefore(pending.memory_samples, owned.memory_samples, until, late);
-  late_events_ += takeBefore(pending.ranges, owned.ranges, until, late);
-  takeBefore(pending.device_samples, owned.device_samples, until, late);
-  late_events_ += takeBefore(pending.blas_calls, owned.blas_calls, until, late);
+  model::RecordSet::forEachColumnPair(pending, owned, [&](auto& from, auto& to) {
+    const uint64_t late_records = takeBefore(from, to, until, late);
+    // Only spans count as late; samples and allocations are instants, not work of the window.
+    if constexpr (requires { from.front().start; }) late_events_ += late_records;
+  });
   // A step that began before the cut but ends after it waits for the next window: keep its
   // records from its start.
   TimeNs deferred_step_start = WindowBounds::kMax;
@@ -207,12 +208,8 @@ JobAnalysis WindowAggregator::analyse(model::ProcessTrace& owned, const WindowBo
                        carried_allocations_.end());
   analyzeMemoryLevels(t, a);
   // In time, with the context.
-  appendAll(p.kernels, context_.kernels);
-  appendAll(p.copies, context_.copies);
-  appendAll(p.memsets, context_.memsets);
-  appendAll(p.syncs, context_.syncs);
-  appendAll(p.api_calls, context_.api_calls);
-  appendAll(p.ranges, context_.ranges);
+  model::RecordSet::forEachColumnPair(p, context_,
+                                      [](auto& to, const auto& from) { appendAll(to, from); });
   auto index = buildActivityIndex(p);
   std::vector<DeviceIdle> idle;
   a.timeline = analyzeTimeline(index, {}, &idle, &bounds);
@@ -293,12 +290,9 @@ void WindowAggregator::keepContext(model::ProcessTrace& all, const JobAnalysis& 
   // analysed whole; one longer than that loses its start and its figures cover only the rest). A
   // process whose steps cannot be inferred does not keep its whole run.
   std::vector<TimeNs> ends;
-  addEnds(all.kernels, ends);
-  addEnds(all.copies, ends);
-  addEnds(all.memsets, ends);
-  addEnds(all.syncs, ends);
-  addEnds(all.api_calls, ends);
-  addEnds(all.ranges, ends);
+  all.forEachColumn([&](const auto& v) {
+    if constexpr (KeptAsContext<ColumnRecord<decltype(v)>>) addEnds(v, ends);
+  });
   // Until the first step is known (the first step range arrives when that step ends), the first
   // eight windows keep as much, so the first step is analysed whole too.
   const bool first_step_open = bounds_.steps_from == WindowBounds::kMin && windows_cut_ < 8;
@@ -314,12 +308,9 @@ void WindowAggregator::keepContext(model::ProcessTrace& all, const JobAnalysis& 
   }
 
   model::ProcessTrace next;
-  keepReaching(all.kernels, next.kernels, context_from);
-  keepReaching(all.copies, next.copies, context_from);
-  keepReaching(all.memsets, next.memsets, context_from);
-  keepReaching(all.syncs, next.syncs, context_from);
-  keepReaching(all.api_calls, next.api_calls, context_from);
-  keepReaching(all.ranges, next.ranges, context_from);
+  model::RecordSet::forEachColumnPair(all, next, [&](auto& from, auto& to) {
+    if constexpr (KeptAsContext<ColumnRecord<decltype(from)>>) keepReaching(from, to, context_from);
+  });
   context_ = std::move(next);
   bounds_.owned_from = until;
 }

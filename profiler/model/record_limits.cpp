@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 #include <set>
+#include <type_traits>
 
 namespace gpuwise::model {
 namespace {
@@ -67,6 +69,36 @@ template <typename T, typename Bad> uint64_t eraseFrom(std::vector<T>& v, size_t
   return n;
 }
 
+// A span's start, an instant's time.
+template <typename R> TimeNs startOf(const R& r) {
+  if constexpr (requires { r.start; }) return r.start;
+  else return r.time;
+}
+
+// Absurd: an absurd time, or a span (the record's, and the host call's it carries) that is.
+template <typename R> bool absurd(const TimeJudge& judge, const R& r) {
+  if constexpr (requires { r.start; }) {
+    if (judge.badSpan(r.start, r.end)) return true;
+    if constexpr (requires { r.launch_start; }) return judge.badSpan(r.launch_start, r.launch_end);
+    if constexpr (requires { r.call_start; }) return judge.badSpan(r.call_start, r.call_end);
+    return false;
+  } else {
+    return judge.badTime(r.time);
+  }
+}
+
+// The device a record names, where it names one: ranges only as GPU annotations, API calls none.
+template <typename R> std::optional<uint32_t> deviceOf(const R& r) {
+  if constexpr (std::is_same_v<R, Range>) {
+    if (r.kind != RangeKind::GpuAnnotation) return std::nullopt;
+    return r.device;
+  } else if constexpr (requires { r.device; }) {
+    return r.device;
+  } else {
+    return std::nullopt;
+  }
+}
+
 } // namespace
 
 std::string_view boundedName(std::string_view name, std::string& storage) {
@@ -83,46 +115,31 @@ bool boundName(std::string& name) {
   return true;
 }
 
-RecordMarks RecordMarks::of(const ProcessTrace& t) {
-  return {t.kernels.size(),        t.copies.size(),      t.memsets.size(),        t.syncs.size(),
-          t.api_calls.size(),      t.allocations.size(), t.memory_samples.size(), t.ranges.size(),
-          t.device_samples.size(), t.blas_calls.size()};
+RecordMarks RecordMarks::of(const RecordSet& t) {
+  RecordMarks m;
+  size_t column = 0;
+  t.forEachColumn([&](const auto& v) { m.sizes[column++] = v.size(); });
+  return m;
+}
+
+void RecordMarks::restore(RecordSet& t) const {
+  size_t column = 0;
+  t.forEachColumn([&](auto& v) { v.resize(std::min(v.size(), sizes[column++])); });
 }
 
 uint64_t dropAbsurdTimes(ProcessTrace& t, const RecordMarks& from) {
   StartSpan starts;
-  auto spanStart = [&](const auto& r) { starts.add(r.start); };
-  auto instant = [&](const auto& r) { starts.add(r.time); };
-  forEachFrom(t.kernels, from.kernels, spanStart);
-  forEachFrom(t.copies, from.copies, spanStart);
-  forEachFrom(t.memsets, from.memsets, spanStart);
-  forEachFrom(t.syncs, from.syncs, spanStart);
-  forEachFrom(t.api_calls, from.api_calls, spanStart);
-  forEachFrom(t.ranges, from.ranges, spanStart);
-  forEachFrom(t.blas_calls, from.blas_calls, spanStart);
-  forEachFrom(t.allocations, from.allocations, instant);
-  forEachFrom(t.memory_samples, from.memory_samples, instant);
-  forEachFrom(t.device_samples, from.device_samples, instant);
+  size_t column = 0;
+  t.forEachColumn([&](const auto& v) {
+    forEachFrom(v, from.sizes[column++], [&](const auto& r) { starts.add(startOf(r)); });
+  });
 
   const TimeJudge judge(starts.width());
-  auto span = [&](const auto& r) { return judge.badSpan(r.start, r.end); };
-  auto at = [&](const auto& r) { return judge.badTime(r.time); };
   uint64_t n = 0;
-  n += eraseFrom(t.kernels, from.kernels, [&](const KernelExec& k) {
-    return span(k) || judge.badSpan(k.launch_start, k.launch_end);
+  column = 0;
+  t.forEachColumn([&](auto& v) {
+    n += eraseFrom(v, from.sizes[column++], [&](const auto& r) { return absurd(judge, r); });
   });
-  n += eraseFrom(t.copies, from.copies,
-                 [&](const Copy& c) { return span(c) || judge.badSpan(c.call_start, c.call_end); });
-  n += eraseFrom(t.memsets, from.memsets, [&](const Memset& m) {
-    return span(m) || judge.badSpan(m.call_start, m.call_end);
-  });
-  n += eraseFrom(t.syncs, from.syncs, span);
-  n += eraseFrom(t.api_calls, from.api_calls, span);
-  n += eraseFrom(t.ranges, from.ranges, span);
-  n += eraseFrom(t.blas_calls, from.blas_calls, span);
-  n += eraseFrom(t.allocations, from.allocations, at);
-  n += eraseFrom(t.memory_samples, from.memory_samples, at);
-  n += eraseFrom(t.device_samples, from.device_samples, at);
   t.events_dropped += n;
   t.limits.absurd_times += n;
   return n;
@@ -130,39 +147,22 @@ uint64_t dropAbsurdTimes(ProcessTrace& t, const RecordMarks& from) {
 
 uint64_t boundDevices(std::span<ProcessTrace> processes) {
   std::set<uint32_t> used;
-  auto note = [&](const auto& v) {
-    for (const auto& r : v)
-      used.insert(r.device);
-  };
   for (const auto& p : processes) {
-    note(p.kernels);
-    note(p.copies);
-    note(p.memsets);
-    note(p.syncs);
-    note(p.allocations);
-    note(p.memory_samples);
-    note(p.device_samples);
-    note(p.blas_calls);
-    for (const auto& r : p.ranges)
-      if (r.kind == RangeKind::GpuAnnotation) used.insert(r.device);
+    p.forEachColumn([&](const auto& v) {
+      for (const auto& r : v)
+        if (auto d = deviceOf(r)) used.insert(*d);
+    });
   }
   if (used.size() <= kMaxDevicesPerTrace) return 0;
   // The lowest indices: the real devices of a process are numbered from 0.
   const uint32_t highest_kept = *std::next(used.begin(), std::ptrdiff_t(kMaxDevicesPerTrace - 1));
-  auto off = [&](const auto& r) { return r.device > highest_kept; };
+  auto off = [&](const auto& r) {
+    auto d = deviceOf(r);
+    return d && *d > highest_kept;
+  };
   for (auto& p : processes) {
     uint64_t n = 0;
-    n += eraseFrom(p.kernels, 0, off);
-    n += eraseFrom(p.copies, 0, off);
-    n += eraseFrom(p.memsets, 0, off);
-    n += eraseFrom(p.syncs, 0, off);
-    n += eraseFrom(p.allocations, 0, off);
-    n += eraseFrom(p.memory_samples, 0, off);
-    n += eraseFrom(p.device_samples, 0, off);
-    n += eraseFrom(p.blas_calls, 0, off);
-    n += eraseFrom(p.ranges, 0, [&](const Range& r) {
-      return r.kind == RangeKind::GpuAnnotation && r.device > highest_kept;
-    });
+    p.forEachColumn([&](auto& v) { n += eraseFrom(v, 0, off); });
     p.events_dropped += n;
   }
   const uint64_t dropped = used.size() - kMaxDevicesPerTrace;

@@ -16,6 +16,7 @@
 
 #include "profiler/model/trace.h"
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -62,11 +63,13 @@ std::string_view boundedName(std::string_view name, std::string& storage);
 // The same in place, for identity strings (command lines, host and device names). True if cut.
 bool boundName(std::string& name);
 
-// The size of each record vector of a trace: where newly appended records begin.
+// The size of each record vector of a trace (in RecordSet::columns() order): where newly appended
+// records begin.
 struct RecordMarks {
-  size_t kernels = 0, copies = 0, memsets = 0, syncs = 0, api_calls = 0, allocations = 0,
-         memory_samples = 0, ranges = 0, device_samples = 0, blas_calls = 0;
-  static RecordMarks of(const ProcessTrace& t);
+  std::array<size_t, kRecordKinds> sizes{};
+  static RecordMarks of(const RecordSet& t);
+  // Cuts each column of `t` back to its mark: drops what was appended since.
+  void restore(RecordSet& t) const;
 };
 
 // Removes the records at or after `from` whose times are absurd (see the top of this file); the

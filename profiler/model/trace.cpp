@@ -5,31 +5,21 @@
 namespace gpuwise::model {
 namespace {
 
-template <typename T>
-void sortSpans(std::vector<T>& v) {
-  std::stable_sort(v.begin(), v.end(), [](const T& a, const T& b) {
-    return a.start != b.start ? a.start < b.start : a.end < b.end;
-  });
-}
-
-template <typename T>
-void sortInstants(std::vector<T>& v) {
-  std::stable_sort(v.begin(), v.end(), [](const T& a, const T& b) { return a.time < b.time; });
+// Spans (records with a start) by start, ties by end; instants by time.
+template <typename T> void sortByTime(std::vector<T>& v) {
+  if constexpr (requires(const T& r) { r.start; }) {
+    std::stable_sort(v.begin(), v.end(), [](const T& a, const T& b) {
+      return a.start != b.start ? a.start < b.start : a.end < b.end;
+    });
+  } else {
+    std::stable_sort(v.begin(), v.end(), [](const T& a, const T& b) { return a.time < b.time; });
+  }
 }
 
 } // namespace
 
 void ProcessTrace::sortByTime() {
-  sortSpans(kernels);
-  sortSpans(copies);
-  sortSpans(memsets);
-  sortSpans(syncs);
-  sortSpans(api_calls);
-  sortSpans(ranges);
-  sortInstants(allocations);
-  sortInstants(memory_samples);
-  sortInstants(device_samples);
-  sortSpans(blas_calls);
+  forEachColumn([](auto& column) { model::sortByTime(column); });
 }
 
 const DeviceInfo* ProcessTrace::device(uint32_t index) const {

@@ -8,6 +8,7 @@
 #include "profiler/model/events.h"
 #include "profiler/model/name_table.h"
 #include "profiler/model/process.h"
+#include "profiler/model/record_set.h"
 
 #include <set>
 #include <string>
@@ -25,21 +26,11 @@ struct LimitsApplied {
   uint64_t process_events_dropped = 0; // and their records (not in events_dropped: not this one's)
 };
 
-struct ProcessTrace {
+// The records (RecordSet's columns: kernels, copies, ...) of one process, with its identity.
+struct ProcessTrace : RecordSet {
   ProcessInfo info;
   std::vector<DeviceInfo> devices;
   NameTable names;
-
-  std::vector<KernelExec> kernels;
-  std::vector<Copy> copies;
-  std::vector<Memset> memsets;
-  std::vector<HostSync> syncs;
-  std::vector<ApiCall> api_calls;
-  std::vector<Allocation> allocations;
-  std::vector<MemorySample> memory_samples;
-  std::vector<Range> ranges;
-  std::vector<DeviceSample> device_samples; // NVML (live runs)
-  std::vector<BlasCall> blas_calls;         // cuBLAS/cuBLASLt hooks (live runs)
 
   // Events the producer counted but could not deliver (ring full, send would block, malformed
   // batch, CUPTI dropped records). Every report shows this number.
@@ -52,11 +43,7 @@ struct ProcessTrace {
   // Wall-clock span of the process as the producer saw it (live: first event to exit), 0 unknown.
   TimeNs wall_start = 0, wall_end = 0;
 
-  uint64_t eventCount() const {
-    return kernels.size() + copies.size() + memsets.size() + syncs.size() + api_calls.size() +
-           allocations.size() + memory_samples.size() + ranges.size() + device_samples.size() +
-           blas_calls.size();
-  }
+  uint64_t eventCount() const { return size(); }
   // Sorts every vector by its start (or time) field, ties by end.
   void sortByTime();
   // The device with this index, or nullptr.

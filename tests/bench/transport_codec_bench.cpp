@@ -93,7 +93,7 @@ template <class T> void decodeBench(benchmark::State& state, const std::vector<s
   size_t events = 0, i = 0;
   for (auto _ : state) {
     auto r = dec.decode(msgs[1 + i++ % kBatches]);
-    const auto* b = std::get_if<Batch>(&r);
+    const auto* b = r ? std::get_if<Batch>(&*r) : nullptr;
     if (!b) {
       state.SkipWithError("decode failed");
       return;

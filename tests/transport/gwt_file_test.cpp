@@ -89,7 +89,7 @@ TEST_CASE(".gwt write, read and replay") {
   bool final = false;
   REQUIRE(readGwt(file.string(), [&](std::span<const uint8_t> m) {
     auto r = dec.decode(m);
-    if (auto* b = std::get_if<Batch>(&r)) {
+    if (auto* b = r ? std::get_if<Batch>(&*r) : nullptr) {
       got.insert(got.end(), b->kernels.begin(), b->kernels.end());
       final = b->final;
     }
