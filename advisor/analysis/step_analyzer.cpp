@@ -83,6 +83,10 @@ StepStats stepStats(std::vector<model::TimeNs> d) {
   s.p90_ns = at(0.9);
   s.min_ns = d.front();
   s.max_ns = d.back();
+  const double n = double(d.size()), half_width = 1.96 * std::sqrt(n) / 2.0;
+  const auto rank = [&](double r) { return size_t(std::clamp(r, 1.0, n)) - 1; }; // 1-based in
+  s.p50_ci_low_ns = d[rank(std::floor(n / 2.0 - half_width))];
+  s.p50_ci_high_ns = d[rank(std::ceil(n / 2.0 + half_width + 1.0))];
   double var = 0;
   for (auto v : d)
     var += (double(v) - mean) * (double(v) - mean);

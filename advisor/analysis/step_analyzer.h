@@ -107,6 +107,10 @@ struct StepStats {
   // Percentiles by linear interpolation between closest ranks (numpy's default).
   model::TimeNs p10_ns = 0, p25_ns = 0, p50_ns = 0, p75_ns = 0, p90_ns = 0;
   double stddev_ns = 0;
+  // The median's distribution-free 95% confidence interval: the order statistics at ranks
+  // (n -/+ 1.96 sqrt(n)) / 2. It needs no shape: a few host-starved steps, or a quarter of
+  // them, widen it only as far as they move the median (the IQR would double).
+  model::TimeNs p50_ci_low_ns = 0, p50_ci_high_ns = 0;
   // stddev / mean: step-to-step variation (0 for identical steps).
   double cv() const { return mean_ns > 0 ? stddev_ns / double(mean_ns) : 0.0; }
   // (p75 - p25) / p50, the robust step-to-step variation: a few outliers do not move it.

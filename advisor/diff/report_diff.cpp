@@ -117,11 +117,29 @@ std::optional<double> steadyNumber(const json& r, std::string_view key) {
   return jsonNumber(r, {"summary", "steps", "steady", key});
 }
 
+// The steady median's relative standard error from its 95% interval (summary.steps.steady.
+// p50_ci95_seconds, order statistics): half its width over 1.96, over the median. nullopt for a
+// report without it (written before it was added), which the IQR then stands in for.
+std::optional<double> medianErrorFromInterval(const json& r) {
+  const json* ci = jsonAt(r, {"summary", "steps", "steady", "p50_ci95_seconds"});
+  auto median = steadyNumber(r, "p50_seconds");
+  if (!ci || !ci->is_array() || ci->size() != 2 || !(*ci)[0].is_number() ||
+      !(*ci)[1].is_number() || !median || !(*median > 0))
+    return std::nullopt;
+  const double low = (*ci)[0].get<double>(), high = (*ci)[1].get<double>();
+  if (!std::isfinite(low) || !std::isfinite(high) || high < low) return std::nullopt;
+  return (high - low) / (2.0 * 1.96) / *median;
+}
+
 // The noise band of the gate (report_diff.h): the threshold, or the uncertainty of the
 // difference of the two steady medians where that is larger.
 double noiseBand(const json& base, const json& next, const DiffOptions& o) {
   double variance = 0;
   for (const json* r : {&base, &next}) {
+    if (auto se = medianErrorFromInterval(*r)) {
+      variance += *se * *se;
+      continue;
+    }
     auto iqr = steadyNumber(*r, "iqr_ratio");
     auto count = steadyNumber(*r, "count");
     if (!iqr || !count || !std::isfinite(*iqr) || *iqr < 0 || *count < 1) continue;

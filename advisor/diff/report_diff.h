@@ -15,12 +15,14 @@
 //
 // Noise band: the larger of `threshold` (default 5%: 100 ms -> 105 ms is not a regression,
 // 105.1 ms is) and noise_spread (default 3) standard errors of the difference of the two steady
-// medians, sqrt(se_base^2 + se_new^2), each se = 0.93 x IQR/median / sqrt(steady steps)
-// (summary.steps.steady.iqr_ratio and count; the median's standard error, with sigma from the
-// IQR so a few outlying steps do not widen it). Why: a median of steps that vary moves from run
-// to run with nothing changed, the less the more steps it has; a change inside the band is
-// "within noise", not a regression, and a slowdown well beyond its own runs' uncertainty always
-// shows (a 20% slower step regresses unless the runs are too short or too noisy to tell).
+// medians, sqrt(se_base^2 + se_new^2), each se the median's relative standard error: half the
+// width of its distribution-free 95% interval over 1.96 (summary.steps.steady.p50_ci95_seconds,
+// order statistics, so host-starved steps widen it only as far as they move the median: a run
+// whose quarter of steps stalled keeps a tight median), or, in a report without the interval,
+// 0.93 x IQR/median / sqrt(steady steps) (iqr_ratio and count). Why: a median of steps that vary
+// moves from run to run with nothing changed, the less the more steps it has; a change inside the
+// band is "within noise", not a regression, and a slowdown well beyond its own runs' uncertainty
+// always shows (a 20% slower step regresses unless the runs are too short or too noisy to tell).
 // Reports without the steady figures (older ones, traces without steps) compare the mean step
 // time and the span's busy share against `threshold` alone.
 //

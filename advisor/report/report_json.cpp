@@ -150,6 +150,8 @@ json steadyJson(const StepResult& r) {
   j["p75_seconds"] = seconds(st.p75_ns);
   j["p90_seconds"] = seconds(st.p90_ns);
   j["iqr_ratio"] = st.iqrRatio(); // (p75 - p25) / p50
+  // The median's distribution-free 95% interval (order statistics): `gpuwise diff`'s noise band.
+  j["p50_ci95_seconds"] = json::array({seconds(st.p50_ci_low_ns), seconds(st.p50_ci_high_ns)});
   j["gpu_busy_ratio"] = orNull(r.busyRatio());
   j["gpu_busy_ratio_p50"] = orNull(r.busyRatioP50()); // the median step's busy share
   return j;

@@ -1,6 +1,7 @@
 // gpuwise diff: per-metric deltas, the regression gate and its threshold edges, and the CLI's
 // exit statuses (0 no regression, 1 regression, 2 bad input) on real report files.
 #include "advisor/cli/cli.h"
+#include "advisor/analysis/step_analyzer.h"
 #include "advisor/diff/report_diff.h"
 #include "advisor/report/report_json.h"
 #include "advisor/rules/rule_set.h"
@@ -275,4 +276,68 @@ TEST_CASE(
   auto old = diffReports(report(0.1, 0.9), steadyReport(0.125, 0.1, 0.01));
   CHECK_FALSE(old.steady);
   CHECK(old.verdict == DiffVerdict::Regression);
+}
+
+namespace {
+
+// A report whose steady figures come from these step durations (ms), as report_json writes them.
+json reportOfSteps(const std::vector<double>& ms) {
+  std::vector<model::TimeNs> ns;
+  for (double m : ms)
+    ns.push_back(model::TimeNs(m * 1e6));
+  const StepStats st = stepStats(ns);
+  json r = report(double(st.mean_ns) / 1e9, 0.8);
+  r["summary"]["steps"]["steady"] = {
+      {"count", st.count},
+      {"p50_seconds", double(st.p50_ns) / 1e9},
+      {"iqr_ratio", st.iqrRatio()},
+      {"p50_ci95_seconds", {double(st.p50_ci_low_ns) / 1e9, double(st.p50_ci_high_ns) / 1e9}},
+      {"gpu_busy_ratio_p50", 1.0}};
+  return r;
+}
+
+// n steps at `ms` (+-0.5% in a fixed pattern), `starved` of them stretched to 4x by a busy host.
+std::vector<double> steps(double ms, int n, int starved) {
+  std::vector<double> v;
+  for (int i = 0; i < n; ++i)
+    v.push_back(ms * (1.0 + 0.005 * ((i * 7) % 5 - 2) / 2.0));
+  for (int k = 0; k < starved; ++k) // spread over the run
+    v[size_t(k * n / starved)] = 4 * ms;
+  return v;
+}
+
+} // namespace
+
+TEST_CASE("stepStats: the median's 95% interval from order statistics") {
+  std::vector<model::TimeNs> ns;
+  for (int i = 1; i <= 100; ++i)
+    ns.push_back(i);
+  const auto st = stepStats(ns);
+  // n = 100: ranks floor(50 - 9.8) = 40 and ceil(50 + 9.8 + 1) = 61 (1-based).
+  CHECK(st.p50_ci_low_ns == 40);
+  CHECK(st.p50_ci_high_ns == 61);
+  const auto few = stepStats({5, 7, 9});
+  CHECK(few.p50_ci_low_ns == 5); // clamped to the sample
+  CHECK(few.p50_ci_high_ns == 9);
+}
+
+TEST_CASE("diff: steps a busy host stretched do not hide a 20% slower step") {
+  // 55 steady steps, 16 of them (29%) stretched 4x: the IQR spans both modes (IQR/median ~3),
+  // and the IQR's standard error alone would put the noise band past 100%. The median's interval
+  // stays in the dense mode, so the 20% slowdown is a regression and the rerun is not.
+  const json healthy = reportOfSteps(steps(5.3, 55, 0));
+  const json starved = reportOfSteps(steps(5.3, 55, 16));
+  const json slow = reportOfSteps(steps(5.3 * 1.2, 55, 16));
+  REQUIRE(starved["summary"]["steps"]["steady"]["iqr_ratio"].get<double>() > 1.0);
+  const auto same = diffReports(healthy, starved);
+  INFO(renderDiffText(same));
+  CHECK(same.verdict == DiffVerdict::Unchanged);
+  const auto regressed = diffReports(healthy, slow);
+  INFO(renderDiffText(regressed));
+  CHECK(regressed.noise_band < 0.1);
+  CHECK(regressed.verdict == DiffVerdict::Regression);
+  // Without the interval (a report written before it), the IQR stands in: too wide to tell.
+  json old_slow = slow;
+  old_slow["summary"]["steps"]["steady"].erase("p50_ci95_seconds");
+  CHECK(diffReports(healthy, old_slow).noise_band > 0.2);
 }

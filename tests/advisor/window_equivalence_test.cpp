@@ -68,7 +68,13 @@ void checkSame(const JobAnalysis& whole, const JobAnalysis& windowed, Tolerance 
     CHECK(*b.stall <= *a.stall + 0.005);
     CHECK(*b.stall >= *a.stall - 0.005 - tolerance.stall_missed);
   } else {
-    checkNear("input_stall_ratio", a.stall, b.stall, 0.005);
+    // Inferred steps are found per window (window_aggregator.h): a window's cut may move a step
+    // boundary, and the stall's share of step time with it, the more the less regular the steps
+    // (a loaded host: the input_stall sample, 0.599 whole against 0.594 windowed, seen under a
+    // CPU hog). Up to 2% of the ratio on top of the rounding.
+    const bool inferred = whole.steps.source() == StepSource::Inferred;
+    checkNear("input_stall_ratio", a.stall, b.stall,
+              0.005 + (inferred && a.stall ? 0.02 * *a.stall : 0.0));
   }
   CHECK(a.recommendations == b.recommendations);
   CHECK(whole.kernels.count == windowed.kernels.count);
@@ -218,7 +224,7 @@ TEST_CASE("windowed ingest of every simulated sample gives the whole-trace headl
       Process run({buildDir() + "/bin/gpuwise", "run", "--simulate", "--trace", gwt, "--",
                    buildDir() + "/samples/" + name},
                   {}, dir.path, dir.path, name);
-      REQUIRE(run.wait(std::chrono::seconds(120)) == 0);
+      REQUIRE(run.wait(std::chrono::seconds(300)) == 0);
 
       std::string error;
       StreamRouter all([](std::string_view) {}, StreamRouter::kMaxStreams, 0);

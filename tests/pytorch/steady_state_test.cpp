@@ -2,7 +2,7 @@
 // of the same loop with a 20% slower step (--batch-size 154 instead of 128: the simulated kernels'
 // work scales with the batch):
 //   - the warm-up (data-loader workers starting) is found and reported on its own, and is not
-//     taken for an input-bound job: no prefetch_input on any healthy run;
+//     taken for an input-bound job: no recommendation at all on any healthy run;
 //   - `gpuwise diff` between any two healthy runs exits 0 (within noise), and between a healthy
 //     run and a slow one exits 1, every time.
 // Runs per variant: GPUWISE_REPEAT_RUNS (default 10; a run takes about 1.5 s).
@@ -77,8 +77,8 @@ int diffStatus(const TempDir& dir, const std::string& base, const std::string& n
   return status;
 }
 
-bool hasPrefetch(const json& r) {
-  return r["recommendations"].dump().find("\"prefetch_input\"") != std::string::npos;
+bool hasAdvice(const json& r) {
+  return !r["recommendations"].empty();
 }
 
 double steadyMedian(const json& r) {
@@ -87,7 +87,7 @@ double steadyMedian(const json& r) {
 
 } // namespace
 
-TEST_CASE("repeated healthy train.py runs: warm-up apart, no input advice, diff within noise; a "
+TEST_CASE("repeated healthy train.py runs: warm-up apart, no advice, diff within noise; a "
           "20% slower step regresses every time") {
   TempDir dir;
   // Under a sanitizer the host runs several times slower than the simulated GPU, so the loop is
@@ -100,12 +100,13 @@ TEST_CASE("repeated healthy train.py runs: warm-up apart, no input advice, diff 
   for (int i = 0; i < runs; ++i) {
     std::string path = runTrain(dir, "healthy" + std::to_string(i), {});
     // The simulated GPU's clock does not wait for a host that is descheduled, but the loader's
-    // workers run on the host: on a machine loaded past its cores a worker can miss its turn long
-    // enough to starve a few steps. Such a run is run once more, with a line saying so; a second
-    // run with the same advice fails the test below. (The simulated device does not yet model
-    // the loader on its own clock.)
-    if (hasPrefetch(load(path)) && !gpuwise::test::underSanitizer()) {
-      WARN(path << ": prefetch_input on a healthy run (host starved?); running it again");
+    // workers run on the host: on a machine loaded far past its cores they can miss their turns
+    // often enough to starve a quarter of the steps, when the stall is no longer transient (a
+    // few starved steps are a note). Such a run is run once more, with a line saying so; a
+    // second run with advice fails the test below. (The simulated device does not model the
+    // loader on its own clock.)
+    if (hasAdvice(load(path)) && !gpuwise::test::underSanitizer()) {
+      WARN(path << ": " << ids(load(path)) << "on a healthy run (host starved?); running it again");
       path = runTrain(dir, "healthy" + std::to_string(i) + "-again", {});
     }
     healthy.push_back(path);
@@ -123,11 +124,12 @@ TEST_CASE("repeated healthy train.py runs: warm-up apart, no input advice, diff 
     // Under a sanitizer the host runs several times slower while the simulated GPU's clock does
     // not, so the loader can really starve it: that lane checks the warm-up split and the diff,
     // which read the simulated clock, and reports the advice without gating on it.
-    const bool prefetch = hasPrefetch(r);
+    // No recommendation at all: the healthy loop has nothing worth changing (a transient stall
+    // of a starved host is a note, prefetch_input_rule.cpp).
     if (gpuwise::test::underSanitizer()) {
-      if (prefetch) WARN(path << ": prefetch_input under a sanitizer (host slowed)");
+      if (hasAdvice(r)) WARN(path << ": " << ids(r) << "under a sanitizer (host slowed)");
     } else {
-      CHECK_FALSE(prefetch);
+      CHECK(r["recommendations"].empty());
     }
     // At most a tenth of the steps are warm-up (step_analyzer.h), and the workers starting
     // always costs the first step or more.
