@@ -31,7 +31,7 @@ gpu-bundle: configure
 	@cmake --build $(BUILD_DIR) -j $(JOBS) --target gpuwise_exe gpuwise samples simdevice gwtrain_sim
 	@scripts/gpu-bundle $(BUILD_DIR)
 
-# Sanitizer lanes and fuzzers (issue 7), each in its own build directory; see scripts/sanitize,
+# Sanitizer lanes and fuzzers, each in its own build directory; see scripts/sanitize,
 # scripts/fuzz and tests/fuzz/README.md. FUZZ_SECONDS: how long each fuzzer runs.
 test-asan: deps
 	@JOBS=$(JOBS) scripts/sanitize asan build-asan
