@@ -4,7 +4,7 @@ BUILD_TYPE ?= RelWithDebInfo
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps configure build test demo bench clean test-asan test-tsan fuzz gpu-bundle
+.PHONY: all deps configure build test demo bench clean test-asan test-tsan fuzz gpu-bundle lint lint-tidy
 
 all: build
 
@@ -19,6 +19,14 @@ build: configure
 
 test: build
 	@cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) $(CTEST_ARGS)
+
+# The written rules (scripts/lint): clang-format over the tree and the include layering; clang-tidy
+# on the C++ files changed since the merge-base with origin/main (GPUWISE_LINT_BASE), on this build.
+lint: deps
+	@scripts/lint format layers
+
+lint-tidy: configure
+	@BUILD_DIR=$(BUILD_DIR) scripts/lint tidy
 
 demo: build
 	@scripts/demo $(BUILD_DIR)
