@@ -120,9 +120,8 @@ void knowDevices(Session& s) {
   s.nvml_tried = true;
   if (!s.nvml_port) return; // loaded (or not) by doStart, see there
   auto monitor = std::make_unique<profiler::NvmlMonitor>(*s.nvml_port);
-  std::string why;
-  if (!monitor->open(&why)) {
-    logLine(LogLevel::Debug, "no device facts from NVML: %s", why.c_str());
+  if (auto opened = monitor->open(); !opened) {
+    logLine(LogLevel::Debug, "no device facts from NVML: %s", opened.error().message.c_str());
     return;
   }
   for (size_t i = 0; i < s.devices.devices.size(); ++i) {
@@ -196,12 +195,12 @@ bool doStart() {
     s->port = g_deps->make_cupti_port();
     s->cupti = std::make_unique<profiler::CuptiCollector>(*s->port, profiler::CuptiCollector::Options{});
     auto r = s->cupti->start(&cuptiTimestamp);
-    s->tier_reason = r.reason;
-    if (r.ok) {
+    s->tier_reason = r ? *r : r.error().message;
+    if (r) {
       s->tier = model::CollectionTier::Cupti;
     } else {
       s->cupti.reset();
-      logLine(LogLevel::Debug, "interposer tier: %s", r.reason.c_str());
+      logLine(LogLevel::Debug, "interposer tier: %s", s->tier_reason.c_str());
     }
   }
 
@@ -221,8 +220,8 @@ bool doStart() {
   d.kernels = &KernelRegistry::process();
   d.cupti = s->cupti.get();
   d.cupti_port = s->cupti ? s->port.get() : nullptr;
-  d.make_sink = [s](const model::NameTable& names, std::string* error) {
-    return g_deps->make_sink(*g_config, names, s->id, int64_t(getpid()), error);
+  d.make_sink = [s](const model::NameTable& names) {
+    return g_deps->make_sink(*g_config, names, s->id, int64_t(getpid()));
   };
   d.make_hello = [s] { return makeHello(*s); };
   d.sample_devices = [s](int64_t now, std::vector<model::DeviceSample>& out) {
@@ -248,9 +247,8 @@ bool doStart() {
   o.linger_ms = int(c.linger_ms);
   o.overhead_budget = c.overhead_budget;
   s->drain = std::make_unique<Drain>(std::move(d), o);
-  std::string error;
-  if (!s->drain->start(&error)) {
-    logLine(LogLevel::Warn, "off: %s", error.c_str());
+  if (auto started = s->drain->start(); !started) {
+    logLine(LogLevel::Warn, "off: %s", started.error().message.c_str());
     if (s->cupti) s->cupti->stop();
     return false;
   }
@@ -310,9 +308,8 @@ void kickDrain() {
 
 ShimDeps defaultDeps() {
   ShimDeps d;
-  d.make_sink = [](const Config& c, const model::NameTable& names, uint64_t session, int64_t pid,
-                   std::string* error) {
-    return makeSink(c.endpoint, names, session, pid, int(c.linger_ms), error);
+  d.make_sink = [](const Config& c, const model::NameTable& names, uint64_t session, int64_t pid) {
+    return makeSink(c.endpoint, names, session, pid, int(c.linger_ms));
   };
   d.make_cupti_port = [] {
     profiler::CuptiSearch search;

@@ -4,11 +4,11 @@
 
 namespace gpuwise::interposer {
 
-std::unique_ptr<BatchSink> makeSink(const std::string& endpoint, const model::NameTable&,
-                                    uint64_t, int64_t, int, std::string* error) {
+Expected<std::unique_ptr<BatchSink>> makeSink(const std::string& endpoint,
+                                              const model::NameTable&, uint64_t, int64_t, int) {
   if (endpoint == "null:" || endpoint.rfind("null:", 0) == 0) return std::make_unique<NullSink>();
-  if (error) *error = "this libgpuwise.so was built without the transport; cannot send to " + endpoint;
-  return nullptr;
+  return unexpected("this libgpuwise.so was built without the transport; cannot send to " +
+                    endpoint);
 }
 
 } // namespace gpuwise::interposer
