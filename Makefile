@@ -4,7 +4,7 @@ BUILD_TYPE ?= RelWithDebInfo
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps configure build test demo bench clean test-asan test-tsan fuzz gpu-bundle
+.PHONY: all deps configure build test demo bench clean test-asan test-tsan fuzz gpu-bundle lint lint-tidy
 
 all: build
 
@@ -20,6 +20,14 @@ build: configure
 test: build
 	@cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) $(CTEST_ARGS)
 
+# The written rules (scripts/lint): clang-format over the tree and the include layering; clang-tidy
+# on the C++ files changed since the merge-base with origin/main (GPUWISE_LINT_BASE), on this build.
+lint: deps
+	@scripts/lint format layers
+
+lint-tidy: configure
+	@BUILD_DIR=$(BUILD_DIR) scripts/lint tidy
+
 demo: build
 	@scripts/demo $(BUILD_DIR)
 
@@ -31,7 +39,7 @@ gpu-bundle: configure
 	@cmake --build $(BUILD_DIR) -j $(JOBS) --target gpuwise_exe gpuwise samples simdevice gwtrain_sim
 	@scripts/gpu-bundle $(BUILD_DIR)
 
-# Sanitizer lanes and fuzzers (issue 7), each in its own build directory; see scripts/sanitize,
+# Sanitizer lanes and fuzzers, each in its own build directory; see scripts/sanitize,
 # scripts/fuzz and tests/fuzz/README.md. FUZZ_SECONDS: how long each fuzzer runs.
 test-asan: deps
 	@JOBS=$(JOBS) scripts/sanitize asan build-asan

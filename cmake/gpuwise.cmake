@@ -5,14 +5,19 @@ set(GPUWISE_WARNINGS -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-init
 # Sanitizer flags: cmake/sanitizers.cmake (C/C++ only, never nvcc).
 include(sanitizers)
 
-# gpuwise_library(NAME SOURCES ... [LIBS ...]): a static, position-independent library of ours, so
-# the same objects serve the gpuwise binary, the shim and the tests.
+# gpuwise_library(NAME SOURCES ... [LIBS ...] [PRIVATE_LIBS ...]): a static, position-independent
+# library of ours, so the same objects serve the gpuwise binary, the shim and the tests. LIBS: what
+# its headers include (users get it too); PRIVATE_LIBS: what only its sources use (still linked
+# into whatever links it, a static library's dependencies being link-only).
 function(gpuwise_library name)
-  cmake_parse_arguments(ARG "" "" "SOURCES;LIBS" ${ARGN})
+  cmake_parse_arguments(ARG "" "" "SOURCES;LIBS;PRIVATE_LIBS" ${ARGN})
   add_library(${name} STATIC ${ARG_SOURCES})
   target_compile_options(${name} PRIVATE ${GPUWISE_WARNINGS})
   if(ARG_LIBS)
     target_link_libraries(${name} PUBLIC ${ARG_LIBS})
+  endif()
+  if(ARG_PRIVATE_LIBS)
+    target_link_libraries(${name} PRIVATE ${ARG_PRIVATE_LIBS})
   endif()
 endfunction()
 

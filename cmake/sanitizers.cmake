@@ -1,4 +1,4 @@
-# Sanitizer and fuzzing builds (issue 7). Two cache settings, both off by default:
+# Sanitizer and fuzzing builds. Two cache settings, both off by default:
 #
 #   -DGPUWISE_SANITIZE=address,undefined   ASan + UBSan on every host C/C++ target (the CI lane
 #   -DGPUWISE_SANITIZE=thread              TSan, for `ctest -L concurrency`      uses gcc for both)

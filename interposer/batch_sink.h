@@ -6,6 +6,7 @@
 // and the batch is gone (the caller counts its events as dropped). close() waits at most `linger`.
 #pragma once
 
+#include "profiler/model/expected.h"
 #include "profiler/model/name_table.h"
 #include "transport/codec.h"
 
@@ -33,11 +34,11 @@ public:
   virtual void close(std::chrono::milliseconds linger) = 0;
 };
 
-// The sink for an endpoint. "null:" gives a NullSink. `names` must outlive the sink. nullptr with
-// `error` set when the endpoint is malformed or no transport is built in.
-std::unique_ptr<BatchSink> makeSink(const std::string& endpoint, const model::NameTable& names,
-                                    uint64_t session_id, int64_t pid, int linger_ms,
-                                    std::string* error);
+// The sink for an endpoint. "null:" gives a NullSink. `names` must outlive the sink. An error
+// when the endpoint is malformed or no transport is built in.
+Expected<std::unique_ptr<BatchSink>> makeSink(const std::string& endpoint,
+                                              const model::NameTable& names, uint64_t session_id,
+                                              int64_t pid, int linger_ms);
 
 // Accepts everything and keeps nothing: "record, measure, discard" (overhead measurements).
 class NullSink final : public BatchSink {

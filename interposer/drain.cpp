@@ -56,7 +56,7 @@ Drain::~Drain() {
   if (running_.load() && !done_.load()) finish(std::chrono::hours(1));
 }
 
-bool Drain::start(std::string* error) {
+Status Drain::start() {
   names_ = std::make_unique<model::NameTable>();
   converter_ = std::make_unique<EventConverter>(*deps_.clock, *names_, *deps_.kernels,
                                                 deps_.resolver);
@@ -65,11 +65,11 @@ bool Drain::start(std::string* error) {
   if (decoder_ && deps_.cupti) decoder_->setTimestampMapper(deps_.cupti->hostMapping());
   // Drops counted before this session (a parent process's, an earlier session's) are not ours.
   if (deps_.unringed_drops) unringed_seen_ = deps_.unringed_drops->load(std::memory_order_relaxed);
-  sink_ = deps_.make_sink ? deps_.make_sink(*names_, error) : nullptr;
-  if (!sink_) {
-    if (error && error->empty()) *error = "no sink";
-    return false;
-  }
+  if (!deps_.make_sink) return unexpected("no sink");
+  auto sink = deps_.make_sink(*names_);
+  if (!sink) return unexpected(std::move(sink.error()));
+  if (!*sink) return unexpected("no sink");
+  sink_ = std::move(*sink);
   // The drain thread must not run the application's signal handlers: block everything it could
   // be sent, for the duration of the create (the new thread inherits the mask).
   sigset_t all, old;
@@ -85,12 +85,11 @@ bool Drain::start(std::string* error) {
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
   if (rc != 0) {
     running_.store(false);
-    if (error) *error = "could not create the drain thread";
-    return false;
+    return unexpected("could not create the drain thread");
   }
   // Named before start() returns, so anyone looking (ps, /proc, tests) sees it at once.
   pthread_setname_np(thread, "gpuwise-drain");
-  return true;
+  return {};
 }
 
 void* Drain::threadMain(void* self) {

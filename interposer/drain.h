@@ -53,7 +53,7 @@ struct DrainDeps {
   profiler::CuptiCollector* cupti = nullptr; // null or inactive: interposer tier
   profiler::CuptiPort* cupti_port = nullptr;
   // Makes the sink once the drain's NameTable exists (the sink resolves names in it).
-  std::function<std::unique_ptr<BatchSink>(const model::NameTable&, std::string* error)> make_sink;
+  std::function<Expected<std::unique_ptr<BatchSink>>(const model::NameTable&)> make_sink;
   // The Hello for a new connection epoch (called on the drain thread: may query the runtime).
   std::function<transport::Hello()> make_hello;
   EventConverter::NameResolver resolver;
@@ -93,8 +93,8 @@ public:
   Drain(const Drain&) = delete;
   Drain& operator=(const Drain&) = delete;
 
-  // Makes the sink and starts the thread. False (with `error`) when either fails.
-  bool start(std::string* error);
+  // Makes the sink and starts the thread. An error saying which failed when either does.
+  Status start();
   void kick();
   // Asks for the final flush (final batch, sink closed) and waits for it at most `budget`.
   // Returns true when it completed. Never blocks longer; a stuck drain thread is abandoned.

@@ -9,6 +9,8 @@
 //
 // Every hook forwards to the real function and returns its result unchanged, records only when the
 // shim is recording, and cannot throw.
+//
+// Verified on the simulated device and on recorded traces only; not yet run on a GPU.
 #include "interposer/real_symbol.h"
 #include "interposer/recorder.h"
 #include "interposer/runtime.h"

@@ -104,9 +104,8 @@ void forgetThreadRing() {
 
 ShimDeps defaultDeps() {
   ShimDeps d;
-  d.make_sink = [](const Config& c, const model::NameTable& names, uint64_t session, int64_t pid,
-                   std::string* error) {
-    return makeSink(c.endpoint, names, session, pid, int(c.linger_ms), error);
+  d.make_sink = [](const Config& c, const model::NameTable& names, uint64_t session, int64_t pid) {
+    return makeSink(c.endpoint, names, session, pid, int(c.linger_ms));
   };
   d.make_cupti_port = [] {
     profiler::CuptiSearch search;

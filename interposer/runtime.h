@@ -30,8 +30,8 @@ namespace gpuwise::interposer {
 
 struct ShimDeps {
   // Defaults: makeSink(config.endpoint, ...), DlCuptiPort("libcupti.so.13"), DlNvmlPort.
-  std::function<std::unique_ptr<BatchSink>(const Config&, const model::NameTable&,
-                                           uint64_t session_id, int64_t pid, std::string* error)>
+  std::function<Expected<std::unique_ptr<BatchSink>>(const Config&, const model::NameTable&,
+                                                     uint64_t session_id, int64_t pid)>
       make_sink;
   std::function<std::unique_ptr<profiler::CuptiPort>()> make_cupti_port;
   // Default DlNvmlPort("libnvidia-ml.so.1"); null: no device facts from NVML. Both factories are

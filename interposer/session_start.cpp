@@ -55,9 +55,8 @@ void knowDevices(Session& s) {
   s.nvml_tried = true;
   if (!s.nvml_port) return; // loaded (or not) by startSession, see there
   auto monitor = std::make_unique<profiler::NvmlMonitor>(*s.nvml_port);
-  std::string why;
-  if (!monitor->open(&why)) {
-    logLine(LogLevel::Debug, "no device facts from NVML: %s", why.c_str());
+  if (auto opened = monitor->open(); !opened) {
+    logLine(LogLevel::Debug, "no device facts from NVML: %s", opened.error().message.c_str());
     return;
   }
   for (size_t i = 0; i < s.devices.devices.size(); ++i) {
@@ -150,12 +149,12 @@ void chooseTier(Session& s, const Config& c) {
     s.cupti =
         std::make_unique<profiler::CuptiCollector>(*s.port, profiler::CuptiCollector::Options{});
     auto r = s.cupti->start(&cuptiTimestamp);
-    s.tier_reason = r.reason;
-    if (r.ok) {
+    s.tier_reason = r ? *r : r.error().message;
+    if (r) {
       s.tier = model::CollectionTier::Cupti;
     } else {
       s.cupti.reset();
-      logLine(LogLevel::Debug, "interposer tier: %s", r.reason.c_str());
+      logLine(LogLevel::Debug, "interposer tier: %s", s.tier_reason.c_str());
     }
   }
 }
@@ -168,8 +167,8 @@ DrainDeps drainDepsFor(Session* s, profiler::Clock& clock, bool launches_covered
   d.kernels = &KernelRegistry::process();
   d.cupti = s->cupti.get();
   d.cupti_port = s->cupti ? s->port.get() : nullptr;
-  d.make_sink = [s](const model::NameTable& names, std::string* error) {
-    return g_deps->make_sink(*g_config, names, s->id, int64_t(getpid()), error);
+  d.make_sink = [s](const model::NameTable& names) {
+    return g_deps->make_sink(*g_config, names, s->id, int64_t(getpid()));
   };
   d.make_hello = [s] { return makeHello(*s); };
   d.sample_devices = [s](int64_t now, std::vector<model::DeviceSample>& out) {
@@ -216,9 +215,8 @@ bool startSession() {
   const bool launches_covered =
       s->cupti && s->cupti->covers(profiler::ApiClass::Launch) && !c.record_covered_launches;
   s->drain = std::make_unique<Drain>(drainDepsFor(s, clock, launches_covered), drainOptionsFor(c));
-  std::string error;
-  if (!s->drain->start(&error)) {
-    logLine(LogLevel::Warn, "off: %s", error.c_str());
+  if (auto started = s->drain->start(); !started) {
+    logLine(LogLevel::Warn, "off: %s", started.error().message.c_str());
     if (s->cupti) s->cupti->stop();
     return false;
   }

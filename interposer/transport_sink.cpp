@@ -49,15 +49,15 @@ private:
 
 } // namespace
 
-std::unique_ptr<BatchSink> makeSink(const std::string& endpoint, const model::NameTable& names,
-                                    uint64_t session_id, int64_t pid, int linger_ms,
-                                    std::string* error) {
+Expected<std::unique_ptr<BatchSink>> makeSink(const std::string& endpoint,
+                                              const model::NameTable& names, uint64_t session_id,
+                                              int64_t pid, int linger_ms) {
   if (endpoint.rfind("null:", 0) == 0) return std::make_unique<NullSink>();
   transport::PushSender::Options options;
   options.linger_ms = linger_ms;
-  auto sender = transport::PushSender::connect(endpoint, options, error);
-  if (!sender) return nullptr;
-  return std::make_unique<TransportSink>(std::move(sender), names, session_id, pid);
+  auto sender = transport::PushSender::connect(endpoint, options);
+  if (!sender) return unexpected(std::move(sender.error()));
+  return std::make_unique<TransportSink>(std::move(*sender), names, session_id, pid);
 }
 
 } // namespace gpuwise::interposer

@@ -22,16 +22,13 @@ GwtWriter::~GwtWriter() {
   if (file_) std::fclose(file_);
 }
 
-std::unique_ptr<GwtWriter> GwtWriter::create(const std::string& path, std::string* error) {
+Expected<std::unique_ptr<GwtWriter>> GwtWriter::create(const std::string& path) {
   std::FILE* f = std::fopen(path.c_str(), "wb");
-  if (!f) {
-    if (error) *error = sysError(path, "cannot create");
-    return nullptr;
-  }
+  if (!f) return unexpected(sysError(path, "cannot create"));
   if (std::fwrite(kGwtMagic, 1, sizeof kGwtMagic, f) != sizeof kGwtMagic) {
-    if (error) *error = sysError(path, "cannot write");
+    auto error = unexpected(sysError(path, "cannot write"));
     std::fclose(f);
-    return nullptr;
+    return error;
   }
   return std::unique_ptr<GwtWriter>(new GwtWriter(f));
 }
@@ -57,13 +54,9 @@ namespace {
 // The records after the magic, from `read(dst, n)` (returns the bytes read, fewer only at the end
 // or on an error, which `failed()` tells). One reader for files and for bytes in memory.
 template <typename Read, typename Failed>
-bool readRecords(const std::string& name, Read read, Failed failed,
-                 const std::function<void(std::span<const uint8_t>)>& onMessage,
-                 std::string* error) {
-  auto fail = [&](std::string msg) {
-    if (error) *error = std::move(msg);
-    return false;
-  };
+Status readRecords(const std::string& name, Read read, Failed failed,
+                   const std::function<void(std::span<const uint8_t>)>& onMessage) {
+  auto fail = [](std::string msg) -> Status { return unexpected(std::move(msg)); };
   char magic[sizeof kGwtMagic];
   if (read(magic, sizeof magic) != sizeof magic ||
       std::memcmp(magic, kGwtMagic, sizeof magic) != 0) {
@@ -77,7 +70,7 @@ bool readRecords(const std::string& name, Read read, Failed failed,
     const size_t got = read(len, 4);
     if (failed())
       return fail(sysError(name, ("read error at offset " + std::to_string(offset)).c_str()));
-    if (got == 0) return true;
+    if (got == 0) return {};
     if (got != 4)
       return fail(name + ": truncated record header at offset " + std::to_string(offset));
     const uint32_t n =
@@ -96,25 +89,21 @@ bool readRecords(const std::string& name, Read read, Failed failed,
 
 } // namespace
 
-bool readGwt(const std::string& path,
-             const std::function<void(std::span<const uint8_t>)>& onMessage, std::string* error) {
+Status readGwt(const std::string& path,
+               const std::function<void(std::span<const uint8_t>)>& onMessage) {
   std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) {
-    if (error) *error = sysError(path, "cannot open");
-    return false;
-  }
+  if (!f) return unexpected(sysError(path, "cannot open"));
   struct Closer {
     std::FILE* f;
     ~Closer() { std::fclose(f); }
   } closer{f};
   return readRecords(
       path, [&](void* dst, size_t n) { return std::fread(dst, 1, n, f); },
-      [&] { return std::ferror(f) != 0; }, onMessage, error);
+      [&] { return std::ferror(f) != 0; }, onMessage);
 }
 
-bool readGwtBytes(std::span<const uint8_t> bytes, const std::string& name,
-                  const std::function<void(std::span<const uint8_t>)>& onMessage,
-                  std::string* error) {
+Status readGwtBytes(std::span<const uint8_t> bytes, const std::string& name,
+                    const std::function<void(std::span<const uint8_t>)>& onMessage) {
   size_t at = 0;
   return readRecords(
       name,
@@ -124,7 +113,7 @@ bool readGwtBytes(std::span<const uint8_t> bytes, const std::string& name,
         at += n;
         return n;
       },
-      [] { return false; }, onMessage, error);
+      [] { return false; }, onMessage);
 }
 
 bool looksLikeGwt(const std::string& path) {

@@ -4,6 +4,8 @@
 // `gpuwise report F.gwt` reads it.
 #pragma once
 
+#include "profiler/model/expected.h"
+
 #include <cstdint>
 #include <cstdio>
 #include <functional>
@@ -17,8 +19,8 @@ inline constexpr char kGwtMagic[8] = {'G', 'W', 'T', 'R', 'A', 'C', 'E', '1'};
 
 class GwtWriter {
 public:
-  // nullptr with `error` set when the file cannot be created.
-  static std::unique_ptr<GwtWriter> create(const std::string& path, std::string* error);
+  // An error (one line naming the file) when the file cannot be created.
+  static Expected<std::unique_ptr<GwtWriter>> create(const std::string& path);
   ~GwtWriter();
   bool append(std::span<const uint8_t> message); // false on a write error (disk full ...)
   bool close();                                   // flushes; false on error
@@ -28,15 +30,14 @@ private:
   std::FILE* file_;
 };
 
-// Calls `onMessage` for each recorded message in order. Returns false with `error` set (one line,
-// naming the problem and the byte offset) when the file is not a .gwt file or is truncated.
-bool readGwt(const std::string& path,
-             const std::function<void(std::span<const uint8_t>)>& onMessage, std::string* error);
+// Calls `onMessage` for each recorded message in order. An error (one line, naming the problem and
+// the byte offset) when the file is not a .gwt file or is truncated.
+Status readGwt(const std::string& path,
+               const std::function<void(std::span<const uint8_t>)>& onMessage);
 // The same for a recording already in memory (read from a pipe; the fuzz target), named `name`
 // in errors.
-bool readGwtBytes(std::span<const uint8_t> bytes, const std::string& name,
-                  const std::function<void(std::span<const uint8_t>)>& onMessage,
-                  std::string* error);
+Status readGwtBytes(std::span<const uint8_t> bytes, const std::string& name,
+                    const std::function<void(std::span<const uint8_t>)>& onMessage);
 
 // True when the first bytes of the file are the .gwt magic (used to pick an importer).
 bool looksLikeGwt(const std::string& path);

@@ -1,5 +1,5 @@
 // The per-GPU figures of one process that JobAnalysis does not keep per device, as aggregates, so
-// /metrics is built from a stream's windows rather than its raw records (issue 7): which devices
+// /metrics is built from a stream's windows rather than its raw records (bounded memory): which devices
 // the process used, the kernel and copy results of each device of a process that used several,
 // and what the process holds on each device now (memory_used_bytes).
 //

@@ -20,11 +20,11 @@ public:
     offset_ += 4 + message.size();
   }
 
-  bool finish(bool read_ok, const std::string& read_error, std::string* error,
-              GwtReplayStats* stats) {
+  bool finish(const Status& read, std::string* error, GwtReplayStats* stats) {
     if (stats) *stats = stats_;
-    if (!read_ok) {
-      *error = read_error.find(name_) == std::string::npos ? name_ + ": " + read_error : read_error;
+    if (!read) {
+      const std::string& why = read.error().message;
+      *error = why.find(name_) == std::string::npos ? name_ + ": " + why : why;
       return false;
     }
     if (stats_.records > 0 && stats_.rejected == stats_.records) {
@@ -55,19 +55,17 @@ private:
 bool replayGwt(const std::string& path, StreamRouter& router, std::string* error,
                GwtReplayStats* stats) {
   Replay replay(path, router);
-  std::string read_error;
-  const bool ok = transport::readGwt(
-      path, [&](std::span<const uint8_t> message) { replay.route(message); }, &read_error);
-  return replay.finish(ok, read_error, error, stats);
+  const Status read = transport::readGwt(
+      path, [&](std::span<const uint8_t> message) { replay.route(message); });
+  return replay.finish(read, error, stats);
 }
 
 bool replayGwtBytes(std::span<const uint8_t> bytes, const std::string& name, StreamRouter& router,
                     std::string* error, GwtReplayStats* stats) {
   Replay replay(name, router);
-  std::string read_error;
-  const bool ok = transport::readGwtBytes(
-      bytes, name, [&](std::span<const uint8_t> message) { replay.route(message); }, &read_error);
-  return replay.finish(ok, read_error, error, stats);
+  const Status read = transport::readGwtBytes(
+      bytes, name, [&](std::span<const uint8_t> message) { replay.route(message); });
+  return replay.finish(read, error, stats);
 }
 
 } // namespace gpuwise::advisor

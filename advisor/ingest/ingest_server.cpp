@@ -14,20 +14,20 @@ namespace gpuwise::advisor {
 std::unique_ptr<IngestServer> IngestServer::start(const Options& options, std::string* error) {
   std::unique_ptr<IngestServer> s(new IngestServer());
   s->options_ = options;
-  std::string bind_error;
-  s->receiver_ = transport::PullReceiver::bind(options.endpoint, {}, &bind_error);
-  if (!s->receiver_) {
-    *error = "cannot listen on " + options.endpoint + ": " + bind_error;
+  auto bound = transport::PullReceiver::bind(options.endpoint, {});
+  if (!bound) {
+    *error = "cannot listen on " + options.endpoint + ": " + bound.error().message;
     return nullptr;
   }
+  s->receiver_ = std::move(*bound);
   if (!options.tee_path.empty()) {
-    std::string tee_error;
-    s->tee_ = transport::GwtWriter::create(options.tee_path, &tee_error);
-    if (!s->tee_) {
-      *error = options.tee_path + ": " + tee_error;
+    auto tee = transport::GwtWriter::create(options.tee_path);
+    if (!tee) {
+      *error = options.tee_path + ": " + tee.error().message;
       s->receiver_->close();
       return nullptr;
     }
+    s->tee_ = std::move(*tee);
   }
   s->endpoint_ = s->receiver_->endpoint();
   s->router_ = std::make_unique<StreamRouter>(options.log, StreamRouter::kMaxStreams,

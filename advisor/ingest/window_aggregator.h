@@ -1,5 +1,5 @@
 // Bounded advisor memory on long live runs: one process stream's events are analysed window by
-// window and only the aggregates are kept (issue 7). A stream decodes into its pending trace; when
+// window and only the aggregates are kept. A stream decodes into its pending trace; when
 // that holds `window_events` events, the oldest ~3/4 of them (by time) become a window: analysed
 // (analysis/window_bounds.h says what a window counts), folded into a running JobAnalysis, and
 // dropped, except the context the next window needs. Name table, process and device identity,

@@ -1,7 +1,7 @@
 // What the Prometheus exposition is built from: per (process, GPU) figures of a live job. The live
 // advisor builds them from each stream's aggregates (IngestServer::streamAnalyses(): the windows
-// analysed so far and the open one, never the raw records of the run, so its memory stays bounded,
-// issue 7); a whole trace (tests, replays) is analysed per process into the same aggregates. The
+// analysed so far and the open one, never the raw records of the run, so its memory stays
+// bounded); a whole trace (tests, replays) is analysed per process into the same aggregates. The
 // contract labels every series with the process's rank, so figures are per process; the kernel and
 // copy figures are per GPU for a process that used several (device_aggregates.h).
 //

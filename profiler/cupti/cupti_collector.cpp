@@ -75,12 +75,12 @@ CuptiCollector::~CuptiCollector() {
   if (g_pool.load() == pool_ && !active_) g_pool.store(nullptr);
 }
 
-CuptiCollector::StartResult CuptiCollector::start(TimestampFn timestamp) {
-  if (!port_.available()) return {false, std::string("CUPTI unavailable: ") + port_.whyUnavailable()};
+Expected<std::string> CuptiCollector::start(TimestampFn timestamp) {
+  if (!port_.available()) return unexpected(std::string("CUPTI unavailable: ") + port_.whyUnavailable());
 
   CUpti_SubscriberHandle sub = nullptr;
   CUptiResult r = port_.subscribe(&sub, onCallback, nullptr);
-  if (r != CUPTI_SUCCESS) return {false, describe(port_, "cuptiSubscribe", r)};
+  if (r != CUPTI_SUCCESS) return unexpected(describe(port_, "cuptiSubscribe", r));
   subscriber_ = sub;
 
   // GPU records must land on the host's timeline, or nothing joins. CUPTI stamping them with our
@@ -96,8 +96,8 @@ CuptiCollector::StartResult CuptiCollector::start(TimestampFn timestamp) {
     if (!sampled) {
       mapper_.reset();
       undo();
-      return {false, describe(port_, "cuptiActivityRegisterTimestampCallback", r) +
-                         "; cuptiGetTimestamp unusable, no way onto the host's timeline"};
+      return unexpected(describe(port_, "cuptiActivityRegisterTimestampCallback", r) +
+                         "; cuptiGetTimestamp unusable, no way onto the host's timeline");
     }
     clock_note = std::string("; CUPTI's clock mapped onto the host's (timestamp callback: ") +
                  port_.resultString(r) + ")";
@@ -110,14 +110,14 @@ CuptiCollector::StartResult CuptiCollector::start(TimestampFn timestamp) {
     pool_ = model::keptForProcessLifetime(new BufferPool(options_.buffer_bytes, options_.buffer_count));
     if (!pool_->valid()) {
       undo();
-      return {false, "could not reserve CUPTI activity buffers"};
+      return unexpected("could not reserve CUPTI activity buffers");
     }
   }
   g_pool.store(pool_, std::memory_order_release);
   r = port_.activityRegisterCallbacks(onBufferRequested, onBufferCompleted);
   if (r != CUPTI_SUCCESS) {
     undo();
-    return {false, describe(port_, "cuptiActivityRegisterCallbacks", r)};
+    return unexpected(describe(port_, "cuptiActivityRegisterCallbacks", r));
   }
 
   auto enable = [&](CUpti_ActivityKind kind) {
@@ -128,7 +128,7 @@ CuptiCollector::StartResult CuptiCollector::start(TimestampFn timestamp) {
   r = port_.activityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
   if (r != CUPTI_SUCCESS) {
     undo();
-    return {false, describe(port_, "cuptiActivityEnable(CONCURRENT_KERNEL)", r)};
+    return unexpected(describe(port_, "cuptiActivityEnable(CONCURRENT_KERNEL)", r));
   }
   enabled_kinds_[enabled_kind_count_++] = int(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
   bool have[kApiClassCount] = {};
@@ -160,7 +160,7 @@ CuptiCollector::StartResult CuptiCollector::start(TimestampFn timestamp) {
   if (options_.memory) what += ", memory";
   if (markers) what += ", NVTX";
   if (overhead) what += ", CUPTI overhead";
-  return {true, what + clock_note};
+  return what + clock_note;
 }
 
 void CuptiCollector::undo() {

@@ -24,6 +24,7 @@
 #pragma once
 
 #include "profiler/cupti/api_class.h"
+#include "profiler/model/expected.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -46,10 +47,6 @@ public:
     bool nvtx = true;         // MARKER: NVTX ranges and markers
     bool overhead = true;     // OVERHEAD: CUPTI's own cost
   };
-  struct StartResult {
-    bool ok = false;
-    std::string reason; // why not (or, when ok, what is being collected)
-  };
   using TimestampFn = uint64_t (*)(); // CLOCK_MONOTONIC ns
 
   CuptiCollector(CuptiPort& port, Options options);
@@ -57,7 +54,8 @@ public:
   CuptiCollector(const CuptiCollector&) = delete;
   CuptiCollector& operator=(const CuptiCollector&) = delete;
 
-  StartResult start(TimestampFn timestamp);
+  // What is being collected (one line), or why nothing is.
+  Expected<std::string> start(TimestampFn timestamp);
   bool active() const { return active_; }
   // True when CUPTI records GPU activity for calls of this class (its activity kind is enabled and
   // its API cbids are traced), so hook records of that class are only a fallback.

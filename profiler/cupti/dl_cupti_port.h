@@ -3,6 +3,7 @@
 // stand-in is picked up when LD_LIBRARY_PATH points at it) behind a function table with a `valid`
 // flag: a machine without CUPTI loads the shim and simply stays on the interposer tier, and
 // whyUnavailable() names every place tried.
+// Verified on the simulated device and on recorded traces only; not yet run on a GPU.
 //
 // Threads: construct on one thread; calls as CuptiPort says. The library handle is never closed:
 // CUPTI keeps threads and callbacks alive until process exit.

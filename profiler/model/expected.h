@@ -55,6 +55,8 @@ public:
   template <class G>
   Expected(Unexpected<G> u) : v_(std::in_place_index<1>, std::move(u.error)) {}
 
+  // std::expected's name, so moving to it is a rename.
+  // NOLINTNEXTLINE(readability-identifier-naming)
   bool has_value() const { return v_.index() == 0; }
   explicit operator bool() const { return has_value(); }
 
@@ -95,6 +97,7 @@ public:
   template <class G>
   Expected(Unexpected<G> u) : error_(std::move(u.error)) {}
 
+  // NOLINTNEXTLINE(readability-identifier-naming)
   bool has_value() const { return !error_.has_value(); }
   explicit operator bool() const { return has_value(); }
 

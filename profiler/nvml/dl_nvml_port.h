@@ -2,6 +2,7 @@
 // (so the simulated device's stand-in is found when LD_LIBRARY_PATH points at it), behind a
 // function table with a `valid` flag: a machine without the driver loads the shim and simply
 // reports no device facts.
+// Verified on the simulated device and on recorded traces only; not yet run on a GPU.
 //
 // Required entry points (init, count, handle by index, UUID, name, memory): without one the port
 // is unavailable. The others (handle by UUID, utilisation, processes, MIG) are optional: a missing

@@ -32,19 +32,13 @@ std::string migProfileFromName(std::string_view name) {
 
 NvmlMonitor::~NvmlMonitor() { close(); }
 
-bool NvmlMonitor::open(std::string* why) {
-  if (open_) return true;
-  if (!port_.available()) {
-    if (why) *why = port_.whyUnavailable();
-    return false;
-  }
+Status NvmlMonitor::open() {
+  if (open_) return {};
+  if (!port_.available()) return unexpected(std::string(port_.whyUnavailable()));
   nvmlReturn_t r = port_.init();
-  if (r != NVML_SUCCESS) {
-    if (why) *why = std::string("nvmlInit_v2: ") + port_.errorString(r);
-    return false;
-  }
+  if (r != NVML_SUCCESS) return unexpected(std::string("nvmlInit_v2: ") + port_.errorString(r));
   open_ = true;
-  return true;
+  return {};
 }
 
 void NvmlMonitor::close() {

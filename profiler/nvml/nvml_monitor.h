@@ -14,6 +14,7 @@
 #pragma once
 
 #include "profiler/model/events.h"
+#include "profiler/model/expected.h"
 #include "profiler/nvml/nvml_port.h"
 
 #include <cstdint>
@@ -40,8 +41,8 @@ public:
   NvmlMonitor(const NvmlMonitor&) = delete;
   NvmlMonitor& operator=(const NvmlMonitor&) = delete;
 
-  // nvmlInit. False (with the reason in `why`) when NVML is absent or does not initialise.
-  bool open(std::string* why);
+  // nvmlInit. An error saying why when NVML is absent or does not initialise.
+  Status open();
   bool isOpen() const { return open_; }
 
   // Matches CUDA device `cuda_index`, whose cudaDeviceProp::uuid is `uuid` (all zero: unknown),

@@ -1,7 +1,5 @@
 # Every recommendation rule: on hand-built analyses (fires, quiet, edge, the numbers of its text in
 # its evidence) and on the real Kineto traces of the shared folder.
 gpuwise_add_test(advisor_rules_each_test SOURCES rules_each_test.cpp LIBS gpuwise_rules LABELS unit)
-if(TARGET gpuwise_import)
-  gpuwise_add_test(advisor_rules_real_traces_test SOURCES rules_real_traces_test.cpp
-    LIBS gpuwise_import gpuwise_rules gpuwise_report LABELS unit traces SKIP_TAGS full_traces)
-endif()
+gpuwise_add_test(advisor_rules_real_traces_test SOURCES rules_real_traces_test.cpp
+  LIBS gpuwise_import gpuwise_rules gpuwise_report LABELS unit traces SKIP_TAGS full_traces)

@@ -18,11 +18,11 @@ class WireClient {
 public:
   WireClient(const std::string& endpoint, int64_t pid, uint64_t session_id)
       : pid_(pid), session_(session_id), encoder_(names_, session_id, pid) {
-    std::string error;
     transport::PushSender::Options o;
     o.linger_ms = 5000;
-    sender_ = transport::PushSender::connect(endpoint, o, &error);
-    if (!sender_) throw std::runtime_error("connect " + endpoint + ": " + error);
+    auto sender = transport::PushSender::connect(endpoint, o);
+    if (!sender) throw std::runtime_error("connect " + endpoint + ": " + sender.error().message);
+    sender_ = std::move(*sender);
   }
   ~WireClient() { sender_->close(); }
 

@@ -1,18 +1,14 @@
 # Advisor benchmarks: the analyzers on a large synthetic trace, and (with the transport) the
 # ingest's routing and decoding of batches, alone and behind real PUSH/PULL sockets.
 gpuwise_add_bench(advisor_analysis_bench SOURCES advisor_analysis_bench.cpp LIBS gpuwise_report)
-if(TARGET gpuwise_ingest)
-  gpuwise_add_bench(advisor_ingest_bench SOURCES advisor_ingest_bench.cpp LIBS gpuwise_ingest)
-endif()
+gpuwise_add_bench(advisor_ingest_bench SOURCES advisor_ingest_bench.cpp LIBS gpuwise_ingest)
 # gpuwise report's import + analysis on the whole shared Kineto folder against Python's json.load.
-if(TARGET gpuwise_import)
-  gpuwise_add_bench(advisor_kineto_folder_bench SOURCES advisor_kineto_folder_bench.cpp
-    LIBS gpuwise_import gpuwise_report)
-  target_compile_definitions(advisor_kineto_folder_bench PRIVATE
-    GPUWISE_DEFAULT_TRACES_DIR="${PROJECT_SOURCE_DIR}/../shared/traces")
-endif()
+gpuwise_add_bench(advisor_kineto_folder_bench SOURCES advisor_kineto_folder_bench.cpp
+  LIBS gpuwise_import gpuwise_report)
+target_compile_definitions(advisor_kineto_folder_bench PRIVATE
+  GPUWISE_DEFAULT_TRACES_DIR="${PROJECT_SOURCE_DIR}/../shared/traces")
 # The advisor's and the shim's memory over a long live run (issue 7): the curve, printed.
-if(TARGET long_run_app AND TARGET gpuwise_exe)
+if(TARGET long_run_app)
   gpuwise_add_bench(advisor_memory_bench SOURCES advisor_memory_bench.cpp LIBS)
   target_compile_definitions(advisor_memory_bench PRIVATE
     GPUWISE_BENCH_BUILD_DIR="${CMAKE_BINARY_DIR}")

@@ -119,9 +119,10 @@ std::unique_ptr<transport::PushSender> connectSender(const IngestServer& server)
   transport::PushSender::Options so;
   so.send_hwm = 1000;
   so.linger_ms = 5000;
-  std::string error;
-  auto sender = transport::PushSender::connect(server.endpoint(), so, &error);
-  if (!sender) throw std::runtime_error("cannot connect to the ingest server: " + error);
+  auto connected = transport::PushSender::connect(server.endpoint(), so);
+  if (!connected)
+    throw std::runtime_error("cannot connect to the ingest server: " + connected.error().message);
+  auto sender = std::move(*connected);
   while (!sender->takeReconnected())
     std::this_thread::yield();
   return sender;

@@ -1,6 +1,6 @@
 # The shim on the simulated device: the added cost of one intercepted launch, with the shim
 # preloaded into a process running on the stand-in libcudart.so.13 and sending to a real advisor.
-if(TARGET gpuwise AND TARGET simdevice AND TARGET gpuwise_ingest AND CMAKE_CUDA_COMPILER_LOADED)
+if(CMAKE_CUDA_COMPILER_LOADED)
   gpuwise_add_bench(shim_simdevice_bench
     SOURCES ${CMAKE_CURRENT_LIST_DIR}/shim_simdevice_bench.cpp ${CMAKE_CURRENT_LIST_DIR}/shim_bench_kernel.cu
     LIBS gpuwise_ingest CUDA::toolkit)

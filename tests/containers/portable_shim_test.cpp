@@ -285,9 +285,9 @@ TEST_CASE("the portable shim in the old root talks to a receiver of the ordinary
   install(p.shim, "libgpuwise.so");
   const std::string inside = "/tmp/gpuwise-portable-test/advisor";
   fs::remove_all(p.runtime + "/tmp/gpuwise-portable-test");
-  std::string error;
-  auto receiver = gpuwise::transport::PullReceiver::bind("ipc://" + p.runtime + inside, {}, &error);
-  REQUIRE(receiver);
+  auto bound = gpuwise::transport::PullReceiver::bind("ipc://" + p.runtime + inside, {});
+  REQUIRE(bound.has_value());
+  auto receiver = std::move(*bound);
   auto program = std::async(std::launch::async, [&] {
     return inRoot(
         "LD_PRELOAD=/gpuwise/libgpuwise.so GPUWISE_ENDPOINT=ipc://" + inside + " GPUWISE_LOG=quiet",

@@ -151,9 +151,9 @@ TEST_CASE("a connection flooding the advisor does not starve the others (PULL fa
 
   std::atomic<bool> stop{false};
   std::atomic<uint64_t> flooded{0};
-  std::string error;
-  auto flooder = transport::PushSender::connect(endpoint, {1000, 0}, &error);
-  REQUIRE(flooder);
+  auto connected = transport::PushSender::connect(endpoint, {1000, 0});
+  REQUIRE(connected.has_value());
+  auto flooder = std::move(*connected);
   transport::Hello hello;
   hello.session_id = 777;
   hello.process.pid = 999999;

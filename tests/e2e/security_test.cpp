@@ -159,9 +159,9 @@ std::vector<std::vector<uint8_t>> markerProcess() {
 
 // Eight messages over the receiver's limit from a connection of their own; how many were sent.
 int sendOversized(const std::string& endpoint) {
-  std::string error;
-  auto big_sender = transport::PushSender::connect(endpoint, {4, 0}, &error);
-  REQUIRE(big_sender);
+  auto big_connected = transport::PushSender::connect(endpoint, {4, 0});
+  REQUIRE(big_connected.has_value());
+  auto big_sender = std::move(*big_connected);
   std::vector<uint8_t> huge(transport::kMaxMessageBytes + 4096, 0x5a);
   int huge_sent = 0;
   for (int i = 0; i < 8; ++i)
@@ -181,9 +181,9 @@ TEST_CASE("garbage, forged, bomb and oversized messages: dropped and counted, me
   const int64_t rss_start = rssKib(apid);
 
   const std::vector<std::vector<uint8_t>> hostile = hostileMessages();
-  std::string error;
-  auto attacker = transport::PushSender::connect(endpoint, {1000, 0}, &error);
-  REQUIRE(attacker);
+  auto connected = transport::PushSender::connect(endpoint, {1000, 0});
+  REQUIRE(connected.has_value());
+  auto attacker = std::move(*connected);
   REQUIRE(eventually([&] { return attacker->takeReconnected(); }, 10s));
 
   // After the hostile messages, the same connection carries a small honest process (Hello, one

@@ -49,13 +49,13 @@ std::string gwt_dir;
 // The scenario as `gpuwise run --trace` records it: the sealed messages, framed by GwtWriter.
 void writeGwt(const std::string& name, const std::vector<Bytes>& messages) {
   const std::string path = gwt_dir + "/seed-" + name + ".gwt";
-  std::string error;
-  auto writer = transport::GwtWriter::create(path, &error);
-  bool ok = writer != nullptr;
+  auto writer = transport::GwtWriter::create(path);
+  bool ok = writer.has_value();
   for (const auto& m : messages)
-    ok = ok && writer->append(m);
-  if (!ok || !writer->close()) {
-    std::fprintf(stderr, "fuzz_seeds: cannot write %s %s\n", path.c_str(), error.c_str());
+    ok = ok && (*writer)->append(m);
+  if (!ok || !(*writer)->close()) {
+    std::fprintf(stderr, "fuzz_seeds: cannot write %s %s\n", path.c_str(),
+                 writer ? "" : writer.error().message.c_str());
     std::exit(1);
   }
 }

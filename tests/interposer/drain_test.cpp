@@ -51,7 +51,7 @@ struct Harness {
     d.sample_devices = [](int64_t now, std::vector<model::DeviceSample>& out) {
       if (g_sampler) g_sampler(now, out);
     };
-    d.make_sink = [this, setup](const model::NameTable& names, std::string*) {
+    d.make_sink = [this, setup](const model::NameTable& names) {
       auto s = std::make_unique<FakeBatchSink>(&names);
       if (setup) setup(*s);
       sink = s.get();
@@ -66,8 +66,7 @@ struct Harness {
       return h;
     };
     drain = std::make_unique<Drain>(std::move(d), o);
-    std::string error;
-    REQUIRE(drain->start(&error));
+    REQUIRE(drain->start().has_value());
     REQUIRE(sink);
   }
 
@@ -290,7 +289,7 @@ TEST_CASE("CUPTI tier: GPU records replace the hooks' records of the same calls"
   co.buffer_bytes = 1 << 16;
   co.buffer_count = 4;
   profiler::CuptiCollector cupti(port, co);
-  REQUIRE(cupti.start(+[]() -> uint64_t { return 0; }).ok);
+  REQUIRE(cupti.start(+[]() -> uint64_t { return 0; }).has_value());
   DrainOptions o = slow();
   Harness h(o, &cupti, &port);
 
@@ -349,7 +348,7 @@ TEST_CASE("CUPTI tier: NVTX ranges, CUPTI's overhead and its dropped records rea
   co.buffer_bytes = 1 << 16;
   co.buffer_count = 4;
   profiler::CuptiCollector cupti(port, co);
-  REQUIRE(cupti.start(+[]() -> uint64_t { return 0; }).ok);
+  REQUIRE(cupti.start(+[]() -> uint64_t { return 0; }).has_value());
   Harness h(slow(), &cupti, &port);
   const uint64_t b = h.base;
   port.add(profiler::build::marker(1, CUPTI_ACTIVITY_FLAG_MARKER_START, b + 100, "step 7", kTid));

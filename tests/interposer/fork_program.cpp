@@ -72,7 +72,7 @@ int main() {
   c.batch_ms = 2;
   c.log = LogLevel::Warn;
   ShimDeps d;
-  d.make_sink = [](const Config&, const model::NameTable& names, uint64_t, int64_t, std::string*) {
+  d.make_sink = [](const Config&, const model::NameTable& names, uint64_t, int64_t) {
     auto s = std::make_unique<FakeBatchSink>(&names);
     g_sink = s.get();
     return std::unique_ptr<BatchSink>(std::move(s));

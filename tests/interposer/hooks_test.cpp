@@ -57,7 +57,7 @@ void startWith(Options o) {
   c.record_covered_launches = o.record_covered_launches;
   c.log = LogLevel::Quiet;
   ShimDeps d;
-  d.make_sink = [](const Config&, const model::NameTable& names, uint64_t, int64_t, std::string*) {
+  d.make_sink = [](const Config&, const model::NameTable& names, uint64_t, int64_t) {
     auto s = std::make_unique<FakeBatchSink>(&names);
     g_sink = s.get();
     return std::unique_ptr<BatchSink>(std::move(s));

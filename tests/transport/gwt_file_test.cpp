@@ -59,6 +59,16 @@ std::vector<std::vector<uint8_t>> recordedRun(model::NameTable& names, std::vect
   return msgs;
 }
 
+std::unique_ptr<GwtWriter> createWriter(const fs::path& path) {
+  auto created = GwtWriter::create(path.string());
+  INFO((created ? std::string() : created.error().message));
+  REQUIRE(created.has_value());
+  return std::move(*created);
+}
+
+// The error a read ended with; empty when it succeeded.
+std::string errorOf(const Status& status) { return status ? std::string() : status.error().message; }
+
 } // namespace
 
 TEST_CASE(".gwt write, read and replay") {
@@ -68,9 +78,7 @@ TEST_CASE(".gwt write, read and replay") {
   std::vector<model::KernelExec> sent;
   const auto msgs = recordedRun(names, sent);
 
-  std::string error;
-  auto writer = GwtWriter::create(file.string(), &error);
-  REQUIRE(writer);
+  auto writer = createWriter(file);
   for (const auto& m : msgs) REQUIRE(writer->append(m));
   REQUIRE(writer->close());
   CHECK(looksLikeGwt(file.string()));
@@ -80,7 +88,7 @@ TEST_CASE(".gwt write, read and replay") {
   CHECK(fs::file_size(file) == total);
 
   std::vector<std::vector<uint8_t>> read;
-  REQUIRE(readGwt(file.string(), [&](std::span<const uint8_t> m) { read.emplace_back(m.begin(), m.end()); }, &error));
+  REQUIRE(readGwt(file.string(), [&](std::span<const uint8_t> m) { read.emplace_back(m.begin(), m.end()); }).has_value());
   CHECK(read == msgs);
 
   model::NameTable replay_names;
@@ -93,7 +101,7 @@ TEST_CASE(".gwt write, read and replay") {
       got.insert(got.end(), b->kernels.begin(), b->kernels.end());
       final = b->final;
     }
-  }, &error));
+  }).has_value());
   requireSameRecords(sent, got);
   CHECK(final);
 }
@@ -101,12 +109,10 @@ TEST_CASE(".gwt write, read and replay") {
 TEST_CASE(".gwt with only the magic is an empty recording") {
   TempDir dir;
   const auto file = dir.path / "empty.gwt";
-  std::string error;
-  auto writer = GwtWriter::create(file.string(), &error);
-  REQUIRE(writer);
+  auto writer = createWriter(file);
   REQUIRE(writer->close());
   size_t n = 0;
-  CHECK(readGwt(file.string(), [&](std::span<const uint8_t>) { ++n; }, &error));
+  CHECK(readGwt(file.string(), [&](std::span<const uint8_t>) { ++n; }).has_value());
   CHECK(n == 0);
 }
 
@@ -116,9 +122,7 @@ TEST_CASE("Truncated .gwt files are errors naming the offset, after the intact r
   std::vector<model::KernelExec> sent;
   const auto msgs = recordedRun(names, sent);
   const auto good = dir.path / "good.gwt";
-  std::string error;
-  auto writer = GwtWriter::create(good.string(), &error);
-  REQUIRE(writer);
+  auto writer = createWriter(good);
   for (const auto& m : msgs) REQUIRE(writer->append(m));
   REQUIRE(writer->close());
   const auto bytes = fileBytes(good);
@@ -129,8 +133,8 @@ TEST_CASE("Truncated .gwt files are errors naming the offset, after the intact r
   for (size_t len : {second + 2, second + 4 + msgs[1].size() / 2}) {
     writeBytes(cut, {bytes.data(), len});
     size_t n = 0;
-    error.clear();
-    CHECK_FALSE(readGwt(cut.string(), [&](std::span<const uint8_t>) { ++n; }, &error));
+    const std::string error = errorOf(readGwt(cut.string(), [&](std::span<const uint8_t>) { ++n; }));
+    CHECK_FALSE(error.empty());
     CHECK(n == 1);
     CHECK(error.find("truncated") != std::string::npos);
     CHECK(error.find("offset " + std::to_string(second)) != std::string::npos);
@@ -139,7 +143,7 @@ TEST_CASE("Truncated .gwt files are errors naming the offset, after the intact r
   // Every cut of the file ends in an error or a clean record boundary, never a crash.
   for (size_t len = 0; len < bytes.size(); len += 97) {
     writeBytes(cut, {bytes.data(), len});
-    (void)readGwt(cut.string(), [](std::span<const uint8_t>) {}, &error);
+    (void)readGwt(cut.string(), [](std::span<const uint8_t>) {});
   }
 }
 
@@ -148,21 +152,21 @@ TEST_CASE("Wrong magic, oversize records and missing files are errors") {
   const auto file = dir.path / "trace.json";
   const std::string json = R"({"traceEvents": []})";
   writeBytes(file, {reinterpret_cast<const uint8_t*>(json.data()), json.size()});
-  std::string error;
   CHECK_FALSE(looksLikeGwt(file.string()));
-  CHECK_FALSE(readGwt(file.string(), [](std::span<const uint8_t>) {}, &error));
+  std::string error = errorOf(readGwt(file.string(), [](std::span<const uint8_t>) {}));
   CHECK(error.find("bad magic") != std::string::npos);
 
   const auto big = dir.path / "big.gwt";
   std::vector<uint8_t> bytes(kGwtMagic, kGwtMagic + 8);
   bytes.insert(bytes.end(), {0xff, 0xff, 0xff, 0x7f}); // a 2 GiB record
   writeBytes(big, bytes);
-  CHECK_FALSE(readGwt(big.string(), [](std::span<const uint8_t>) {}, &error));
+  error = errorOf(readGwt(big.string(), [](std::span<const uint8_t>) {}));
   CHECK(error.find("exceeds") != std::string::npos);
 
-  CHECK_FALSE(readGwt((dir.path / "missing.gwt").string(), [](std::span<const uint8_t>) {}, &error));
+  error = errorOf(readGwt((dir.path / "missing.gwt").string(), [](std::span<const uint8_t>) {}));
   CHECK(error.find("cannot open") != std::string::npos);
   CHECK_FALSE(looksLikeGwt((dir.path / "missing.gwt").string()));
-  CHECK(GwtWriter::create((dir.path / "no/such/dir/x.gwt").string(), &error) == nullptr);
-  CHECK(error.find("cannot create") != std::string::npos);
+  auto created = GwtWriter::create((dir.path / "no/such/dir/x.gwt").string());
+  REQUIRE_FALSE(created.has_value());
+  CHECK(created.error().message.find("cannot create") != std::string::npos);
 }

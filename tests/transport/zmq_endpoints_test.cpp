@@ -40,18 +40,16 @@ struct TempDir {
 };
 
 std::unique_ptr<PullReceiver> bindOrFail(const std::string& ep, PullReceiver::Options o = {}) {
-  std::string error;
-  auto r = PullReceiver::bind(ep, o, &error);
-  INFO(error);
-  REQUIRE(r);
-  return r;
+  auto r = PullReceiver::bind(ep, o);
+  INFO((r ? std::string() : r.error().message));
+  REQUIRE(r.has_value());
+  return std::move(*r);
 }
 std::unique_ptr<PushSender> connectOrFail(const std::string& ep, PushSender::Options o = {}) {
-  std::string error;
-  auto s = PushSender::connect(ep, o, &error);
-  INFO(error);
-  REQUIRE(s);
-  return s;
+  auto s = PushSender::connect(ep, o);
+  INFO((s ? std::string() : s.error().message));
+  REQUIRE(s.has_value());
+  return std::move(*s);
 }
 
 std::vector<uint8_t> bytes(size_t n, uint8_t fill) { return std::vector<uint8_t>(n, fill); }
@@ -294,13 +292,13 @@ TEST_CASE("A forked child drops its inherited sender without touching the parent
 }
 
 TEST_CASE("Malformed endpoints are errors, not exceptions") {
-  std::string error;
-  CHECK(PushSender::connect("bogus://nowhere", {}, &error) == nullptr);
-  CHECK(error.find("bogus://nowhere") != std::string::npos);
-  error.clear();
-  CHECK(PullReceiver::bind("tcp://999.1.1.1:5", {}, &error) == nullptr);
-  CHECK(!error.empty());
-  error.clear();
-  CHECK(PullReceiver::bind("ipc:///proc/nope/x.sock", {}, &error) == nullptr);
-  CHECK(!error.empty());
+  auto bogus = PushSender::connect("bogus://nowhere", {});
+  REQUIRE_FALSE(bogus.has_value());
+  CHECK(bogus.error().message.find("bogus://nowhere") != std::string::npos);
+  auto bad_address = PullReceiver::bind("tcp://999.1.1.1:5", {});
+  REQUIRE_FALSE(bad_address.has_value());
+  CHECK(!bad_address.error().message.empty());
+  auto bad_path = PullReceiver::bind("ipc:///proc/nope/x.sock", {});
+  REQUIRE_FALSE(bad_path.has_value());
+  CHECK(!bad_path.error().message.empty());
 }

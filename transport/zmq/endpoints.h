@@ -14,6 +14,8 @@
 //   auto msg = encoder.encode(...); encoder.confirm(sender->trySend(msg) == SendResult::Sent);
 #pragma once
 
+#include "profiler/model/expected.h"
+
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -32,10 +34,10 @@ public:
     int send_hwm = 64;      // messages queued before sends would block (then dropped)
     int linger_ms = 200;    // how long close() may wait to flush queued messages at exit
   };
-  // Connects (asynchronously) to `endpoint`; returns nullptr with `error` set when the endpoint is
-  // malformed. An advisor that is not there yet is not an error.
-  static std::unique_ptr<PushSender> connect(const std::string& endpoint, const Options& options,
-                                             std::string* error);
+  // Connects (asynchronously) to `endpoint`; an error naming it when the endpoint is malformed.
+  // An advisor that is not there yet is not an error.
+  static Expected<std::unique_ptr<PushSender>> connect(const std::string& endpoint,
+                                                       const Options& options);
   ~PushSender();
 
   // Never blocks. WouldBlock: no connected peer, or the peer's queue is at the high-water mark.
@@ -58,7 +60,7 @@ public:
 private:
   struct Impl;
   explicit PushSender(std::unique_ptr<Impl>);
-  static std::unique_ptr<PushSender> connectImpl(const std::string&, const Options&, std::string*);
+  static Expected<std::unique_ptr<PushSender>> connectImpl(const std::string&, const Options&);
   std::unique_ptr<Impl> impl_;
 };
 
@@ -74,8 +76,9 @@ public:
   };
   // Binds `endpoint` (ipc://path, tcp://host:port, tcp://127.0.0.1:* for an OS-chosen port).
   // tcp://*:PORT binds loopback only; every interface must be named: tcp://0.0.0.0:PORT.
-  static std::unique_ptr<PullReceiver> bind(const std::string& endpoint, const Options& options,
-                                            std::string* error);
+  // An error naming the endpoint when it cannot be bound.
+  static Expected<std::unique_ptr<PullReceiver>> bind(const std::string& endpoint,
+                                                      const Options& options);
   ~PullReceiver();
 
   // Binding an ipc:// path creates its directory (mode 0700) when missing and makes the socket
@@ -93,7 +96,7 @@ public:
 private:
   struct Impl;
   explicit PullReceiver(std::unique_ptr<Impl>);
-  static std::unique_ptr<PullReceiver> bindImpl(const std::string&, const Options&, std::string*);
+  static Expected<std::unique_ptr<PullReceiver>> bindImpl(const std::string&, const Options&);
   std::unique_ptr<Impl> impl_;
 };
 

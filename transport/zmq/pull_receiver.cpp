@@ -60,22 +60,22 @@ struct PullReceiver::Impl {
 PullReceiver::PullReceiver(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 PullReceiver::~PullReceiver() { close(); }
 
-std::unique_ptr<PullReceiver> PullReceiver::bind(const std::string& endpoint, const Options& options,
-                                                 std::string* error) {
+Expected<std::unique_ptr<PullReceiver>> PullReceiver::bind(const std::string& endpoint,
+                                                            const Options& options) {
   try {
-    return bindImpl(endpoint, options, error);
+    return bindImpl(endpoint, options);
   } catch (...) {
-    return nullptr;
+    return unexpected("out of memory"); // short enough not to allocate
   }
 }
 
-std::unique_ptr<PullReceiver> PullReceiver::bindImpl(const std::string& endpoint, const Options& options,
-                                                     std::string* error) {
+Expected<std::unique_ptr<PullReceiver>> PullReceiver::bindImpl(const std::string& endpoint,
+                                                                const Options& options) {
   auto impl = std::make_unique<Impl>();
-  auto fail = [&](const std::string& what, int err) -> std::unique_ptr<PullReceiver> {
-    if (error) *error = endpoint + ": " + what + ": " + zmq_strerror(err);
+  auto fail = [&](const std::string& what, int err) -> Expected<std::unique_ptr<PullReceiver>> {
+    std::string why = endpoint + ": " + what + ": " + zmq_strerror(err);
     impl->release();
-    return nullptr;
+    return unexpected(std::move(why));
   };
   std::string ipc_path;
   if (endpoint.rfind("ipc://", 0) == 0 && endpoint.size() > 6 && endpoint[6] != '@' && endpoint[6] != '*')

@@ -58,23 +58,23 @@ PushSender::~PushSender() {
   else close();
 }
 
-std::unique_ptr<PushSender> PushSender::connect(const std::string& endpoint, const Options& options,
-                                                std::string* error) {
+Expected<std::unique_ptr<PushSender>> PushSender::connect(const std::string& endpoint,
+                                                          const Options& options) {
   try {
-    return connectImpl(endpoint, options, error);
+    return connectImpl(endpoint, options);
   } catch (...) { // out of memory: no sender, the shim carries on without one
-    return nullptr;
+    return unexpected("out of memory"); // short enough not to allocate
   }
 }
 
-std::unique_ptr<PushSender> PushSender::connectImpl(const std::string& endpoint, const Options& options,
-                                                    std::string* error) {
+Expected<std::unique_ptr<PushSender>> PushSender::connectImpl(const std::string& endpoint,
+                                                              const Options& options) {
   auto impl = std::make_unique<Impl>();
   impl->owner = getpid();
-  auto fail = [&](const char* what) -> std::unique_ptr<PushSender> {
-    if (error) *error = endpoint + ": " + what + ": " + zmq_strerror(zmq_errno());
+  auto fail = [&](const char* what) -> Expected<std::unique_ptr<PushSender>> {
+    std::string why = endpoint + ": " + what + ": " + zmq_strerror(zmq_errno());
     impl->release();
-    return nullptr;
+    return unexpected(std::move(why));
   };
   impl->context = zmq_ctx_new();
   if (!impl->context) return fail("cannot create a ZeroMQ context");

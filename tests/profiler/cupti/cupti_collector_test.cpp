@@ -17,6 +17,8 @@ using namespace gpuwise;
 using namespace gpuwise::profiler;
 
 namespace {
+// What start() said: what is being collected, or why nothing is.
+std::string startText(const Expected<std::string>& r) { return r ? *r : r.error().message; }
 uint64_t fixedTimestamp() { return 123456789; }
 CuptiCollector::Options smallPool(size_t count = 4) {
   CuptiCollector::Options o;
@@ -30,8 +32,8 @@ TEST_CASE("The collector subscribes, stamps on our clock and enables the activit
   FakeCuptiPort port;
   CuptiCollector c(port, smallPool());
   auto r = c.start(fixedTimestamp);
-  REQUIRE(r.ok);
-  CHECK(r.reason == "CUPTI activity: kernels, copies, memsets, syncs, memory, NVTX, CUPTI overhead");
+  REQUIRE(r.has_value());
+  CHECK(startText(r) == "CUPTI activity: kernels, copies, memsets, syncs, memory, NVTX, CUPTI overhead");
   CHECK(port.subscribed_);
   REQUIRE(port.timestamp_);
   CHECK(port.timestamp_() == 123456789);
@@ -71,9 +73,9 @@ TEST_CASE("Another subscriber holding CUPTI sends us to the interposer tier, say
   port.subscribe_result_ = CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
   CuptiCollector c(port, smallPool());
   auto r = c.start(fixedTimestamp);
-  CHECK_FALSE(r.ok);
-  CHECK(r.reason.find("another subscriber") != std::string::npos);
-  CHECK(r.reason.find("MULTIPLE_SUBSCRIBERS") != std::string::npos);
+  CHECK_FALSE(r.has_value());
+  CHECK(startText(r).find("another subscriber") != std::string::npos);
+  CHECK(startText(r).find("MULTIPLE_SUBSCRIBERS") != std::string::npos);
   CHECK_FALSE(c.active());
   CHECK_FALSE(c.covers(ApiClass::Launch));
   CHECK(port.enabled_kinds_.empty());
@@ -82,7 +84,7 @@ TEST_CASE("Another subscriber holding CUPTI sends us to the interposer tier, say
   // When CUPTI names the holder (cuptiSubscribe_v2 tells the second subscriber), so do we.
   port.holder_ = "CUPTI for Nsight Systems";
   CuptiCollector again(port, smallPool());
-  CHECK(again.start(fixedTimestamp).reason.rfind(
+  CHECK(again.start(fixedTimestamp).error().message.rfind(
             "CUPTI held by another subscriber, \"CUPTI for Nsight Systems\": cuptiSubscribe "
             "returned ",
             0) == 0);
@@ -91,11 +93,11 @@ TEST_CASE("Another subscriber holding CUPTI sends us to the interposer tier, say
 TEST_CASE("A second collector in the same process finds CUPTI taken") {
   FakeCuptiPort port;
   CuptiCollector first(port, smallPool());
-  REQUIRE(first.start(fixedTimestamp).ok);
+  REQUIRE(first.start(fixedTimestamp).has_value());
   CuptiCollector second(port, smallPool());
   auto r = second.start(fixedTimestamp);
-  CHECK_FALSE(r.ok);
-  CHECK(r.reason.find("another subscriber") != std::string::npos);
+  CHECK_FALSE(r.has_value());
+  CHECK(startText(r).find("another subscriber") != std::string::npos);
   first.stop();
 }
 
@@ -105,8 +107,8 @@ TEST_CASE("No driver, no library, or a refused kind: each has its own reason and
     port.subscribe_result_ = CUPTI_ERROR_NOT_INITIALIZED;
     CuptiCollector c(port, smallPool());
     auto r = c.start(fixedTimestamp);
-    CHECK_FALSE(r.ok);
-    CHECK(r.reason.find("driver") != std::string::npos);
+    CHECK_FALSE(r.has_value());
+    CHECK(startText(r).find("driver") != std::string::npos);
   }
   SECTION("library missing") {
     FakeCuptiPort port;
@@ -114,8 +116,8 @@ TEST_CASE("No driver, no library, or a refused kind: each has its own reason and
     port.why_unavailable_ = "libcupti.so.13 not loadable: no such file";
     CuptiCollector c(port, smallPool());
     auto r = c.start(fixedTimestamp);
-    CHECK_FALSE(r.ok);
-    CHECK(r.reason == "CUPTI unavailable: libcupti.so.13 not loadable: no such file");
+    CHECK_FALSE(r.has_value());
+    CHECK(startText(r) == "CUPTI unavailable: libcupti.so.13 not loadable: no such file");
     CHECK(port.subscribe_calls_ == 0);
   }
   SECTION("timestamp callback refused, CUPTI's clock unreadable too") {
@@ -124,8 +126,8 @@ TEST_CASE("No driver, no library, or a refused kind: each has its own reason and
     port.get_timestamp_result_ = CUPTI_ERROR_NOT_INITIALIZED;
     CuptiCollector c(port, smallPool());
     auto r = c.start(fixedTimestamp);
-    CHECK_FALSE(r.ok);
-    CHECK(r.reason.find("cuptiActivityRegisterTimestampCallback") != std::string::npos);
+    CHECK_FALSE(r.has_value());
+    CHECK(startText(r).find("cuptiActivityRegisterTimestampCallback") != std::string::npos);
     CHECK_FALSE(port.subscribed_);
   }
   SECTION("timestamp callback refused: CUPTI's clock is mapped instead (timestamp_mapper_test)") {
@@ -133,7 +135,7 @@ TEST_CASE("No driver, no library, or a refused kind: each has its own reason and
     port.timestamp_result_ = CUPTI_ERROR_NOT_COMPATIBLE;
     CuptiCollector c(port, smallPool());
     auto r = c.start(+[]() -> uint64_t { return monotonicNs(); });
-    CHECK(r.ok);
+    CHECK(r.has_value());
     CHECK(c.hostMapping() != nullptr);
     c.stop();
   }
@@ -142,9 +144,9 @@ TEST_CASE("No driver, no library, or a refused kind: each has its own reason and
     port.enable_results_[CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL] = CUPTI_ERROR_INSUFFICIENT_PRIVILEGES;
     CuptiCollector c(port, smallPool());
     auto r = c.start(fixedTimestamp);
-    CHECK_FALSE(r.ok);
-    CHECK(r.reason.find("CONCURRENT_KERNEL") != std::string::npos);
-    CHECK(r.reason.find("INSUFFICIENT_PRIVILEGES") != std::string::npos);
+    CHECK_FALSE(r.has_value());
+    CHECK(startText(r).find("CONCURRENT_KERNEL") != std::string::npos);
+    CHECK(startText(r).find("INSUFFICIENT_PRIVILEGES") != std::string::npos);
     CHECK_FALSE(port.subscribed_);
     CHECK(port.unsubscribe_calls_ == 1);
   }
@@ -153,8 +155,8 @@ TEST_CASE("No driver, no library, or a refused kind: each has its own reason and
     port.enable_results_[CUPTI_ACTIVITY_KIND_MEMCPY] = CUPTI_ERROR_NOT_COMPATIBLE;
     CuptiCollector c(port, smallPool());
     auto r = c.start(fixedTimestamp);
-    CHECK(r.ok);
-    CHECK(r.reason.find("copies") == std::string::npos);
+    CHECK(r.has_value());
+    CHECK(startText(r).find("copies") == std::string::npos);
     CHECK(c.covers(ApiClass::Launch));
     CHECK_FALSE(c.covers(ApiClass::Copy));
     CHECK_FALSE(port.runtime_cbids_.count(CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020));
@@ -165,7 +167,7 @@ TEST_CASE("No driver, no library, or a refused kind: each has its own reason and
 TEST_CASE("Buffers flow from CUPTI's callbacks to the decoder; an exhausted pool drops, counted") {
   FakeCuptiPort port;
   CuptiCollector c(port, smallPool(2)); // two 4 KiB buffers
-  REQUIRE(c.start(fixedTimestamp).ok);
+  REQUIRE(c.start(fixedTimestamp).has_value());
   model::NameTable names;
   ActivityDecoder decoder(port, names);
   DecodedActivity out;
@@ -212,8 +214,8 @@ TEST_CASE("A missing libcupti: the port says why, the collector stays off") {
   CHECK(port.subscribe(nullptr, nullptr, nullptr) == CUPTI_ERROR_NOT_INITIALIZED);
   CuptiCollector c(port, smallPool());
   auto r = c.start(fixedTimestamp);
-  CHECK_FALSE(r.ok);
-  CHECK(r.reason.rfind("CUPTI unavailable:", 0) == 0);
+  CHECK_FALSE(r.has_value());
+  CHECK(startText(r).rfind("CUPTI unavailable:", 0) == 0);
 }
 
 // Runs as cupti_collector_libcupti_test, reported Skipped where libcupti is not installed.
@@ -226,9 +228,9 @@ TEST_CASE("The installed libcupti loads through the port, or says why not", "[.l
   auto r = c.start(fixedTimestamp);
   // Without a GPU driver the real CUPTI refuses to subscribe; on a GPU machine (or the simulated
   // device) it starts. Either way the answer is a value, never a crash, and says what it is.
-  INFO(r.reason);
-  CHECK_FALSE(r.reason.empty());
-  if (r.ok) c.stop();
+  INFO(startText(r));
+  CHECK_FALSE(startText(r).empty());
+  if (r) c.stop();
 }
 
 // Part 5 of issue 5: whichever step another tool (torch.profiler, Nsight Systems, ncu) or the
@@ -267,12 +269,12 @@ TEST_CASE("Every refusal on the way in leaves CUPTI as it was and names the call
     port.enable_results_[CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL] = c.kernels;
     CuptiCollector col(port, smallPool());
     auto r = col.start(fixedTimestamp);
-    INFO(r.reason);
-    CHECK_FALSE(r.ok);
+    INFO(startText(r));
+    CHECK_FALSE(r.has_value());
     CHECK_FALSE(col.active());
-    CHECK(r.reason.find(c.call) != std::string::npos);
-    CHECK(r.reason.find(c.cause) != std::string::npos);
-    CHECK(r.reason.find("CUPTI_ERROR_") != std::string::npos);
+    CHECK(startText(r).find(c.call) != std::string::npos);
+    CHECK(startText(r).find(c.cause) != std::string::npos);
+    CHECK(startText(r).find("CUPTI_ERROR_") != std::string::npos);
     // Nothing of ours is left behind in CUPTI.
     CHECK_FALSE(port.subscribed_);
     CHECK(port.enabled_kinds_.empty());
@@ -288,8 +290,8 @@ TEST_CASE("Optional kinds refused (NVTX, overhead) keep the CUPTI tier without t
   port.enable_results_[CUPTI_ACTIVITY_KIND_OVERHEAD] = CUPTI_ERROR_INVALID_KIND;
   CuptiCollector c(port, smallPool());
   auto r = c.start(fixedTimestamp);
-  REQUIRE(r.ok);
-  CHECK(r.reason == "CUPTI activity: kernels, copies, memsets, syncs, memory");
+  REQUIRE(r.has_value());
+  CHECK(startText(r) == "CUPTI activity: kernels, copies, memsets, syncs, memory");
   CHECK(c.covers(ApiClass::Launch));
   CHECK_FALSE(port.enabled_kinds_.count(CUPTI_ACTIVITY_KIND_MARKER));
   c.stop();
@@ -299,7 +301,7 @@ TEST_CASE("Optional kinds refused (NVTX, overhead) keep the CUPTI tier without t
   o.nvtx = false;
   o.overhead = false;
   CuptiCollector c2(off, o);
-  REQUIRE(c2.start(fixedTimestamp).ok);
+  REQUIRE(c2.start(fixedTimestamp).has_value());
   CHECK_FALSE(off.enabled_kinds_.count(CUPTI_ACTIVITY_KIND_MARKER));
   CHECK_FALSE(off.enabled_kinds_.count(CUPTI_ACTIVITY_KIND_OVERHEAD));
   c2.stop();
@@ -308,7 +310,7 @@ TEST_CASE("Optional kinds refused (NVTX, overhead) keep the CUPTI tier without t
 TEST_CASE("Every kind flows from CUPTI's buffers through the collector into one decode") {
   FakeCuptiPort port;
   CuptiCollector c(port, smallPool(8));
-  REQUIRE(c.start(fixedTimestamp).ok);
+  REQUIRE(c.start(fixedTimestamp).has_value());
   model::NameTable names;
   ActivityDecoder decoder(port, names);
   DecodedActivity out;

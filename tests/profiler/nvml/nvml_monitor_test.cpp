@@ -50,8 +50,7 @@ TEST_CASE("a whole GPU is matched by UUID and sampled") {
   port.devices_[1].processes = {{4242, 3ull << 30, 0xFFFFFFFF, 0xFFFFFFFF},
                                 {777, 5ull << 30, 0xFFFFFFFF, 0xFFFFFFFF}};
   NvmlMonitor mon(port);
-  std::string why;
-  REQUIRE(mon.open(&why));
+  REQUIRE(mon.open().has_value());
   // CUDA device 0 is NVML's second GPU (CUDA_VISIBLE_DEVICES=1, or a different order).
   auto f = mon.identify(0, kUuid0);
   REQUIRE(f.found);
@@ -107,7 +106,7 @@ TEST_CASE("a MIG slice is matched by its MIG- UUID and reports its profile") {
   }
   port.devices_.push_back(slice);
   NvmlMonitor mon(port);
-  REQUIRE(mon.open(nullptr));
+  REQUIRE(mon.open().has_value());
   auto f = mon.identify(0, kUuid0);
   REQUIRE(f.found);
   CHECK(f.mig);
@@ -131,7 +130,7 @@ TEST_CASE("without UUID lookups or a CUDA UUID, devices are matched by index") {
   port.devices_.push_back(gpu(kUuid1, "NVIDIA A100-SXM4-80GB"));
   port.devices_.push_back(gpu(kUuid0, "NVIDIA H200"));
   NvmlMonitor mon(port);
-  REQUIRE(mon.open(nullptr));
+  REQUIRE(mon.open().has_value());
   // A UUID CUDA gave: found by walking NVML's devices.
   CHECK(mon.identify(0, kUuid0).name == "NVIDIA H200");
   if (!std::getenv("CUDA_VISIBLE_DEVICES")) {
@@ -146,9 +145,9 @@ TEST_CASE("absent or failing NVML: open says why and nothing is sampled") {
   FakeNvmlPort port;
   port.available_ = false;
   NvmlMonitor mon(port);
-  std::string why;
-  CHECK_FALSE(mon.open(&why));
-  CHECK(why == "fake: libnvidia-ml.so.1 not loadable");
+  auto opened = mon.open();
+  REQUIRE_FALSE(opened.has_value());
+  CHECK(opened.error().message == "fake: libnvidia-ml.so.1 not loadable");
   CHECK_FALSE(mon.identify(0, kUuid0).found);
   std::vector<model::DeviceSample> out;
   mon.sample(1, 1, out);
@@ -157,8 +156,9 @@ TEST_CASE("absent or failing NVML: open says why and nothing is sampled") {
   FakeNvmlPort failing;
   failing.init_result_ = NVML_ERROR_DRIVER_NOT_LOADED;
   NvmlMonitor mon2(failing);
-  CHECK_FALSE(mon2.open(&why));
-  CHECK(why == "nvmlInit_v2: Driver Not Loaded");
+  auto opened2 = mon2.open();
+  REQUIRE_FALSE(opened2.has_value());
+  CHECK(opened2.error().message == "nvmlInit_v2: Driver Not Loaded");
   mon2.close();
   CHECK(failing.shutdown_calls_ == 0);
 }
@@ -169,7 +169,7 @@ TEST_CASE("the process list is re-read when it grew past the buffer") {
   for (unsigned i = 0; i < 20; ++i)
     port.devices_[0].processes.push_back({100 + i, (i + 1ull) << 20, 0xFFFFFFFF, 0xFFFFFFFF});
   NvmlMonitor mon(port);
-  REQUIRE(mon.open(nullptr));
+  REQUIRE(mon.open().has_value());
   REQUIRE(mon.identify(0, kUuid0).found);
   std::vector<model::DeviceSample> out;
   mon.sample(1, 119, out);
@@ -187,7 +187,7 @@ TEST_CASE("the dlopen port without the library is unavailable and says why") {
   CHECK(port.deviceGetCount(&n) == NVML_ERROR_LIBRARY_NOT_FOUND);
   CHECK(n == 7);
   NvmlMonitor mon(port);
-  std::string why;
-  CHECK_FALSE(mon.open(&why));
-  CHECK_FALSE(why.empty());
+  auto opened = mon.open();
+  REQUIRE_FALSE(opened.has_value());
+  CHECK_FALSE(opened.error().message.empty());
 }
