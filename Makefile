@@ -20,10 +20,12 @@ build: configure
 test: build
 	@cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) $(CTEST_ARGS)
 
-# The written rules (scripts/lint): clang-format over the tree and the include layering; clang-tidy
+# The written rules (scripts/lint): clang-format over the tree and the include layering, and no
+# function body over 100 lines (scripts/check-function-length); clang-tidy
 # on the C++ files changed since the merge-base with origin/main (GPUWISE_LINT_BASE), on this build.
 lint: deps
 	@scripts/lint format layers
+	@scripts/check-function-length
 
 lint-tidy: configure
 	@BUILD_DIR=$(BUILD_DIR) scripts/lint tidy
