@@ -22,7 +22,8 @@ void readUint(Config& c, const GetEnv& getenv, const char* var, uint32_t& out, u
   unsigned long long n = std::strtoull(v, &end, 10);
   if (errno || *end || v[0] == '-') return note(c, var, v, "is not a number");
   if (n < lo || n > hi)
-    return note(c, var, v, ("is outside " + std::to_string(lo) + ".." + std::to_string(hi)).c_str());
+    return note(c, var, v,
+                ("is outside " + std::to_string(lo) + ".." + std::to_string(hi)).c_str());
   out = uint32_t(n);
 }
 
@@ -47,12 +48,16 @@ Config readConfig(const GetEnv& getenv) {
   Config c;
   if (const char* v = getenv("GPUWISE_ENDPOINT")) c.endpoint = v;
   if (const char* v = getenv("GPUWISE_DISABLE"); v && *v) {
-    if (!std::strcmp(v, "1") || !std::strcmp(v, "true")) c.disabled = true;
-    else if (std::strcmp(v, "0") && std::strcmp(v, "false")) note(c, "GPUWISE_DISABLE", v, "is not 0 or 1");
+    if (!std::strcmp(v, "1") || !std::strcmp(v, "true"))
+      c.disabled = true;
+    else if (std::strcmp(v, "0") && std::strcmp(v, "false"))
+      note(c, "GPUWISE_DISABLE", v, "is not 0 or 1");
   }
   if (const char* v = getenv("GPUWISE_CUPTI"); v && *v) {
-    if (!std::strcmp(v, "0") || !std::strcmp(v, "false")) c.cupti = false;
-    else if (std::strcmp(v, "1") && std::strcmp(v, "true")) note(c, "GPUWISE_CUPTI", v, "is not 0 or 1");
+    if (!std::strcmp(v, "0") || !std::strcmp(v, "false"))
+      c.cupti = false;
+    else if (std::strcmp(v, "1") && std::strcmp(v, "true"))
+      note(c, "GPUWISE_CUPTI", v, "is not 0 or 1");
   }
   if (const char* v = getenv("GPUWISE_CUPTI_LIBRARY")) c.cupti_library = v;
   for (const char* name : {"CUDA_HOME", "CUDA_PATH"}) {
@@ -60,24 +65,34 @@ Config readConfig(const GetEnv& getenv) {
     if (v && *v && c.cuda_home.empty()) c.cuda_home = v;
   }
   if (const char* v = getenv("GPUWISE_LOG"); v && *v) {
-    if (!std::strcmp(v, "quiet")) c.log = LogLevel::Quiet;
-    else if (!std::strcmp(v, "warn")) c.log = LogLevel::Warn;
-    else if (!std::strcmp(v, "debug")) c.log = LogLevel::Debug;
-    else note(c, "GPUWISE_LOG", v, "is not quiet, warn or debug");
+    if (!std::strcmp(v, "quiet"))
+      c.log = LogLevel::Quiet;
+    else if (!std::strcmp(v, "warn"))
+      c.log = LogLevel::Warn;
+    else if (!std::strcmp(v, "debug"))
+      c.log = LogLevel::Debug;
+    else
+      note(c, "GPUWISE_LOG", v, "is not quiet, warn or debug");
   }
   if (const char* v = getenv("GPUWISE_CLOCK"); v && *v) {
-    if (!std::strcmp(v, "monotonic")) c.allow_counter_clock = false;
-    else if (std::strcmp(v, "counter")) note(c, "GPUWISE_CLOCK", v, "is not counter or monotonic");
+    if (!std::strcmp(v, "monotonic"))
+      c.allow_counter_clock = false;
+    else if (std::strcmp(v, "counter"))
+      note(c, "GPUWISE_CLOCK", v, "is not counter or monotonic");
   }
   if (const char* v = getenv("GPUWISE_LAUNCH_DETAIL"); v && *v) {
-    if (!std::strcmp(v, "full")) c.record_covered_launches = true;
-    else if (std::strcmp(v, "auto")) note(c, "GPUWISE_LAUNCH_DETAIL", v, "is not auto or full");
+    if (!std::strcmp(v, "full"))
+      c.record_covered_launches = true;
+    else if (std::strcmp(v, "auto"))
+      note(c, "GPUWISE_LAUNCH_DETAIL", v, "is not auto or full");
   }
   if (const char* v = getenv("GPUWISE_OVERHEAD_BUDGET"); v && *v) {
     char* end = nullptr;
     double b = std::strtod(v, &end);
-    if (*end || !(b >= 0 && b <= 1)) note(c, "GPUWISE_OVERHEAD_BUDGET", v, "is not a ratio in 0..1");
-    else c.overhead_budget = b;
+    if (*end || !(b >= 0 && b <= 1))
+      note(c, "GPUWISE_OVERHEAD_BUDGET", v, "is not a ratio in 0..1");
+    else
+      c.overhead_budget = b;
   }
   readUint(c, getenv, "GPUWISE_RING_EVENTS", c.ring_events, 64, 1u << 20);
   readUint(c, getenv, "GPUWISE_MAX_THREADS", c.max_threads, 1, 4096);

@@ -131,7 +131,8 @@ void CoverageTracker::decideLane(Lane& lane, int64_t now_ns, bool all, Records& 
 }
 
 void CoverageTracker::decideCupti(int64_t now_ns, bool all, Records& out) {
-  while (!cupti_syncs_.empty() && (all || now_ns - cupti_syncs_.front().second > options_.cupti_hold_ns)) {
+  while (!cupti_syncs_.empty() &&
+         (all || now_ns - cupti_syncs_.front().second > options_.cupti_hold_ns)) {
     const model::HostSync& s = cupti_syncs_.front().first;
     bool dup = false;
     if (s.thread != 0) {
@@ -173,7 +174,8 @@ void CoverageTracker::decideCupti(int64_t now_ns, bool all, Records& out) {
 }
 
 void CoverageTracker::decide(int64_t now_ns, Records& out) {
-  for (auto& [tid, lane] : lanes_) decideLane(lane, now_ns, false, out);
+  for (auto& [tid, lane] : lanes_)
+    decideLane(lane, now_ns, false, out);
   decideCupti(now_ns, false, out);
   // Threads that went quiet leave empty lanes behind; drop them so the map stays small.
   std::erase_if(lanes_, [&](const auto& kv) {
@@ -186,7 +188,8 @@ void CoverageTracker::decide(int64_t now_ns, Records& out) {
 void CoverageTracker::decideAll(Records& out) {
   // CUPTI syncs first, while the hook marks they may match are still there.
   decideCupti(0, true, out);
-  for (auto& [tid, lane] : lanes_) decideLane(lane, 0, true, out);
+  for (auto& [tid, lane] : lanes_)
+    decideLane(lane, 0, true, out);
   lanes_.clear();
   held_hooks_ = 0;
 }

@@ -31,9 +31,9 @@ namespace gpuwise::interposer {
 class CoverageTracker {
 public:
   struct Options {
-    int64_t max_hold_ns = 10'000'000'000;  // a hook record waits at most this for CUPTI
-    int64_t cupti_hold_ns = 200'000'000;   // CUPTI sync/alloc records wait this for the hooks'
-    int64_t tolerance_ns = 2'000;          // clock conversion slack when nesting intervals
+    int64_t max_hold_ns = 10'000'000'000; // a hook record waits at most this for CUPTI
+    int64_t cupti_hold_ns = 200'000'000;  // CUPTI sync/alloc records wait this for the hooks'
+    int64_t tolerance_ns = 2'000;         // clock conversion slack when nesting intervals
     size_t max_held = size_t{1} << 17;
   };
   struct Stats {
@@ -83,9 +83,9 @@ private:
     bool used;
   };
   struct Lane {
-    std::deque<HeldHook> hooks; // by start
-    std::deque<Span> spans;     // by start
-    std::deque<Mark> syncs;     // hook syncs, by start
+    std::deque<HeldHook> hooks;         // by start
+    std::deque<Span> spans;             // by start
+    std::deque<Mark> syncs;             // hook syncs, by start
     int64_t api_watermark = INT64_MIN;  // latest CUPTI API start seen on this thread
     int64_t hook_watermark = INT64_MIN; // latest hook record start seen on this thread
   };
@@ -95,7 +95,9 @@ private:
     bool operator==(const AllocKey&) const = default;
   };
   struct AllocKeyHash {
-    size_t operator()(const AllocKey& k) const { return std::hash<uint64_t>{}(k.address * 2 + k.is_free); }
+    size_t operator()(const AllocKey& k) const {
+      return std::hash<uint64_t>{}(k.address * 2 + k.is_free);
+    }
   };
 
   void hold(uint32_t thread, HeldHook&& h);

@@ -22,8 +22,8 @@ constexpr uint32_t kYieldNone = 0, kYieldAsked = 1, kYieldDone = 2;
 void futexWait(std::atomic<uint32_t>* word, uint32_t expected, int64_t timeout_ns) {
   if (timeout_ns <= 0) return;
   timespec ts{time_t(timeout_ns / 1000000000), long(timeout_ns % 1000000000)};
-  syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), FUTEX_WAIT_PRIVATE, expected, &ts,
-          nullptr, 0);
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), FUTEX_WAIT_PRIVATE, expected, &ts, nullptr,
+          0);
 }
 
 void futexWake(std::atomic<uint32_t>* word) {
@@ -58,9 +58,10 @@ Drain::~Drain() {
 
 Status Drain::start() {
   names_ = std::make_unique<model::NameTable>();
-  converter_ = std::make_unique<EventConverter>(*deps_.clock, *names_, *deps_.kernels,
-                                                deps_.resolver);
-  if (deps_.cupti_port) decoder_ = std::make_unique<profiler::ActivityDecoder>(*deps_.cupti_port, *names_);
+  converter_ =
+      std::make_unique<EventConverter>(*deps_.clock, *names_, *deps_.kernels, deps_.resolver);
+  if (deps_.cupti_port)
+    decoder_ = std::make_unique<profiler::ActivityDecoder>(*deps_.cupti_port, *names_);
   // CUPTI refused our clock: its own is mapped onto ours (null, the normal case: nothing to map).
   if (decoder_ && deps_.cupti) decoder_->setTimestampMapper(deps_.cupti->hostMapping());
   // Drops counted before this session (a parent process's, an earlier session's) are not ours.
@@ -117,9 +118,9 @@ bool Drain::finish(std::chrono::milliseconds budget) {
 void Drain::run() {
   t_state.internal = 1; // nothing this thread calls (device queries, CUPTI) is recorded
   try {
-    governor_ = std::make_unique<OverheadGovernor>(
-        calibrateHookCosts(options_.calibration_iterations), options_.overhead_budget,
-        deps_.clock->nowNs());
+    governor_ =
+        std::make_unique<OverheadGovernor>(calibrateHookCosts(options_.calibration_iterations),
+                                           options_.overhead_budget, deps_.clock->nowNs());
   } catch (...) {
     // No estimate (out of memory): the report says the overhead is unknown.
   }
@@ -173,8 +174,10 @@ void Drain::cycle(bool final) {
   drainCupti(final, now);
   sampleDevices(final, now);
   govern(now);
-  if (final) tracker_.decideAll(pending_);
-  else tracker_.decide(now, pending_);
+  if (final)
+    tracker_.decideAll(pending_);
+  else
+    tracker_.decide(now, pending_);
   send(final, now);
   cycles_.fetch_add(1, std::memory_order_release);
 }
@@ -183,8 +186,8 @@ void Drain::drainRings() {
   uint64_t drained = 0;
   deps_.rings->forEachActive([&](RingSlot& slot) {
     uint32_t tid = slot.tid;
-    drained += slot.ring.drain(
-        [&](const RawEvent& e) { converter_->convert(e, tid, hook_records_); });
+    drained +=
+        slot.ring.drain([&](const RawEvent& e) { converter_->convert(e, tid, hook_records_); });
     uint64_t dropped = slot.ring.takeDropped();
     countDropped(dropped);
     cycle_recorded_ += dropped; // a dropped event cost the application as much as a kept one
@@ -204,16 +207,22 @@ void Drain::route(Records& hooks) {
   profiler::CuptiCollector* cupti = deps_.cupti && deps_.cupti->active() ? deps_.cupti : nullptr;
   using profiler::ApiClass;
   for (const auto& k : hooks.kernels) {
-    if (cupti && cupti->covers(ApiClass::Launch)) tracker_.holdHook(k);
-    else pending_.kernels.push_back(k);
+    if (cupti && cupti->covers(ApiClass::Launch))
+      tracker_.holdHook(k);
+    else
+      pending_.kernels.push_back(k);
   }
   for (const auto& c : hooks.copies) {
-    if (cupti && cupti->covers(ApiClass::Copy)) tracker_.holdHook(c);
-    else pending_.copies.push_back(c);
+    if (cupti && cupti->covers(ApiClass::Copy))
+      tracker_.holdHook(c);
+    else
+      pending_.copies.push_back(c);
   }
   for (const auto& m : hooks.memsets) {
-    if (cupti && cupti->covers(ApiClass::Memset)) tracker_.holdHook(m);
-    else pending_.memsets.push_back(m);
+    if (cupti && cupti->covers(ApiClass::Memset))
+      tracker_.holdHook(m);
+    else
+      pending_.memsets.push_back(m);
   }
   for (const auto& s : hooks.syncs) {
     pending_.syncs.push_back(s);
@@ -225,8 +234,10 @@ void Drain::route(Records& hooks) {
     pending_.allocations.push_back(a);
     if (cupti) tracker_.noteHookAllocation(a);
   }
-  pending_.api_calls.insert(pending_.api_calls.end(), hooks.api_calls.begin(), hooks.api_calls.end());
-  pending_.blas_calls.insert(pending_.blas_calls.end(), hooks.blas_calls.begin(), hooks.blas_calls.end());
+  pending_.api_calls.insert(pending_.api_calls.end(), hooks.api_calls.begin(),
+                            hooks.api_calls.end());
+  pending_.blas_calls.insert(pending_.blas_calls.end(), hooks.blas_calls.begin(),
+                             hooks.blas_calls.end());
   hooks.clear();
 }
 
@@ -234,7 +245,8 @@ void Drain::drainCupti(bool final, int64_t now) {
   profiler::CuptiCollector* cupti = deps_.cupti;
   if (!cupti || !cupti->active() || !decoder_) return;
   cupti->flush(final);
-  cupti->consume([&](uint8_t* buffer, size_t valid) { decoder_->decode(buffer, valid, now, decoded_); });
+  cupti->consume(
+      [&](uint8_t* buffer, size_t valid) { decoder_->decode(buffer, valid, now, decoded_); });
   decoder_->age(now, decoded_);
   if (final) decoder_->flushHeld(decoded_);
   countDropped(cupti->takeDroppedRecords());
@@ -246,9 +258,12 @@ void Drain::drainCupti(bool final, int64_t now) {
   pending_.memsets.insert(pending_.memsets.end(), decoded_.memsets.begin(), decoded_.memsets.end());
   pending_.ranges.insert(pending_.ranges.end(), decoded_.ranges.begin(), decoded_.ranges.end());
   cost_.cupti_overhead_ns += decoded_.cupti_overhead_ns;
-  for (const auto& span : decoded_.api_spans) tracker_.addApiSpan(span);
-  for (const auto& s : decoded_.syncs) tracker_.holdCuptiSync(s, now);
-  for (const auto& a : decoded_.allocations) tracker_.holdCuptiAllocation(a, now);
+  for (const auto& span : decoded_.api_spans)
+    tracker_.addApiSpan(span);
+  for (const auto& s : decoded_.syncs)
+    tracker_.holdCuptiSync(s, now);
+  for (const auto& a : decoded_.allocations)
+    tracker_.holdCuptiAllocation(a, now);
   decoded_.clear();
 }
 

@@ -76,12 +76,12 @@ class Drain {
 public:
   struct Stats {
     uint64_t cycles = 0;
-    uint64_t events_drained = 0;  // raw events taken from the rings
-    uint64_t records_sent = 0;    // model records in batches that got through
+    uint64_t events_drained = 0; // raw events taken from the rings
+    uint64_t records_sent = 0;   // model records in batches that got through
     uint64_t batches_sent = 0;
-    uint64_t batches_failed = 0;  // would-block or error: their records counted as dropped
+    uint64_t batches_failed = 0; // would-block or error: their records counted as dropped
     uint64_t hellos_sent = 0;
-    uint64_t dropped_total = 0;   // every drop counted (rings, CUPTI, sends, pending cap)
+    uint64_t dropped_total = 0;    // every drop counted (rings, CUPTI, sends, pending cap)
     uint64_t dropped_reported = 0; // drops carried by batches that got through
     uint64_t cupti_records = 0;
     uint64_t launches_counted = 0; // launches the hooks counted without recording
@@ -134,13 +134,13 @@ private:
 
   Records hook_records_, pending_;
   profiler::DecodedActivity decoded_;
-  uint64_t carried_drops_ = 0;   // to report in the next batch that gets through
+  uint64_t carried_drops_ = 0; // to report in the next batch that gets through
   uint64_t unringed_seen_ = 0;
   std::unique_ptr<OverheadGovernor> governor_;
-  model::ShimCost cost_;          // cumulative, carried by every batch
+  model::ShimCost cost_; // cumulative, carried by every batch
   uint64_t cycle_recorded_ = 0, cycle_counted_ = 0;
   int64_t last_device_sample_ = 0;
-  bool connected_ = false;       // a Hello got through in the current epoch
+  bool connected_ = false; // a Hello got through in the current epoch
   bool hello_needed_ = false;
 
   std::atomic<uint32_t> wake_{0};

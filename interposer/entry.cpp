@@ -34,9 +34,15 @@ using namespace gpuwise::interposer;
 
 namespace {
 
-void onForkPrepare() { forkPrepare(); }
-void onForkParent() { forkParent(); }
-void onForkChild() { forkChild(); }
+void onForkPrepare() {
+  forkPrepare();
+}
+void onForkParent() {
+  forkParent();
+}
+void onForkChild() {
+  forkChild();
+}
 
 __attribute__((constructor)) void gpuwiseLoad() {
   try {

@@ -28,7 +28,9 @@ model::CopyDirection direction(CopyKind k, MemoryKind src, MemoryKind dst) {
   return model::CopyDirection::Unknown;
 }
 
-bool blocksHost(CopyKind k) { return k != CopyKind::DeviceToDevice; }
+bool blocksHost(CopyKind k) {
+  return k != CopyKind::DeviceToDevice;
+}
 
 } // namespace
 
@@ -160,7 +162,8 @@ void EventConverter::convert(const RawEvent& e, uint32_t tid, Records& out) {
     s.end = end;
     s.device = e.device;
     s.kind = model::SyncKind(e.sub);
-    bool on_stream = s.kind == model::SyncKind::Stream || s.kind == model::SyncKind::StreamWaitEvent;
+    bool on_stream =
+        s.kind == model::SyncKind::Stream || s.kind == model::SyncKind::StreamWaitEvent;
     s.stream = on_stream ? streamId(e.u.sync.handle, tid) : 0;
     s.thread = tid;
     out.syncs.push_back(s);
@@ -176,8 +179,7 @@ void EventConverter::convert(const RawEvent& e, uint32_t tid, Records& out) {
     a.device = e.device;
     a.kind = MemoryKind(e.sub);
     out.allocations.push_back(a);
-    if (allocation_bytes_.size() < kMaxTrackedAllocations)
-      allocation_bytes_[a.address] = a.bytes;
+    if (allocation_bytes_.size() < kMaxTrackedAllocations) allocation_bytes_[a.address] = a.bytes;
     break;
   }
   case EventKind::Free: {
@@ -226,10 +228,9 @@ void EventConverter::convert(const RawEvent& e, uint32_t tid, Records& out) {
 }
 
 const char* apiName(ApiId id) {
-  static const char* const kNames[] = {
-      "",
+  static const char* const kNames[] = {"",
 #define GPUWISE_API_NAME(name) #name,
-      GPUWISE_HOOKED_APIS(GPUWISE_API_NAME)
+                                       GPUWISE_HOOKED_APIS(GPUWISE_API_NAME)
 #undef GPUWISE_API_NAME
   };
   size_t i = size_t(id);

@@ -46,10 +46,10 @@ using GemmStridedBatchedExFn = cublasStatus_t (*)(
 constinit RealSymbol<GemmExFn> real_cublasGemmEx{"cublasGemmEx", kCublasVersion, kCublasVersion};
 constinit RealSymbol<GemmStridedBatchedExFn> real_cublasGemmStridedBatchedEx{
     "cublasGemmStridedBatchedEx", kCublasVersion, kCublasVersion};
-constinit RealSymbol<decltype(&::cublasSetMathMode)> real_cublasSetMathMode{"cublasSetMathMode",
-                                                                            kCublasVersion, kCublasVersion};
-constinit RealSymbol<decltype(&::cublasLtMatmul)> real_cublasLtMatmul{"cublasLtMatmul",
-                                                                      kCublasLtVersion, kCublasLtVersion};
+constinit RealSymbol<decltype(&::cublasSetMathMode)> real_cublasSetMathMode{
+    "cublasSetMathMode", kCublasVersion, kCublasVersion};
+constinit RealSymbol<decltype(&::cublasLtMatmul)> real_cublasLtMatmul{
+    "cublasLtMatmul", kCublasLtVersion, kCublasLtVersion};
 constinit RealSymbol<decltype(&::cublasLtMatmulDescGetAttribute)> real_descGet{
     "cublasLtMatmulDescGetAttribute", kCublasLtVersion, kCublasLtVersion};
 constinit RealSymbol<decltype(&::cublasLtMatrixLayoutGetAttribute)> real_layoutGet{
@@ -62,8 +62,12 @@ __thread uint8_t t_in_blas __attribute__((tls_model("initial-exec")));
 // What a cuBLAS entry point answers when the real library is not there.
 constexpr cublasStatus_t kNoLibrary = CUBLAS_STATUS_NOT_INITIALIZED;
 
-inline uint8_t small(int64_t v) { return v < 0 || v >= 0xff ? uint8_t{0xff} : uint8_t(v); }
-inline uint32_t sat32(int64_t v) { return v < 0 ? 0 : v > 0xffffffffll ? 0xffffffffu : uint32_t(v); }
+inline uint8_t small(int64_t v) {
+  return v < 0 || v >= 0xff ? uint8_t{0xff} : uint8_t(v);
+}
+inline uint32_t sat32(int64_t v) {
+  return v < 0 ? 0 : v > 0xffffffffll ? 0xffffffffu : uint32_t(v);
+}
 
 struct BlasFacts {
   uint64_t stream = 0;
@@ -102,20 +106,24 @@ template <class Call, class Facts>
   return r;
 }
 
-template <class T> T descAttr(cublasLtMatmulDesc_t d, cublasLtMatmulDescAttributes_t a, T fallback) {
+template <class T>
+T descAttr(cublasLtMatmulDesc_t d, cublasLtMatmulDescAttributes_t a, T fallback) {
   auto get = real_descGet.get();
   T v{};
   size_t written = 0;
-  if (!get || !d || get(d, a, &v, sizeof v, &written) != CUBLAS_STATUS_SUCCESS || written != sizeof v)
+  if (!get || !d || get(d, a, &v, sizeof v, &written) != CUBLAS_STATUS_SUCCESS ||
+      written != sizeof v)
     return fallback;
   return v;
 }
 
-template <class T> T layoutAttr(cublasLtMatrixLayout_t l, cublasLtMatrixLayoutAttribute_t a, T fallback) {
+template <class T>
+T layoutAttr(cublasLtMatrixLayout_t l, cublasLtMatrixLayoutAttribute_t a, T fallback) {
   auto get = real_layoutGet.get();
   T v{};
   size_t written = 0;
-  if (!get || !l || get(l, a, &v, sizeof v, &written) != CUBLAS_STATUS_SUCCESS || written != sizeof v)
+  if (!get || !l || get(l, a, &v, sizeof v, &written) != CUBLAS_STATUS_SUCCESS ||
+      written != sizeof v)
     return fallback;
   return v;
 }
@@ -171,15 +179,12 @@ GPUWISE_EXPORT cublasStatus_t cublasGemmStridedBatchedEx(
                     });
 }
 
-GPUWISE_EXPORT cublasStatus_t cublasLtMatmul(cublasLtHandle_t lightHandle,
-                                             cublasLtMatmulDesc_t computeDesc, const void* alpha,
-                                             const void* A, cublasLtMatrixLayout_t Adesc,
-                                             const void* B, cublasLtMatrixLayout_t Bdesc,
-                                             const void* beta, const void* C,
-                                             cublasLtMatrixLayout_t Cdesc, void* D,
-                                             cublasLtMatrixLayout_t Ddesc,
-                                             const cublasLtMatmulAlgo_t* algo, void* workspace,
-                                             size_t workspaceSizeInBytes, cudaStream_t stream) {
+GPUWISE_EXPORT cublasStatus_t cublasLtMatmul(
+    cublasLtHandle_t lightHandle, cublasLtMatmulDesc_t computeDesc, const void* alpha,
+    const void* A, cublasLtMatrixLayout_t Adesc, const void* B, cublasLtMatrixLayout_t Bdesc,
+    const void* beta, const void* C, cublasLtMatrixLayout_t Cdesc, void* D,
+    cublasLtMatrixLayout_t Ddesc, const cublasLtMatmulAlgo_t* algo, void* workspace,
+    size_t workspaceSizeInBytes, cudaStream_t stream) {
   auto fn = real_cublasLtMatmul.get();
   if (!fn) return kNoLibrary;
   auto call = [=] {

@@ -48,14 +48,16 @@ GPUWISE_REAL_DRIVER(cuGetProcAddress_v2);
 
 constexpr CUresult kNoDriver = CUDA_ERROR_NOT_INITIALIZED;
 
-inline uint16_t clamp16(unsigned v) { return v > 0xffff ? 0xffff : uint16_t(v); }
+inline uint16_t clamp16(unsigned v) {
+  return v > 0xffff ? 0xffff : uint16_t(v);
+}
 
 // Counting inline, recording out of line, each hook stating its real call twice: see recordLaunch
 // in hooks_launch.cpp.
 template <class Call>
-[[gnu::noinline]] CUresult recordLaunch(ApiId api, CUfunction f, unsigned gx, unsigned gy, unsigned gz,
-                             unsigned bx, unsigned by, unsigned bz, unsigned shared,
-                             CUstream stream, Call&& call) {
+[[gnu::noinline]] CUresult recordLaunch(ApiId api, CUfunction f, unsigned gx, unsigned gy,
+                                        unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                                        unsigned shared, CUstream stream, Call&& call) {
   Recorder rec;
   if (!rec.begin()) return call();
   CUresult r = call();
@@ -76,8 +78,8 @@ template <class Call>
 }
 
 template <class Call>
-[[gnu::noinline]] CUresult recordCopy(ApiId api, CopyKind kind, uint64_t dst, uint64_t src, size_t bytes,
-                           CUstream stream, bool async, Call&& call) {
+[[gnu::noinline]] CUresult recordCopy(ApiId api, CopyKind kind, uint64_t dst, uint64_t src,
+                                      size_t bytes, CUstream stream, bool async, Call&& call) {
   Recorder rec;
   if (!rec.begin()) return call();
   CUresult r = call();
@@ -113,8 +115,8 @@ template <class Call>
   return r;
 }
 
-[[gnu::noinline]] void finishAlloc(Recorder& rec, ApiId api, CUresult r, EventKind kind, MemoryKind mem,
-                        uint64_t address, size_t bytes) {
+[[gnu::noinline]] void finishAlloc(Recorder& rec, ApiId api, CUresult r, EventKind kind,
+                                   MemoryKind mem, uint64_t address, size_t bytes) {
   if (RawEvent* e = rec.end(kind, api, r, uint8_t(mem))) {
     e->u.alloc.address = address;
     e->u.alloc.bytes = bytes;
@@ -123,7 +125,9 @@ template <class Call>
   }
 }
 
-inline uint64_t u64(const void* p) { return reinterpret_cast<uint64_t>(p); }
+inline uint64_t u64(const void* p) {
+  return reinterpret_cast<uint64_t>(p);
+}
 
 // Our wrapper for a driver entry point cuGetProcAddress returned, or the pointer itself.
 void* substitute(void* p);

@@ -27,7 +27,9 @@ GPUWISE_REAL_RUNTIME(cudaSetDevice);
 // What a runtime entry point answers when the real runtime is not there.
 constexpr cudaError_t kNoRuntime = cudaErrorInitializationError;
 
-inline uint16_t clamp16(unsigned v) { return v > 0xffff ? 0xffff : uint16_t(v); }
+inline uint16_t clamp16(unsigned v) {
+  return v > 0xffff ? 0xffff : uint16_t(v);
+}
 
 // The launch hooks count inline and record out of line. In the CUPTI tier, the default, a hook only
 // counts. Each hook states its real call twice, once per branch: with one closure shared by both,
@@ -35,8 +37,9 @@ inline uint16_t clamp16(unsigned v) { return v > 0xffff ? 0xffff : uint16_t(v); 
 // inside recordLaunch cost as much again in register saves: 16 -> 8 ns added per launch, 21 -> 14
 // ns with cold caches (interposer_launch_bench BM_LaunchCounted).
 template <class Call>
-[[gnu::noinline]] cudaError_t recordLaunch(ApiId api, FuncKind kind, const void* func, dim3 grid, dim3 block,
-                                size_t shared, cudaStream_t stream, Call&& call) {
+[[gnu::noinline]] cudaError_t recordLaunch(ApiId api, FuncKind kind, const void* func, dim3 grid,
+                                           dim3 block, size_t shared, cudaStream_t stream,
+                                           Call&& call) {
   Recorder rec;
   if (!rec.begin()) return call();
   cudaError_t r = call();
@@ -86,7 +89,8 @@ GPUWISE_EXPORT cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 grid, di
   if (countingLaunches())
     return countLaunch([=] { return fn(kernel, grid, block, args, shared, stream); });
   return recordLaunch(ApiId::__cudaLaunchKernel, FuncKind::KernelHandle, kernel, grid, block,
-                      shared, stream, [=] { return fn(kernel, grid, block, args, shared, stream); });
+                      shared, stream,
+                      [=] { return fn(kernel, grid, block, args, shared, stream); });
 }
 
 GPUWISE_EXPORT cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 grid, dim3 block,
@@ -98,7 +102,8 @@ GPUWISE_EXPORT cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 gri
   if (countingLaunches())
     return countLaunch([=] { return fn(kernel, grid, block, args, shared, stream); });
   return recordLaunch(ApiId::__cudaLaunchKernel_ptsz, FuncKind::KernelHandle, kernel, grid, block,
-                      shared, stream, [=] { return fn(kernel, grid, block, args, shared, stream); });
+                      shared, stream,
+                      [=] { return fn(kernel, grid, block, args, shared, stream); });
 }
 
 GPUWISE_EXPORT cudaError_t cudaLaunchKernel(const void* func, dim3 grid, dim3 block, void** args,

@@ -48,12 +48,14 @@ inline MemoryKind anySide(const void* p, uint32_t reader) {
 
 template <class Call>
 [[gnu::noinline]] cudaError_t recordCopy(ApiId api, cudaMemcpyKind kind, void* dst, const void* src,
-                              size_t bytes, cudaStream_t stream, bool async, Call&& call) {
+                                         size_t bytes, cudaStream_t stream, bool async,
+                                         Call&& call) {
   Recorder rec;
   if (!rec.begin()) return call();
   cudaError_t r = call();
-  uint8_t k = kind >= cudaMemcpyHostToHost && kind <= cudaMemcpyDefault ? uint8_t(kind)
-                                                                         : uint8_t(CopyKind::Default);
+  uint8_t k = kind >= cudaMemcpyHostToHost && kind <= cudaMemcpyDefault
+                  ? uint8_t(kind)
+                  : uint8_t(CopyKind::Default);
   if (RawEvent* e = rec.end(EventKind::Copy, api, r, k)) {
     e->u.copy.dst = reinterpret_cast<uint64_t>(dst);
     e->u.copy.src = reinterpret_cast<uint64_t>(src);
@@ -84,7 +86,7 @@ template <class Call>
 
 template <class Call>
 [[gnu::noinline]] cudaError_t recordMemset(ApiId api, void* dst, size_t bytes, cudaStream_t stream,
-                                bool async, Call&& call) {
+                                           bool async, Call&& call) {
   Recorder rec;
   if (!rec.begin()) return call();
   cudaError_t r = call();
@@ -98,8 +100,9 @@ template <class Call>
   return r;
 }
 
-[[gnu::noinline]] void finishAlloc(Recorder& rec, ApiId api, cudaError_t r, EventKind kind, MemoryKind mem,
-                        const void* address, size_t bytes, cudaStream_t stream = nullptr) {
+[[gnu::noinline]] void finishAlloc(Recorder& rec, ApiId api, cudaError_t r, EventKind kind,
+                                   MemoryKind mem, const void* address, size_t bytes,
+                                   cudaStream_t stream = nullptr) {
   if (RawEvent* e = rec.end(kind, api, r, uint8_t(mem))) {
     e->u.alloc.address = reinterpret_cast<uint64_t>(address);
     e->u.alloc.bytes = bytes;
@@ -110,8 +113,9 @@ template <class Call>
 
 // A pointer-returning allocation: cudaMalloc, cudaMallocHost, cudaHostAlloc ...
 template <class Call>
-[[gnu::noinline]] cudaError_t recordAllocation(ApiId api, MemoryKind mem, bool register_host, void** ptr,
-                                    size_t bytes, cudaStream_t stream, Call&& call) {
+[[gnu::noinline]] cudaError_t recordAllocation(ApiId api, MemoryKind mem, bool register_host,
+                                               void** ptr, size_t bytes, cudaStream_t stream,
+                                               Call&& call) {
   Recorder rec;
   if (!rec.begin()) return call();
   cudaError_t r = call();
@@ -124,7 +128,7 @@ template <class Call>
 
 template <class Call>
 [[gnu::noinline]] cudaError_t recordFree(ApiId api, MemoryKind mem, bool unregister_host, void* p,
-                              cudaStream_t stream, Call&& call) {
+                                         cudaStream_t stream, Call&& call) {
   Recorder rec;
   if (!rec.begin()) return call();
   size_t bytes = 0;

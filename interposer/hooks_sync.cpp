@@ -23,7 +23,8 @@ GPUWISE_REAL_RUNTIME(cudaStreamWaitEvent);
 constexpr cudaError_t kNoRuntime = cudaErrorInitializationError;
 
 template <class Call>
-[[gnu::noinline]] cudaError_t recordSync(ApiId api, SyncKind kind, const void* handle, Call&& call) {
+[[gnu::noinline]] cudaError_t recordSync(ApiId api, SyncKind kind, const void* handle,
+                                         Call&& call) {
   Recorder rec;
   if (!rec.begin()) return call();
   cudaError_t r = call();
@@ -55,8 +56,7 @@ GPUWISE_EXPORT cudaError_t cudaEventSynchronize(cudaEvent_t event) {
   auto fn = real_cudaEventSynchronize.get();
   if (!fn) return kNoRuntime;
   if (Recorder::off()) return fn(event);
-  return recordSync(ApiId::cudaEventSynchronize, SyncKind::Event, event,
-                    [=] { return fn(event); });
+  return recordSync(ApiId::cudaEventSynchronize, SyncKind::Event, event, [=] { return fn(event); });
 }
 
 GPUWISE_EXPORT cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event,

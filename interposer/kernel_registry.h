@@ -35,8 +35,8 @@ public:
 
 private:
   mutable std::mutex mutex_;
-  std::unordered_map<const void*, std::string> names_;        // host stub -> device name
-  std::unordered_map<const void*, const void*> handles_;      // cudaKernel_t -> host stub
+  std::unordered_map<const void*, std::string> names_;   // host stub -> device name
+  std::unordered_map<const void*, const void*> handles_; // cudaKernel_t -> host stub
   std::atomic<uint64_t> generation_{0};
 };
 

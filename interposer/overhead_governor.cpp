@@ -14,7 +14,9 @@ namespace gpuwise::interposer {
 namespace {
 
 // Keeps the compiler from dropping a value the calibration computes but never uses.
-template <class T> inline void keep(const T& v) { asm volatile("" : : "r,m"(v) : "memory"); }
+template <class T> inline void keep(const T& v) {
+  asm volatile("" : : "r,m"(v) : "memory");
+}
 
 constexpr uint32_t kRounds = 5;
 
@@ -29,7 +31,8 @@ HookCosts calibrateHookCosts(uint32_t iterations) {
   HookCosts costs;
   uint32_t per_round = std::max<uint32_t>(iterations / kRounds, 64);
   uint32_t capacity = 64;
-  while (capacity < per_round) capacity <<= 1;
+  while (capacity < per_round)
+    capacity <<= 1;
   std::vector<RawEvent> slots(capacity); // value-initialised: pages touched before timing
   EventRing ring;
   ThreadState& ts = t_state;

@@ -34,8 +34,8 @@ class OverheadGovernor {
 public:
   struct Cycle {
     int64_t now_ns = 0;
-    uint64_t recorded = 0;    // hook events written in full since the previous cycle
-    uint64_t counted = 0;     // launches counted only since the previous cycle
+    uint64_t recorded = 0;         // hook events written in full since the previous cycle
+    uint64_t counted = 0;          // launches counted only since the previous cycle
     bool launches_covered = false; // CUPTI records launches: counting is the normal state
   };
   // What the hooks should do from this cycle on.

@@ -11,13 +11,15 @@ namespace gpuwise::interposer {
 
 PinnedRegistry::PinnedRegistry(uint32_t readers)
     : hazards_(new std::atomic<const Snapshot*>[readers ? readers : 1]), readers_(readers) {
-  for (uint32_t i = 0; i < (readers ? readers : 1); ++i) hazards_[i].store(nullptr);
+  for (uint32_t i = 0; i < (readers ? readers : 1); ++i)
+    hazards_[i].store(nullptr);
 }
 
 PinnedRegistry::~PinnedRegistry() {
   // Only tests destroy a registry; the shim's is leaked (copies may run during exit).
   std::free(const_cast<Snapshot*>(current_.load()));
-  for (const Snapshot* s : retired_) std::free(const_cast<Snapshot*>(s));
+  for (const Snapshot* s : retired_)
+    std::free(const_cast<Snapshot*>(s));
 }
 
 PinnedRegistry::Snapshot* PinnedRegistry::makeSnapshot(const std::vector<Range>& ranges) {
@@ -106,8 +108,8 @@ model::MemoryKind PinnedRegistry::classify(const void* address, uint32_t reader)
   const Range* first = s->begin();
   const Range* last = s->end();
   // The last range starting at or before `a`.
-  const Range* it = std::upper_bound(first, last, a,
-                                     [](uintptr_t v, const Range& r) { return v < r.begin; });
+  const Range* it =
+      std::upper_bound(first, last, a, [](uintptr_t v, const Range& r) { return v < r.begin; });
   model::MemoryKind kind = model::MemoryKind::Pageable;
   if (it != first && a < (it - 1)->end) kind = (it - 1)->kind;
   hazard.store(nullptr, std::memory_order_release);
@@ -126,12 +128,14 @@ size_t PinnedRegistry::retiredCount() const {
 
 void PinnedRegistry::clear() {
   // The parent's snapshots are abandoned (not freed): cheap, and safe whatever state they were in.
-  for (const Snapshot* s : retired_) model::keptForProcessLifetime(s);
+  for (const Snapshot* s : retired_)
+    model::keptForProcessLifetime(s);
   model::keptForProcessLifetime(current_.load(std::memory_order_seq_cst));
   ranges_.clear();
   retired_.clear();
   current_.store(nullptr, std::memory_order_seq_cst);
-  for (uint32_t i = 0; i < readers_; ++i) hazards_[i].store(nullptr, std::memory_order_relaxed);
+  for (uint32_t i = 0; i < readers_; ++i)
+    hazards_[i].store(nullptr, std::memory_order_relaxed);
 }
 
 } // namespace gpuwise::interposer

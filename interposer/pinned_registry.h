@@ -60,7 +60,7 @@ private:
   };
   static Snapshot* makeSnapshot(const std::vector<Range>& ranges);
   void publish(const std::vector<Range>& ranges); // mutex held
-  void reclaim();                                  // mutex held
+  void reclaim();                                 // mutex held
 
   std::atomic<const Snapshot*> current_{nullptr};
   std::unique_ptr<std::atomic<const Snapshot*>[]> hazards_;

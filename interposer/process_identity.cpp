@@ -18,9 +18,11 @@ std::string readCommandLine(const char* proc_root) {
   std::string out;
   char buf[4096];
   size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0 && out.size() < (1u << 16)) out.append(buf, n);
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0 && out.size() < (1u << 16))
+    out.append(buf, n);
   std::fclose(f);
-  while (!out.empty() && out.back() == '\0') out.pop_back();
+  while (!out.empty() && out.back() == '\0')
+    out.pop_back();
   for (char& c : out)
     if (c == '\0') c = ' ';
   return out;
@@ -56,7 +58,8 @@ std::string migProfileFromName(const std::string& name) {
   size_t at = name.rfind(" MIG ");
   if (at == std::string::npos) return {};
   std::string rest = name.substr(at + 5);
-  while (!rest.empty() && rest.back() == ' ') rest.pop_back();
+  while (!rest.empty() && rest.back() == ' ')
+    rest.pop_back();
   // "<n>g.<size>gb" with an optional "<m>c." in front: digits, 'c', 'g', '.', letters only.
   size_t g = rest.find("g.");
   if (rest.empty() || g == std::string::npos || g == 0 || rest.find(' ') != std::string::npos)
@@ -69,9 +72,10 @@ DeviceQuery queryDevices() {
   DeviceQuery q;
   if (auto sim = reinterpret_cast<int (*)()>(dlsym(RTLD_DEFAULT, "gwsimIsSimulated")))
     q.simulated = sim() == 1;
-  auto count_fn = reinterpret_cast<decltype(&cudaGetDeviceCount)>(runtimeSymbol("cudaGetDeviceCount"));
-  auto props_fn =
-      reinterpret_cast<decltype(&cudaGetDeviceProperties)>(runtimeSymbol("cudaGetDeviceProperties"));
+  auto count_fn =
+      reinterpret_cast<decltype(&cudaGetDeviceCount)>(runtimeSymbol("cudaGetDeviceCount"));
+  auto props_fn = reinterpret_cast<decltype(&cudaGetDeviceProperties)>(
+      runtimeSymbol("cudaGetDeviceProperties"));
   auto attr_fn =
       reinterpret_cast<decltype(&cudaDeviceGetAttribute)>(runtimeSymbol("cudaDeviceGetAttribute"));
   if (!count_fn) return q;

@@ -18,7 +18,9 @@ enum class EventKind : uint8_t {
   Blas,        // a cuBLAS / cuBLASLt matmul: its data and compute types (hooks_blas.cpp)
 };
 
-// Every hooked function, in one list: the drain thread names ApiCall records from it.
+// Every hooked function, in one list: the drain thread names ApiCall records from it. (clang-format
+// 14 reflows this list differently on each pass, so it is laid out by hand.)
+// clang-format off
 #define GPUWISE_HOOKED_APIS(X)                                                                     \
   X(__cudaLaunchKernel) X(__cudaLaunchKernel_ptsz) X(cudaLaunchKernel) X(cudaLaunchKernel_ptsz)    \
   X(cudaLaunchKernelExC) X(cudaLaunchKernelExC_ptsz) X(cudaMemcpy) X(cudaMemcpyAsync)             \
@@ -30,6 +32,7 @@ enum class EventKind : uint8_t {
   X(cuMemcpyHtoDAsync_v2) X(cuMemcpyDtoHAsync_v2) X(cuMemcpyDtoDAsync_v2) X(cuMemAlloc_v2)         \
   X(cuMemFree_v2) X(cuMemAllocHost_v2) X(cuCtxSynchronize) X(cuStreamSynchronize)              \
   X(cublasGemmEx) X(cublasGemmStridedBatchedEx) X(cublasLtMatmul)
+// clang-format on
 
 enum class ApiId : uint16_t {
   None = 0,
@@ -44,21 +47,26 @@ const char* apiName(ApiId id);
 
 // What a launch's `func` pointer is, so the drain thread knows how to name the kernel.
 enum class FuncKind : uint8_t {
-  HostFunction = 0, // the host stub address (cudaLaunchKernel, __cudaRegisterFunction's hostFun)
-  KernelHandle = 1, // cudaKernel_t from __cudaGetKernel (CUDA 13's <<<>>> path)
+  HostFunction = 0,   // the host stub address (cudaLaunchKernel, __cudaRegisterFunction's hostFun)
+  KernelHandle = 1,   // cudaKernel_t from __cudaGetKernel (CUDA 13's <<<>>> path)
   DriverFunction = 2, // CUfunction (cuLaunchKernel*)
 };
 
 // Copy direction as the caller declared it (cudaMemcpyKind values; the driver's names map here).
-enum class CopyKind : uint8_t { HostToHost = 0, HostToDevice = 1, DeviceToHost = 2,
-                                DeviceToDevice = 3, Default = 4 };
+enum class CopyKind : uint8_t {
+  HostToHost = 0,
+  HostToDevice = 1,
+  DeviceToHost = 2,
+  DeviceToDevice = 3,
+  Default = 4
+};
 
 struct RawEvent {
   uint64_t t0; // ticks at entry (profiler/clock/tick.h)
   uint64_t t1; // ticks after the real call returned
   EventKind kind;
-  uint8_t sub;    // Launch: FuncKind; Copy: CopyKind; Sync: model::SyncKind; Alloc/Free: MemoryKind;
-                  // Blas: model::BlasApi
+  uint8_t sub; // Launch: FuncKind; Copy: CopyKind; Sync: model::SyncKind; Alloc/Free: MemoryKind;
+               // Blas: model::BlasApi
   ApiId api;
   int16_t result;  // cudaError_t or CUresult of the real call (all codes fit; clamped if not)
   uint16_t device; // the calling thread's current device as far as the hooks know

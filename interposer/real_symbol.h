@@ -67,11 +67,11 @@ private:
 // Defines the RealSymbol for hook `fn` as `real_<fn>`, typed from the function's own declaration.
 #define GPUWISE_REAL_RUNTIME(fn)                                                                   \
   constinit ::gpuwise::interposer::RealSymbol<decltype(&::fn)> real_##fn {                         \
-    #fn, ::gpuwise::interposer::kCudartVersion, ::gpuwise::interposer::kCudartVersion               \
+#fn, ::gpuwise::interposer::kCudartVersion, ::gpuwise::interposer::kCudartVersion              \
   }
 #define GPUWISE_REAL_DRIVER(fn)                                                                    \
   constinit ::gpuwise::interposer::RealSymbol<decltype(&::fn)> real_##fn {                         \
-    #fn, nullptr, ::gpuwise::interposer::kDriverLibrary                                             \
+#fn, nullptr, ::gpuwise::interposer::kDriverLibrary                                            \
   }
 
 // Every exported hook carries this: default visibility in a library built with hidden visibility.

@@ -41,13 +41,15 @@ extern std::atomic<uint8_t> g_mode;
 // cost went over its budget. Written by the starting thread and the drain thread, read by hooks.
 extern std::atomic<uint8_t> g_count_launches;
 // Slow paths, out of line (runtime.cpp).
-bool beginSlow(uint8_t mode);        // may start the shim; true when recording afterwards
+bool beginSlow(uint8_t mode);         // may start the shim; true when recording afterwards
 RingSlot* claimRing(ThreadState& ts); // first event of a thread, or after the pool ran dry
 void kickDrain();                     // a ring reached half full
 } // namespace detail
 
 // The launch hooks' cheap path: true when launches are only counted right now.
-inline bool countingLaunches() { return detail::g_count_launches.load(std::memory_order_relaxed) != 0; }
+inline bool countingLaunches() {
+  return detail::g_count_launches.load(std::memory_order_relaxed) != 0;
+}
 
 // Counts the launch on the thread's ring and forwards. The cost is a TLS read, a plain store to the
 // thread's own counter and the reentrancy flag around the call (so the driver launch the runtime

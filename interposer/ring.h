@@ -44,7 +44,9 @@ public:
   }
 
   // Writer: one more launch that was counted, not recorded (a plain store: one writer).
-  void count() { counted_.store(counted_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); }
+  void count() {
+    counted_.store(counted_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  }
 
   // Reader: fn(const RawEvent&) for up to `max` events in order; returns how many.
   template <class Fn> uint64_t drain(Fn&& fn, uint64_t max = ~uint64_t{0}) {
@@ -52,7 +54,8 @@ public:
     uint64_t h = head_.load(std::memory_order_acquire);
     uint64_t n = h - t;
     if (n > max) n = max;
-    for (uint64_t i = 0; i < n; ++i) fn(slots_[(t + i) & mask_]);
+    for (uint64_t i = 0; i < n; ++i)
+      fn(slots_[(t + i) & mask_]);
     tail_.store(t + n, std::memory_order_release);
     return n;
   }

@@ -10,7 +10,8 @@ namespace {
 
 uint32_t roundUpPow2(uint32_t v) {
   uint32_t p = 64;
-  while (p < v && p < (1u << 30)) p <<= 1;
+  while (p < v && p < (1u << 30))
+    p <<= 1;
   return p;
 }
 
@@ -53,9 +54,8 @@ RingSlot* RingPool::claim(uint32_t tid) {
     uint32_t i = (start + k) % count_;
     uint32_t expected = RingSlot::kFree;
     if (slots_[i].state.load(std::memory_order_relaxed) != RingSlot::kFree) continue;
-    if (slots_[i].state.compare_exchange_strong(expected, RingSlot::kClaiming,
-                                                std::memory_order_acquire,
-                                                std::memory_order_relaxed)) {
+    if (slots_[i].state.compare_exchange_strong(
+            expected, RingSlot::kClaiming, std::memory_order_acquire, std::memory_order_relaxed)) {
       slots_[i].tid = tid;
       slots_[i].state.store(RingSlot::kOwned, std::memory_order_release);
       hint_.store((i + 1) % count_, std::memory_order_relaxed);

@@ -1,5 +1,5 @@
-// The preallocated pool of per-thread rings. A thread claims a ring with one compare-and-swap on its
-// first event (after that nothing on its launch path allocates), releases it when it exits (a
+// The preallocated pool of per-thread rings. A thread claims a ring with one compare-and-swap on
+// its first event (after that nothing on its launch path allocates), releases it when it exits (a
 // thread_local destructor), and the drain thread recycles a released ring once it has emptied it.
 // The storage is reserved once with mmap (MAP_NORESERVE: pages are committed as threads write) and
 // never unmapped: exiting threads and CUPTI callbacks may touch it during process exit.

@@ -17,8 +17,8 @@
 #include "interposer/drain.h"
 #include "interposer/pinned_registry.h"
 #include "profiler/cupti/cupti_port.h"
-#include "profiler/nvml/nvml_port.h"
 #include "profiler/model/process.h"
+#include "profiler/nvml/nvml_port.h"
 
 #include <atomic>
 #include <chrono>

@@ -33,13 +33,16 @@ __global__ void __launch_bounds__(256)
     for (int kk = 0; kk < BK; ++kk) {
       T a[TM], b[TN];
 #pragma unroll
-      for (int i = 0; i < TM; ++i) a[i] = As[kk][ty * TM + i];
+      for (int i = 0; i < TM; ++i)
+        a[i] = As[kk][ty * TM + i];
 #pragma unroll
-      for (int j = 0; j < TN; ++j) b[j] = Bs[kk][tx * TN + j];
+      for (int j = 0; j < TN; ++j)
+        b[j] = Bs[kk][tx * TN + j];
 #pragma unroll
       for (int i = 0; i < TM; ++i)
 #pragma unroll
-        for (int j = 0; j < TN; ++j) acc[i][j] += a[i] * b[j];
+        for (int j = 0; j < TN; ++j)
+          acc[i][j] += a[i] * b[j];
     }
     __syncthreads();
   }
@@ -52,14 +55,12 @@ __global__ void __launch_bounds__(256)
 }
 
 // Deterministic initialisation on the device (cheaper than copying from the host).
-template <typename T>
-__global__ void init_kernel(T* __restrict__ x, int n, T scale) {
+template <typename T> __global__ void init_kernel(T* __restrict__ x, int n, T scale) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) x[i] = scale * T((i * 2654435761u) >> 24) / T(256);
 }
 
-template <typename T>
-__global__ void relu_kernel(T* __restrict__ x, int n) {
+template <typename T> __global__ void relu_kernel(T* __restrict__ x, int n) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n && x[i] < T(0)) x[i] = T(0);
 }
@@ -71,7 +72,8 @@ int main(int argc, char** argv) {
   constexpr size_t kBatchBytes = 256 * 1024;
 
   float *x = nullptr, *w = nullptr, *y = nullptr, *dy = nullptr, *dw = nullptr, *dx = nullptr;
-  for (float** m : {&x, &w, &y, &dy, &dw, &dx}) GW_CHECK(cudaMalloc(m, matrix_bytes));
+  for (float** m : {&x, &w, &y, &dy, &dw, &dx})
+    GW_CHECK(cudaMalloc(m, matrix_bytes));
   float* host_batch = nullptr;
   GW_CHECK(cudaMallocHost(&host_batch, kBatchBytes));
   gwsample::fillPattern(host_batch, kBatchBytes / sizeof(float), 2);
@@ -85,7 +87,8 @@ int main(int argc, char** argv) {
   loop.simulateKernelTime(gemm, gemm_grid, gemm_block, 0, 1.7e-3, 96);
   loop.simulateKernelTime(relu_kernel<float>, grid, block, 0, 15e-6, 16);
   loop.simulateKernelTime(init_kernel<float>, grid, block, 0, 12e-6, 16);
-  for (float* m : {x, w, dy, dw}) loop.launch(init_kernel<float>, grid, block, 0, stream, m, n, 0.01f);
+  for (float* m : {x, w, dy, dw})
+    loop.launch(init_kernel<float>, grid, block, 0, stream, m, n, 0.01f);
 
   for (int step = 0; step < loop.steps(); ++step) {
     loop.copy(x, host_batch, kBatchBytes, cudaMemcpyHostToDevice, stream, true, /*pinned=*/true);
@@ -97,7 +100,8 @@ int main(int argc, char** argv) {
   }
   const int rc = loop.finish();
   GW_CHECK(cudaStreamDestroy(stream));
-  for (float* m : {x, w, y, dy, dw, dx}) GW_CHECK(cudaFree(m));
+  for (float* m : {x, w, y, dy, dw, dx})
+    GW_CHECK(cudaFree(m));
   GW_CHECK(cudaFreeHost(host_batch));
   return rc;
 }

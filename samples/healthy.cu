@@ -9,8 +9,7 @@
 #include "samples/common/training_loop.h"
 #include "samples/common/wmma_gemm.cuh"
 
-template <typename T>
-__global__ void init_kernel(T* __restrict__ x, int n) {
+template <typename T> __global__ void init_kernel(T* __restrict__ x, int n) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) x[i] = T(float((i * 2654435761u) >> 24) / 4096.0f);
 }
@@ -24,8 +23,8 @@ __global__ void cast_bias_bf16_kernel(const float* __restrict__ in, const float*
 
 int main(int argc, char** argv) {
   gwsample::Loop loop("healthy", argc, argv, /*default_steps=*/1000);
-  constexpr int kDim = 2048;                 // 2048^3 BF16 GEMMs
-  constexpr int kBatchN = 1 << 16;           // 256 KB fp32 batch per step
+  constexpr int kDim = 2048;       // 2048^3 BF16 GEMMs
+  constexpr int kBatchN = 1 << 16; // 256 KB fp32 batch per step
   constexpr int kSyncEvery = 50;
   const size_t matrix_elems = size_t{kDim} * kDim;
 
@@ -53,7 +52,8 @@ int main(int argc, char** argv) {
   // newer steps queued meanwhile, so a sync never drains it.
   constexpr int kLag = 3;
   cudaEvent_t step_done[kLag];
-  for (cudaEvent_t& e : step_done) GW_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+  for (cudaEvent_t& e : step_done)
+    GW_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
   cudaStream_t copy_stream, compute_stream;
   GW_CHECK(cudaStreamCreateWithFlags(&copy_stream, cudaStreamNonBlocking));
   GW_CHECK(cudaStreamCreateWithFlags(&compute_stream, cudaStreamNonBlocking));
@@ -78,13 +78,15 @@ int main(int argc, char** argv) {
     GW_CHECK(cudaEventRecord(loaded[b], copy_stream));
     // Compute on it.
     GW_CHECK(cudaStreamWaitEvent(compute_stream, loaded[b], 0));
-    loop.launch(cast_bias_bf16_kernel, grid, block, 0, compute_stream, device_batch[b], bias, act, n,
-                kBatchN);
+    loop.launch(cast_bias_bf16_kernel, grid, block, 0, compute_stream, device_batch[b], bias, act,
+                n, kBatchN);
     for (int g = 0; g < 3; ++g) {
-      loop.launch(gemm, gemm_grid, gemm_block, 0, compute_stream, act, weight, out, kDim, kDim, kDim);
+      loop.launch(gemm, gemm_grid, gemm_block, 0, compute_stream, act, weight, out, kDim, kDim,
+                  kDim);
     }
     GW_CHECK(cudaEventRecord(consumed[b], compute_stream));
-    if ((step + 1) % kSyncEvery == 0) loop.eventSync(step_done[(step + 1) % kLag]); // kLag-1 steps back
+    if ((step + 1) % kSyncEvery == 0)
+      loop.eventSync(step_done[(step + 1) % kLag]); // kLag-1 steps back
     GW_CHECK(cudaEventRecord(step_done[step % kLag], compute_stream));
   }
   const int rc = loop.finish();
@@ -94,7 +96,8 @@ int main(int argc, char** argv) {
     GW_CHECK(cudaEventDestroy(loaded[b]));
     GW_CHECK(cudaEventDestroy(consumed[b]));
   }
-  for (cudaEvent_t e : step_done) GW_CHECK(cudaEventDestroy(e));
+  for (cudaEvent_t e : step_done)
+    GW_CHECK(cudaEventDestroy(e));
   GW_CHECK(cudaStreamDestroy(copy_stream));
   GW_CHECK(cudaStreamDestroy(compute_stream));
   for (void* p : {static_cast<void*>(state), static_cast<void*>(act), static_cast<void*>(weight),

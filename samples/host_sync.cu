@@ -17,7 +17,8 @@ __global__ void layer_kernel(const T* __restrict__ x, T* __restrict__ y, int n, 
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
   T acc = 0, v = x[i];
-  for (int k = 0; k < iters; ++k) acc = fma(acc, T(0.5), v);
+  for (int k = 0; k < iters; ++k)
+    acc = fma(acc, T(0.5), v);
   y[i] = acc;
 }
 
@@ -46,9 +47,10 @@ int main(int argc, char** argv) {
               /*host_pinned=*/true);
     for (int layer = 0; layer < kLayers; ++layer) {
       const bool even = layer % 2 == 0;
-      loop.launch(layer_kernel<float>, grid, block, 0, nullptr, even ? a : b, even ? b : a, kN, kIters);
+      loop.launch(layer_kernel<float>, grid, block, 0, nullptr, even ? a : b, even ? b : a, kN,
+                  kIters);
       if ((layer + 1) % kSyncEvery == 0) {
-        loop.deviceSync();             // the planted sync
+        loop.deviceSync();                 // the planted sync
         loop.hostWork(kHostWorkAfterSync); // what the host does with the value it waited for
       }
     }

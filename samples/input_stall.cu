@@ -13,7 +13,8 @@ __global__ void conv_block_kernel(const T* __restrict__ x, T* __restrict__ y, in
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
   T acc = 0, v = x[i];
-  for (int k = 0; k < iters; ++k) acc = fma(acc, T(0.999), v);
+  for (int k = 0; k < iters; ++k)
+    acc = fma(acc, T(0.999), v);
   y[i] = acc;
 }
 
@@ -21,7 +22,8 @@ template <typename T>
 __global__ void loss_kernel(const T* __restrict__ y, T* __restrict__ loss, int n) {
   __shared__ T partial[256];
   T sum = 0;
-  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) sum += y[i];
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+    sum += y[i];
   partial[threadIdx.x] = sum;
   __syncthreads();
   for (int s = blockDim.x / 2; s > 0; s >>= 1) {
@@ -42,9 +44,9 @@ static void prepareBatch(float* batch, int count, int step) {
 
 int main(int argc, char** argv) {
   gwsample::Loop loop("input_stall", argc, argv, /*default_steps=*/120);
-  constexpr int kBatch = 1 << 18;     // 1 MB of floats per batch
-  constexpr int kN = 1 << 20;         // activations
-  constexpr int kIters = 12000;       // ~25 GFLOP per step on the GPU
+  constexpr int kBatch = 1 << 18; // 1 MB of floats per batch
+  constexpr int kN = 1 << 20;     // activations
+  constexpr int kIters = 12000;   // ~25 GFLOP per step on the GPU
   float* host_batch = nullptr;
   GW_CHECK(cudaMallocHost(&host_batch, kBatch * sizeof(float)));
   float *x = nullptr, *y = nullptr, *loss = nullptr;

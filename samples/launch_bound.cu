@@ -11,14 +11,12 @@ __global__ void bias_add_kernel(T* __restrict__ x, const T* __restrict__ bias, i
   if (i < n) x[i] += bias[i];
 }
 
-template <typename T>
-__global__ void relu_kernel(T* __restrict__ x, int n) {
+template <typename T> __global__ void relu_kernel(T* __restrict__ x, int n) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n && x[i] < T(0)) x[i] = T(0);
 }
 
-template <typename T>
-__global__ void scale_kernel(T* __restrict__ x, T factor, int n) {
+template <typename T> __global__ void scale_kernel(T* __restrict__ x, T factor, int n) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) x[i] *= factor;
 }

@@ -14,7 +14,8 @@ __global__ void dense_forward_kernel(const T* __restrict__ x, const T* __restric
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
   T acc = 0, v = x[i], scale = w[i];
-  for (int k = 0; k < iters; ++k) acc = fma(acc, scale, v);
+  for (int k = 0; k < iters; ++k)
+    acc = fma(acc, scale, v);
   y[i] = acc;
 }
 
@@ -26,8 +27,8 @@ __global__ void sgd_update_kernel(T* __restrict__ w, const T* __restrict__ grad,
 
 int main(int argc, char** argv) {
   gwsample::Loop loop("pageable_copies", argc, argv, /*default_steps=*/600);
-  constexpr int kN = 1 << 20;          // 4 MB batch of floats
-  constexpr int kIters = 4096;         // ~8.6 GFLOP per forward
+  constexpr int kN = 1 << 20;  // 4 MB batch of floats
+  constexpr int kIters = 4096; // ~8.6 GFLOP per forward
   const size_t bytes = kN * sizeof(float);
 
   float* host_batch = static_cast<float*>(std::malloc(bytes)); // pageable: the planted problem
@@ -45,7 +46,8 @@ int main(int argc, char** argv) {
   loop.simulateKernelTime(sgd_update_kernel<float>, grid, block, 0, 12e-6, 16);
 
   for (int step = 0; step < loop.steps(); ++step) {
-    loop.copy(x, host_batch, bytes, cudaMemcpyHostToDevice, stream, /*async=*/true, /*pinned=*/false);
+    loop.copy(x, host_batch, bytes, cudaMemcpyHostToDevice, stream, /*async=*/true,
+              /*pinned=*/false);
     loop.launch(dense_forward_kernel<float>, grid, block, 0, stream, x, w, y, kN, kIters);
     loop.launch(sgd_update_kernel<float>, grid, block, 0, stream, w, y, kN, 1e-3f);
     loop.streamSync(stream);

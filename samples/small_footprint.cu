@@ -14,14 +14,15 @@ __global__ void infer_kernel(const T* __restrict__ w, const T* __restrict__ x, T
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
   T acc = 0, v = x[i], s = w[i];
-  for (int k = 0; k < iters; ++k) acc = fma(acc, s, v);
+  for (int k = 0; k < iters; ++k)
+    acc = fma(acc, s, v);
   y[i] = acc;
 }
 
 int main(int argc, char** argv) {
   gwsample::Loop loop("small_footprint", argc, argv, /*default_steps=*/80);
   constexpr size_t kModelBytes = size_t{3} << 30; // 3 GiB of "weights": 2 % of an H200
-  constexpr int kN = 1 << 20;                      // the slice each burst touches
+  constexpr int kN = 1 << 20;                     // the slice each burst touches
   constexpr int kIters = 2048;
   constexpr int kKernelsPerBurst = 4;
   // Waiting for the next request. Long beside the 0.5 ms burst and its sync: on a loaded host

@@ -31,7 +31,9 @@ inline bool underSanitizer() {
 //   SizeClassAllocator64::GetFromAllocator -> Mutex::Lock. That was 6 of 40 runs on a quiet
 //   machine; the normal build passed 60 of 60.
 // The normal lane runs every fork case.
-inline bool forkChildrenCheckable() { return !underSanitizer(); }
+inline bool forkChildrenCheckable() {
+  return !underSanitizer();
+}
 
 // "RUNTIME:" in a sanitizer lane, "" otherwise: what keepSanitizerPreload() puts in front of a
 // test's own LD_PRELOAD, for tests that check the exact value a child sees.
@@ -58,13 +60,15 @@ inline void passSanitizerEnvironment(std::vector<std::string>& env) {
   for (const char* name : {"ASAN_OPTIONS", "LSAN_OPTIONS", "UBSAN_OPTIONS", "TSAN_OPTIONS"}) {
     const std::string prefix = std::string(name) + "=";
     bool set = false;
-    for (const auto& e : env) set = set || e.rfind(prefix, 0) == 0;
+    for (const auto& e : env)
+      set = set || e.rfind(prefix, 0) == 0;
     if (const char* v = std::getenv(name); v && !set) env.push_back(prefix + v);
   }
   const char* runtime = std::getenv("GPUWISE_SANITIZER_PRELOAD");
   if (!runtime || !*runtime) return;
   bool has_preload = false;
-  for (const auto& e : env) has_preload = has_preload || e.rfind("LD_PRELOAD=", 0) == 0;
+  for (const auto& e : env)
+    has_preload = has_preload || e.rfind("LD_PRELOAD=", 0) == 0;
   if (!has_preload) env.push_back(std::string("LD_PRELOAD=") + runtime);
   keepSanitizerPreload(env);
 }

@@ -55,7 +55,7 @@ struct Hello {
   uint64_t session_id = 0; // random per process start and per fork; keys the advisor's stream
   model::ProcessInfo process;
   std::vector<model::DeviceInfo> devices;
-  bool simulated = false;   // the process runs on the simulated device
+  bool simulated = false;       // the process runs on the simulated device
   model::TimeNs start_time = 0; // CLOCK_MONOTONIC ns when the shim started
   // Decoded only: fields the decoder cut to its bounds (devices past 64, identity strings past
   // 256 bytes, the command line past 4 KiB: message_decoder.cpp says why each).
@@ -67,9 +67,9 @@ struct Hello {
 struct Batch : model::RecordSet {
   uint64_t session_id = 0;
   int64_t pid = 0;
-  uint64_t sequence = 0;        // per session, starting at 0; a gap means batches were lost
-  uint64_t events_dropped = 0;  // events the sender counted as dropped since its previous batch
-  bool final = false;           // the process is exiting; no more batches follow
+  uint64_t sequence = 0;       // per session, starting at 0; a gap means batches were lost
+  uint64_t events_dropped = 0; // events the sender counted as dropped since its previous batch
+  bool final = false;          // the process is exiting; no more batches follow
   model::TimeNs sent_time = 0;
   // The shim's own cost so far (cumulative: the latest batch that arrives has the figures).
   model::ShimCost shim_cost;
@@ -130,7 +130,14 @@ private:
 };
 
 struct DecodeError {
-  enum class Kind { TooLarge, BadEnvelope, UnsupportedVersion, BadCompression, Malformed, UnknownSession };
+  enum class Kind {
+    TooLarge,
+    BadEnvelope,
+    UnsupportedVersion,
+    BadCompression,
+    Malformed,
+    UnknownSession
+  };
   Kind kind;
   std::string detail; // one line
 };

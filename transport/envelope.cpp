@@ -23,9 +23,12 @@ void putU16(uint8_t* p, uint16_t v) {
   p[1] = uint8_t(v >> 8);
 }
 void putU32(uint8_t* p, uint32_t v) {
-  for (int i = 0; i < 4; ++i) p[i] = uint8_t(v >> (8 * i));
+  for (int i = 0; i < 4; ++i)
+    p[i] = uint8_t(v >> (8 * i));
 }
-uint16_t getU16(const uint8_t* p) { return uint16_t(p[0] | (p[1] << 8)); }
+uint16_t getU16(const uint8_t* p) {
+  return uint16_t(p[0] | (p[1] << 8));
+}
 uint32_t getU32(const uint8_t* p) {
   return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24;
 }
@@ -66,7 +69,9 @@ EnvelopeWriter::EnvelopeWriter(int zstd_level) : level_(zstd_level) {
   }
 }
 
-EnvelopeWriter::~EnvelopeWriter() { ZSTD_freeCCtx(cctx_); }
+EnvelopeWriter::~EnvelopeWriter() {
+  ZSTD_freeCCtx(cctx_);
+}
 
 std::vector<uint8_t> EnvelopeWriter::seal(std::span<const uint8_t> flatbuffer) {
   std::vector<uint8_t> out;
@@ -91,8 +96,7 @@ std::vector<uint8_t> EnvelopeWriter::seal(std::span<const uint8_t> flatbuffer) {
   if (codec == Codec::None) std::memcpy(payload, flatbuffer.data(), flatbuffer.size());
   out.resize(kEnvelopeHeaderBytes + payload_size);
   if (out.size() > kMaxMessageBytes) return {};
-  writeHeader(out.data(), codec, static_cast<uint32_t>(flatbuffer.size()),
-              {payload, payload_size});
+  writeHeader(out.data(), codec, static_cast<uint32_t>(flatbuffer.size()), {payload, payload_size});
   return out;
 }
 
@@ -101,7 +105,9 @@ EnvelopeReader::EnvelopeReader() {
   if (dctx_) ZSTD_DCtx_setParameter(dctx_, ZSTD_d_windowLogMax, kMaxWindowLog);
 }
 
-EnvelopeReader::~EnvelopeReader() { ZSTD_freeDCtx(dctx_); }
+EnvelopeReader::~EnvelopeReader() {
+  ZSTD_freeDCtx(dctx_);
+}
 
 bool EnvelopeReader::reserveScratch(size_t bytes) {
   // One hostile or huge message must not pin tens of MiB for the decoder's lifetime.
@@ -120,19 +126,23 @@ EnvelopeReader::open(std::span<const uint8_t> message) {
   using K = DecodeError::Kind;
   if (message.size() > kMaxMessageBytes)
     return error(K::TooLarge, "message of " + std::to_string(message.size()) +
-                                  " bytes exceeds the limit of " + std::to_string(kMaxMessageBytes));
+                                  " bytes exceeds the limit of " +
+                                  std::to_string(kMaxMessageBytes));
   if (message.size() < kEnvelopeHeaderBytes)
     return error(K::BadEnvelope, "message of " + std::to_string(message.size()) +
                                      " bytes is shorter than the envelope header");
   const uint8_t* h = message.data();
-  if (std::memcmp(h, kEnvelopeMagic, 4) != 0) return error(K::BadEnvelope, "not a gpuwise message (bad magic)");
+  if (std::memcmp(h, kEnvelopeMagic, 4) != 0)
+    return error(K::BadEnvelope, "not a gpuwise message (bad magic)");
   const uint16_t version = getU16(h + 4);
   if (version != kProtocolVersion)
     return error(K::UnsupportedVersion, "protocol version " + std::to_string(version) +
-                                            ", this build speaks " + std::to_string(kProtocolVersion));
+                                            ", this build speaks " +
+                                            std::to_string(kProtocolVersion));
   const uint8_t codec = h[6];
   if (codec > static_cast<uint8_t>(Codec::Zstd) || h[7] != 0 || getU32(h + 20) != 0)
-    return error(K::BadEnvelope, "unknown codec " + std::to_string(codec) + " or reserved bits set");
+    return error(K::BadEnvelope,
+                 "unknown codec " + std::to_string(codec) + " or reserved bits set");
   const uint32_t decoded_size = getU32(h + 8);
   const uint32_t payload_size = getU32(h + 12);
   std::span<const uint8_t> payload = message.subspan(kEnvelopeHeaderBytes);
@@ -155,16 +165,21 @@ EnvelopeReader::open(std::span<const uint8_t> message) {
       return error(K::BadCompression, "zstd frame without a readable content size");
     if (stated != decoded_size)
       return error(K::BadCompression, "zstd frame content size " + std::to_string(stated) +
-                                          " differs from the envelope's " + std::to_string(decoded_size));
-    if (!reserveScratch(decoded_size)) return error(K::TooLarge, "cannot allocate the decoded size");
+                                          " differs from the envelope's " +
+                                          std::to_string(decoded_size));
+    if (!reserveScratch(decoded_size))
+      return error(K::TooLarge, "cannot allocate the decoded size");
     const size_t n = ZSTD_decompressDCtx(dctx_, scratch_.data(), scratch_.size(), payload.data(),
                                          payload.size());
-    if (ZSTD_isError(n)) return error(K::BadCompression, std::string("zstd: ") + ZSTD_getErrorName(n));
-    if (n != decoded_size) return error(K::BadCompression, "zstd frame decoded to a different size");
+    if (ZSTD_isError(n))
+      return error(K::BadCompression, std::string("zstd: ") + ZSTD_getErrorName(n));
+    if (n != decoded_size)
+      return error(K::BadCompression, "zstd frame decoded to a different size");
     fb = {scratch_.data(), n};
   } else if (reinterpret_cast<uintptr_t>(payload.data()) % 8 != 0) {
     // FlatBuffers reads 8-byte fields in place: realign a payload from an odd address.
-    if (!reserveScratch(payload.size())) return error(K::TooLarge, "cannot allocate the payload size");
+    if (!reserveScratch(payload.size()))
+      return error(K::TooLarge, "cannot allocate the payload size");
     std::memcpy(scratch_.data(), payload.data(), payload.size());
     fb = {scratch_.data(), scratch_.size()};
   } else {
@@ -176,15 +191,16 @@ EnvelopeReader::open(std::span<const uint8_t> message) {
     return error(K::Malformed, "payload is not a valid gpuwise FlatBuffer (verifier failed)");
   const wire::Message* m = wire::GetMessage(fb.data());
   if (m->protocol_version() != kProtocolVersion)
-    return error(K::UnsupportedVersion, "message body speaks protocol version " +
-                                            std::to_string(m->protocol_version()));
+    return error(K::UnsupportedVersion,
+                 "message body speaks protocol version " + std::to_string(m->protocol_version()));
   return m;
 }
 
-std::vector<uint8_t> forgeEnvelope(Codec codec, uint32_t decoded_size, std::span<const uint8_t> payload,
-                                   uint16_t version) {
+std::vector<uint8_t> forgeEnvelope(Codec codec, uint32_t decoded_size,
+                                   std::span<const uint8_t> payload, uint16_t version) {
   std::vector<uint8_t> out(kEnvelopeHeaderBytes + payload.size());
-  if (!payload.empty()) std::memcpy(out.data() + kEnvelopeHeaderBytes, payload.data(), payload.size());
+  if (!payload.empty())
+    std::memcpy(out.data() + kEnvelopeHeaderBytes, payload.data(), payload.size());
   writeHeader(out.data(), static_cast<Codec>(codec), decoded_size,
               {out.data() + kEnvelopeHeaderBytes, payload.size()}, version);
   return out;

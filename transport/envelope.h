@@ -80,7 +80,8 @@ private:
 
 // Exposed for tests that forge messages: wraps arbitrary payload bytes in an envelope with a
 // correct crc and payload size, claiming `decoded_size` and `version`.
-std::vector<uint8_t> forgeEnvelope(Codec codec, uint32_t decoded_size, std::span<const uint8_t> payload,
+std::vector<uint8_t> forgeEnvelope(Codec codec, uint32_t decoded_size,
+                                   std::span<const uint8_t> payload,
                                    uint16_t version = kProtocolVersion);
 
 } // namespace gpuwise::transport

@@ -23,7 +23,7 @@ public:
   static Expected<std::unique_ptr<GwtWriter>> create(const std::string& path);
   ~GwtWriter();
   bool append(std::span<const uint8_t> message); // false on a write error (disk full ...)
-  bool close();                                   // flushes; false on error
+  bool close();                                  // flushes; false on error
 
 private:
   explicit GwtWriter(std::FILE*);

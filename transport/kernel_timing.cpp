@@ -6,8 +6,12 @@
 namespace gpuwise::transport {
 namespace {
 
-uint64_t u(int64_t v) { return static_cast<uint64_t>(v); }
-int64_t s(uint64_t v) { return static_cast<int64_t>(v); }
+uint64_t u(int64_t v) {
+  return static_cast<uint64_t>(v);
+}
+int64_t s(uint64_t v) {
+  return static_cast<int64_t>(v);
+}
 
 bool fitsInt32(uint64_t residual) {
   const int64_t v = s(residual);
@@ -27,12 +31,14 @@ uint64_t unzigzag(uint32_t z) {
 void writeResidualPlanes(const std::vector<KernelResiduals>& rows, uint8_t* out) {
   // Plane by plane, so every store stream is sequential.
   const size_t n = rows.size();
-  uint32_t KernelResiduals::*const columns[4] = {&KernelResiduals::host_gap, &KernelResiduals::launch,
-                                                 &KernelResiduals::gpu_offset, &KernelResiduals::gpu_duration};
+  uint32_t KernelResiduals::*const columns[4] = {
+      &KernelResiduals::host_gap, &KernelResiduals::launch, &KernelResiduals::gpu_offset,
+      &KernelResiduals::gpu_duration};
   for (size_t c = 0; c < 4; ++c)
     for (size_t b = 0; b < 4; ++b) {
       uint8_t* plane = out + (4 * c + b) * n;
-      for (size_t i = 0; i < n; ++i) plane[i] = static_cast<uint8_t>(rows[i].*columns[c] >> (8 * b));
+      for (size_t i = 0; i < n; ++i)
+        plane[i] = static_cast<uint8_t>(rows[i].*columns[c] >> (8 * b));
     }
 }
 
@@ -40,7 +46,8 @@ KernelResiduals readResidualPlanes(const uint8_t* planes, size_t rows, size_t ro
   uint32_t columns[4];
   for (size_t c = 0; c < 4; ++c) {
     uint32_t v = 0;
-    for (size_t b = 0; b < 4; ++b) v |= uint32_t{planes[(4 * c + b) * rows + row]} << (8 * b);
+    for (size_t b = 0; b < 4; ++b)
+      v |= uint32_t{planes[(4 * c + b) * rows + row]} << (8 * b);
     columns[c] = v;
   }
   return {columns[0], columns[1], columns[2], columns[3]};
@@ -60,7 +67,8 @@ KernelTimingModel::Last& KernelTimingModel::last(uint32_t signature) {
   if (signature >= last_.size()) {
     // Grow geometrically to the id (bounded by kMaxSignatures): a few KiB for a real model.
     std::size_t n = last_.empty() ? 256 : last_.size();
-    while (n <= signature) n *= 2;
+    while (n <= signature)
+      n *= 2;
     last_.resize(n);
     seen_.resize(n);
   }
@@ -71,7 +79,8 @@ KernelTimingModel::Last& KernelTimingModel::last(uint32_t signature) {
   return last_[signature];
 }
 
-KernelTimingModel::Derived KernelTimingModel::derive(const KernelTimes& t, bool host, bool gpu) const {
+KernelTimingModel::Derived KernelTimingModel::derive(const KernelTimes& t, bool host,
+                                                     bool gpu) const {
   Derived d;
   d.host = host;
   d.gpu = gpu;
@@ -102,7 +111,8 @@ void KernelTimingModel::commit(uint32_t signature, const Derived& d, const Kerne
   }
 }
 
-TimingForm KernelTimingModel::encode(uint32_t signature, const KernelTimes& t, KernelResiduals* out) {
+TimingForm KernelTimingModel::encode(uint32_t signature, const KernelTimes& t,
+                                     KernelResiduals* out) {
   const bool host = t.launch_start != 0 && t.launch_end != 0;
   const bool gpu = t.start != 0 && t.end != 0;
   const bool host_none = t.launch_start == 0 && t.launch_end == 0;
@@ -138,7 +148,8 @@ TimingForm KernelTimingModel::encode(uint32_t signature, const KernelTimes& t, K
   return TimingForm::None;
 }
 
-KernelTimes KernelTimingModel::decode(uint32_t signature, TimingForm form, const KernelResiduals& r) {
+KernelTimes KernelTimingModel::decode(uint32_t signature, TimingForm form,
+                                      const KernelResiduals& r) {
   const bool host = form == TimingForm::Full || form == TimingForm::HostOnly;
   const bool gpu = form == TimingForm::Full || form == TimingForm::GpuOnly;
   // One lookup of the signature's state, updated in place (what commit() does): the decoder's

@@ -1,10 +1,11 @@
 // How a kernel's four times become four small numbers on the wire, and back.
 //
 // Row i of a batch's KernelColumns carries, besides its signature id, four 32-bit zigzag residuals:
-//   host_gap     = (launch_start - previous launch_start in the batch)   - same for the signature's previous row
-//   launch       = (launch_end - launch_start)                           - same for the signature's previous row
-//   gpu_offset   = (start - ref)                                         - same for the signature's previous row
-//   gpu_duration = (end - start)                                         - same for the signature's previous row
+//   host_gap     = (launch_start - previous launch_start in the batch)   - same for the signature's
+//   previous row launch       = (launch_end - launch_start)                           - same for
+//   the signature's previous row gpu_offset   = (start - ref) - same for the signature's previous
+//   row gpu_duration = (end - start)                                         - same for the
+//   signature's previous row
 // where ref = max(launch_start, end of the previous row with GPU times) when the launch is known,
 // else that previous end. In a GPU-bound loop a kernel starts when the previous one ends; in a
 // host-bound loop it starts shortly after its launch: either way the offset is a small, steady
@@ -72,7 +73,9 @@ public:
   void skipEscape(uint32_t signature, const KernelTimes& t);
 
   // The anchor an encoder uses for a batch starting with this row.
-  static int64_t anchorOf(const KernelTimes& t) { return t.launch_start != 0 ? t.launch_start : t.start; }
+  static int64_t anchorOf(const KernelTimes& t) {
+    return t.launch_start != 0 ? t.launch_start : t.start;
+  }
 
 private:
   struct Last {

@@ -40,10 +40,14 @@ size_t KernelSignatureKeyHash::operator()(const KernelSignatureKey& k) const {
   // Pairs of fields as 64-bit words, each multiplied by its own odd constant: the multiplies are
   // independent (no serial chain), which matters at one lookup per kernel event.
   auto w = [](uint32_t a, uint32_t b) { return uint64_t{a} << 32 | b; };
-  const uint64_t h = w(k.name, k.device) * 0x9E3779B97F4A7C15ull + w(k.stream, k.thread) * 0xBF58476D1CE4E5B9ull +
-                     w(k.grid_x, k.grid_y) * 0x94D049BB133111EBull + w(k.grid_z, k.block_x) * 0xD6E8FEB86659FD93ull +
-                     w(k.block_y, k.block_z) * 0xA0761D6478BD642Full + w(k.registers, k.static_shared) * 0xE7037ED1A0B428DBull +
-                     w(k.dynamic_shared, k.graph_id) * 0x8EBC6AF09C88C6E3ull + uint64_t{k.flags} * 0x589965CC75374CC3ull;
+  const uint64_t h = w(k.name, k.device) * 0x9E3779B97F4A7C15ull +
+                     w(k.stream, k.thread) * 0xBF58476D1CE4E5B9ull +
+                     w(k.grid_x, k.grid_y) * 0x94D049BB133111EBull +
+                     w(k.grid_z, k.block_x) * 0xD6E8FEB86659FD93ull +
+                     w(k.block_y, k.block_z) * 0xA0761D6478BD642Full +
+                     w(k.registers, k.static_shared) * 0xE7037ED1A0B428DBull +
+                     w(k.dynamic_shared, k.graph_id) * 0x8EBC6AF09C88C6E3ull +
+                     uint64_t{k.flags} * 0x589965CC75374CC3ull;
   return static_cast<size_t>(h ^ (h >> 29));
 }
 
@@ -74,7 +78,8 @@ void SignatureMirror::define(uint32_t id, const KernelSignatureKey& key) {
   if (id == 0 || id >= kMaxSignatures) return;
   if (id >= by_id_.size()) {
     size_t n = by_id_.empty() ? 256 : by_id_.size();
-    while (n <= id) n *= 2;
+    while (n <= id)
+      n *= 2;
     by_id_.resize(n);
     defined_.resize(n);
   }

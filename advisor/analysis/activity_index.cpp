@@ -135,8 +135,9 @@ ActivityIndex buildActivityIndex(const model::ProcessTrace& p) {
     if (r.kind == model::RangeKind::Step) x.step_ranges.push_back(&r);
   }
   mergeInPlace(x.data_loader);
-  std::stable_sort(x.step_ranges.begin(), x.step_ranges.end(),
-                   [](const model::Range* a, const model::Range* b) { return a->start < b->start; });
+  std::stable_sort(
+      x.step_ranges.begin(), x.step_ranges.end(),
+      [](const model::Range* a, const model::Range* b) { return a->start < b->start; });
   return x;
 }
 

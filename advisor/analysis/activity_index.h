@@ -70,7 +70,7 @@ struct ActivityIndex {
   int32_t rank = -1;
   std::vector<DeviceActivity> devices; // by device index, only devices with any GPU record
   std::unordered_map<uint32_t, ThreadHost> threads;
-  std::vector<Interval> data_loader; // DataLoader ranges of every thread, merged
+  std::vector<Interval> data_loader;            // DataLoader ranges of every thread, merged
   std::vector<const model::Range*> step_ranges; // RangeKind::Step, by start
 
   // The host timeline of a thread, nullptr when it made no CUDA call.
@@ -81,7 +81,8 @@ struct ActivityIndex {
 ActivityIndex buildActivityIndex(const model::ProcessTrace& process);
 
 // Length of the part of [lo, hi) covered by a sorted, disjoint list (binary search + scan).
-model::TimeNs coveredLength(const std::vector<Interval>& merged, model::TimeNs lo, model::TimeNs hi);
+model::TimeNs coveredLength(const std::vector<Interval>& merged, model::TimeNs lo,
+                            model::TimeNs hi);
 
 // True when a sorted, disjoint list covers time t (start <= t <= end).
 bool covers(const std::vector<Interval>& merged, model::TimeNs t);

@@ -13,13 +13,29 @@ using profiler::Precision;
 
 // cudaDataType_t values (library_types.h).
 enum DataType : int32_t {
-  kR32F = 0, kR64F = 1, kR16F = 2, kR8I = 3, kR16BF = 14, kR8F_E4M3 = 28, kR8F_E5M2 = 29,
-  kR4F_E2M1 = 33, kR32I = 10,
+  kR32F = 0,
+  kR64F = 1,
+  kR16F = 2,
+  kR8I = 3,
+  kR16BF = 14,
+  kR8F_E4M3 = 28,
+  kR8F_E5M2 = 29,
+  kR4F_E2M1 = 33,
+  kR32I = 10,
 };
 // cublasComputeType_t values (cublas_api.h).
 enum ComputeType : int32_t {
-  k16F = 64, k16FPedantic = 65, k32F = 68, k32FPedantic = 69, k64F = 70, k64FPedantic = 71,
-  k32I = 72, k32IPedantic = 73, k32FFast16F = 74, k32FFast16BF = 75, k32FFastTF32 = 77,
+  k16F = 64,
+  k16FPedantic = 65,
+  k32F = 68,
+  k32FPedantic = 69,
+  k64F = 70,
+  k64FPedantic = 71,
+  k32I = 72,
+  k32IPedantic = 73,
+  k32FFast16F = 74,
+  k32FFast16BF = 75,
+  k32FFastTF32 = 77,
 };
 constexpr int32_t kTf32TensorOpMath = 3; // CUBLAS_TF32_TENSOR_OP_MATH
 
@@ -93,18 +109,21 @@ std::optional<Precision> requestedPrecision(const model::BlasCall& c) {
   case k32FFast16BF: return Precision::Bf16;
   case k64F:
   case k64FPedantic: return Precision::Fp64;
-  case k32F: return c.math_mode >= 0 && (c.math_mode & 0xf) == kTf32TensorOpMath ? Precision::Tf32
-                                                                                  : Precision::Fp32;
+  case k32F:
+    return c.math_mode >= 0 && (c.math_mode & 0xf) == kTf32TensorOpMath ? Precision::Tf32
+                                                                        : Precision::Fp32;
   case k32FPedantic: return Precision::Fp32;
   default: return std::nullopt;
   }
 }
 
 std::string describeTypes(const model::BlasCall& c) {
-  std::string s = "A=" + typeName(c.a_type) + " B=" + typeName(c.b_type) + " C=" +
-                  typeName(c.c_type) + " compute=" + computeName(c.compute_type);
-  if (c.api != model::BlasApi::LtMatmul) s += " math=" + mathName(c.math_mode);
-  else if (c.scale_type >= 0) s += " scale=" + typeName(c.scale_type);
+  std::string s = "A=" + typeName(c.a_type) + " B=" + typeName(c.b_type) +
+                  " C=" + typeName(c.c_type) + " compute=" + computeName(c.compute_type);
+  if (c.api != model::BlasApi::LtMatmul)
+    s += " math=" + mathName(c.math_mode);
+  else if (c.scale_type >= 0)
+    s += " scale=" + typeName(c.scale_type);
   return s;
 }
 
@@ -120,9 +139,8 @@ BlasPrecisionResult analyzeBlasPrecision(const model::Trace& trace) {
       if (k.launch_start != 0 && k.thread != 0) by_thread[k.thread].push_back({k.launch_start, i});
     }
     for (auto& [tid, v] : by_thread)
-      std::sort(v.begin(), v.end(), [](const Launch& a, const Launch& b) {
-        return a.launch_start < b.launch_start;
-      });
+      std::sort(v.begin(), v.end(),
+                [](const Launch& a, const Launch& b) { return a.launch_start < b.launch_start; });
     std::unordered_map<model::NameId, std::pair<std::string, profiler::KernelClass>> classes;
     auto classOf = [&](model::NameId id) -> const std::pair<std::string, profiler::KernelClass>& {
       auto it = classes.find(id);
@@ -138,9 +156,9 @@ BlasPrecisionResult analyzeBlasPrecision(const model::Trace& trace) {
       auto it = by_thread.find(c.thread);
       if (it == by_thread.end() || !requested) continue;
       const auto& v = it->second;
-      auto first = std::lower_bound(v.begin(), v.end(), c.start, [](const Launch& l, model::TimeNs t) {
-        return l.launch_start < t;
-      });
+      auto first =
+          std::lower_bound(v.begin(), v.end(), c.start,
+                           [](const Launch& l, model::TimeNs t) { return l.launch_start < t; });
       bool found = false, any_classified = false, any_disagree = false;
       const std::string api = model::toString(c.api);
       const std::string types = describeTypes(c);
@@ -163,15 +181,21 @@ BlasPrecisionResult analyzeBlasPrecision(const model::Trace& trace) {
           any_disagree = true;
           r.disagreeing_kernel_ns += m.kernel_ns;
         }
-        auto same = std::find_if(all.begin(), all.end(), [&](const BlasKernelMatch& x) { return x.sameKey(m); });
-        if (same == all.end()) all.push_back(std::move(m));
-        else same->calls += 1, same->kernel_ns += m.kernel_ns;
+        auto same = std::find_if(all.begin(), all.end(),
+                                 [&](const BlasKernelMatch& x) { return x.sameKey(m); });
+        if (same == all.end())
+          all.push_back(std::move(m));
+        else
+          same->calls += 1, same->kernel_ns += m.kernel_ns;
       }
       if (!found) continue;
       ++r.calls_with_kernels;
-      if (any_disagree) ++r.disagreeing_calls;
-      else if (any_classified) ++r.agreeing_calls;
-      else ++r.unclassified_calls;
+      if (any_disagree)
+        ++r.disagreeing_calls;
+      else if (any_classified)
+        ++r.agreeing_calls;
+      else
+        ++r.unclassified_calls;
     }
   }
   std::stable_sort(all.begin(), all.end(), [](const BlasKernelMatch& a, const BlasKernelMatch& b) {
@@ -193,15 +217,19 @@ void BlasPrecisionResult::merge(const BlasPrecisionResult& o) {
   unclassified_calls += o.unclassified_calls;
   disagreeing_kernel_ns += o.disagreeing_kernel_ns;
   for (const auto& m : o.matches) {
-    auto same = std::find_if(matches.begin(), matches.end(), [&](const BlasKernelMatch& x) { return x.sameKey(m); });
-    if (same == matches.end()) matches.push_back(m);
-    else same->calls += m.calls, same->kernel_ns += m.kernel_ns;
+    auto same = std::find_if(matches.begin(), matches.end(),
+                             [&](const BlasKernelMatch& x) { return x.sameKey(m); });
+    if (same == matches.end())
+      matches.push_back(m);
+    else
+      same->calls += m.calls, same->kernel_ns += m.kernel_ns;
   }
-  std::stable_sort(matches.begin(), matches.end(), [](const BlasKernelMatch& a, const BlasKernelMatch& b) {
-    bool da = a.classified && !a.agrees, db = b.classified && !b.agrees;
-    if (da != db) return da;
-    return a.kernel_ns > b.kernel_ns;
-  });
+  std::stable_sort(matches.begin(), matches.end(),
+                   [](const BlasKernelMatch& a, const BlasKernelMatch& b) {
+                     bool da = a.classified && !a.agrees, db = b.classified && !b.agrees;
+                     if (da != db) return da;
+                     return a.kernel_ns > b.kernel_ns;
+                   });
   if (matches.size() > kMaxListed) matches.resize(kMaxListed);
 }
 

@@ -29,15 +29,15 @@ namespace gpuwise::advisor {
 
 // One (call signature, kernel) pair: the calls with these types that ran this kernel.
 struct BlasKernelMatch {
-  std::string api;                // "cublasGemmEx"
-  std::string types;              // "A=fp16 B=fp16 C=fp32 compute=32F math=default"
+  std::string api;   // "cublasGemmEx"
+  std::string types; // "A=fp16 B=fp16 C=fp32 compute=32F math=default"
   profiler::Precision requested = profiler::Precision::Other;
-  std::string kernel;             // display (demangled) name
+  std::string kernel; // display (demangled) name
   profiler::Precision kernel_precision = profiler::Precision::Other;
-  bool classified = false;        // the name told its precision
+  bool classified = false; // the name told its precision
   bool agrees = false;
   uint64_t calls = 0;
-  model::TimeNs kernel_ns = 0;    // timed kernel time of those launches
+  model::TimeNs kernel_ns = 0; // timed kernel time of those launches
 
   bool sameKey(const BlasKernelMatch& o) const {
     return api == o.api && types == o.types && kernel == o.kernel;

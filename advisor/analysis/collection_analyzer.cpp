@@ -187,7 +187,8 @@ void CollectionResult::merge(const CollectionResult& o) {
     it->events += p.events;
     it->kernels += p.kernels;
     it->events_dropped += p.events_dropped;
-    if (p.shim_cost.session_ns > it->shim_cost.session_ns) it->shim_cost = p.shim_cost; // cumulative
+    if (p.shim_cost.session_ns > it->shim_cost.session_ns)
+      it->shim_cost = p.shim_cost; // cumulative
     if (p.tier != model::CollectionTier::Unknown) {
       it->tier = p.tier;
       it->tier_reason = p.tier_reason;

@@ -24,7 +24,8 @@ public:
     if (end <= start) return;
     auto& b = counts();
     b.ns[static_cast<size_t>(cause)] += end - start;
-    if (cause == IdleCause::Input) (inferred_input ? b.input_inferred_ns : b.input_data_loader_ns) += end - start;
+    if (cause == IdleCause::Input)
+      (inferred_input ? b.input_inferred_ns : b.input_data_loader_ns) += end - start;
     auto& segs = out_.segments;
     if (!segs.empty() && segs.back().end == start && segs.back().cause == cause &&
         segs.back().inferred_input == inferred_input) {

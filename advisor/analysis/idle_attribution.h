@@ -91,8 +91,9 @@ struct DeviceIdle {
   std::vector<IdleSegment> segments; // in time order, disjoint, covering every gap exactly
 };
 
-// Gaps that begin before `count_from` or at/after `count_until` (a live window's context, counted by the previous window:
-// see window_bounds.h) are attributed and kept in `segments` but left out of `breakdown`.
+// Gaps that begin before `count_from` or at/after `count_until` (a live window's context, counted
+// by the previous window: see window_bounds.h) are attributed and kept in `segments` but left out
+// of `breakdown`.
 DeviceIdle attributeIdle(const ActivityIndex& index, const DeviceActivity& device,
                          const IdleOptions& options = {},
                          model::TimeNs count_from = std::numeric_limits<model::TimeNs>::min(),

@@ -94,7 +94,8 @@ JobAnalysis analyzeJob(const model::Trace& trace, const AnalysisOptions& options
     auto index = buildActivityIndex(p);
     std::vector<DeviceIdle> idle;
     a.timeline.append(analyzeTimeline(index, options.idle, &idle));
-    if (auto steps = analyzeSteps(index, idle, options.idle)) a.steps.processes.push_back(std::move(*steps));
+    if (auto steps = analyzeSteps(index, idle, options.idle))
+      a.steps.processes.push_back(std::move(*steps));
   }
   analyzeRecords(trace, options.ingest, a);
   analyzeMemoryLevels(trace, a);

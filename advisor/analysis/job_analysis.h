@@ -44,7 +44,7 @@ struct JobAnalysis {
   CopyResult copies;
   SyncResult syncs;
   MemoryResult memory;
-  NvmlResult nvml;           // NVML device samples (live runs)
+  NvmlResult nvml; // NVML device samples (live runs)
   StepResult steps;
   CollectionResult collection;
   UtilizationResult utilization; // busy and memory over time, bounded series for the charts
@@ -60,7 +60,9 @@ struct JobAnalysis {
   model::TimeNs inputStallNs() const;
   model::TimeNs inputStallReferenceNs() const;
   // summary.launch_overhead_ratio: launch-overhead idle over all idle (0 when never idle).
-  std::optional<double> launchOverheadRatio() const { return timeline.idleShare(IdleCause::LaunchOverhead); }
+  std::optional<double> launchOverheadRatio() const {
+    return timeline.idleShare(IdleCause::LaunchOverhead);
+  }
   // Host time blocked in syncs per steady step (after the warm-up); nullopt without steps.
   std::optional<double> hostSyncSecondsPerStep() const;
   // Combines the analysis of another window of the same job (sums, maxima, widened spans).

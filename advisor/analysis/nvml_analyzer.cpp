@@ -19,8 +19,9 @@ void fold(NvmlDeviceFigures& into, const NvmlDeviceFigures& o, uint64_t& util_n_
   into.device_used_peak_bytes = std::max(into.device_used_peak_bytes, o.device_used_peak_bytes);
   into.device_total_bytes = std::max(into.device_total_bytes, o.device_total_bytes);
   if (util_n_other) {
-    double sum = (into.gpu_utilization_mean < 0 ? 0 : into.gpu_utilization_mean * double(util_n_into)) +
-                 o.gpu_utilization_mean * double(util_n_other);
+    double sum =
+        (into.gpu_utilization_mean < 0 ? 0 : into.gpu_utilization_mean * double(util_n_into)) +
+        o.gpu_utilization_mean * double(util_n_other);
     util_n_into += util_n_other;
     into.gpu_utilization_mean = sum / double(util_n_into);
   }
@@ -67,9 +68,10 @@ void NvmlResult::merge(const NvmlResult& o) {
     uint64_t n_other = d.gpu_utilization_mean < 0 ? 0 : d.samples;
     fold(*it, d, n_into, n_other);
   }
-  std::sort(devices.begin(), devices.end(), [](const NvmlDeviceFigures& a, const NvmlDeviceFigures& b) {
-    return a.pid != b.pid ? a.pid < b.pid : a.device < b.device;
-  });
+  std::sort(devices.begin(), devices.end(),
+            [](const NvmlDeviceFigures& a, const NvmlDeviceFigures& b) {
+              return a.pid != b.pid ? a.pid < b.pid : a.device < b.device;
+            });
 }
 
 } // namespace gpuwise::advisor

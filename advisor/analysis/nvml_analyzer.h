@@ -19,7 +19,7 @@ struct NvmlDeviceFigures {
   int64_t process_used_peak_bytes = -1; // -1: NVML never listed the process (pid namespace)
   int64_t device_used_peak_bytes = -1;
   int64_t device_total_bytes = -1;
-  double gpu_utilization_mean = -1;    // percent; -1 unknown (MIG slices report none)
+  double gpu_utilization_mean = -1; // percent; -1 unknown (MIG slices report none)
 };
 
 struct NvmlResult {

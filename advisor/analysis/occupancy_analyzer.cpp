@@ -93,8 +93,12 @@ void OccupancyCalculator::add(const model::KernelExec& k, OccupancyStats& s) {
     ++s.unknown;
     return;
   }
-  Key key{k.device, uint32_t(std::min<uint64_t>(k.block.count(), UINT32_MAX)),
-          k.registers_per_thread, k.static_shared_bytes, k.dynamic_shared_bytes, k.grid.count()};
+  Key key{k.device,
+          uint32_t(std::min<uint64_t>(k.block.count(), UINT32_MAX)),
+          k.registers_per_thread,
+          k.static_shared_bytes,
+          k.dynamic_shared_bytes,
+          k.grid.count()};
   auto it = cache_.find(key);
   if (it == cache_.end()) it = cache_.emplace(key, profiler::analyzeLaunch(k, *lim)).first;
   const auto& a = it->second;

@@ -27,9 +27,9 @@ namespace gpuwise::advisor {
 inline constexpr size_t kOccupancyLimiters = 6; // profiler::OccupancyLimiter values
 
 struct OccupancyStats {
-  model::TimeNs timed_ns = 0; // kernel time with a known theoretical occupancy
-  double occupancy_ns = 0;    // sum of occupancy x duration
-  double active_blocks_ns = 0; // sum of resident blocks per SM x duration
+  model::TimeNs timed_ns = 0;      // kernel time with a known theoretical occupancy
+  double occupancy_ns = 0;         // sum of occupancy x duration
+  double active_blocks_ns = 0;     // sum of resident blocks per SM x duration
   model::TimeNs fill_timed_ns = 0; // kernel time with a known wave fill (SM count known)
   double sm_fill_ns = 0, tail_loss_ns = 0, waves_ns = 0;
   model::TimeNs achieved_timed_ns = 0; // kernel time with the trace's achieved occupancy

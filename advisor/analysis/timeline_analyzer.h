@@ -51,7 +51,7 @@ struct DeviceTimeline {
   model::TimeNs communication_exposed_ns = 0; // communication while no compute kernel ran
   IdleBreakdown idle;                         // idle_ns() split by cause
   uint64_t timed_kernels = 0;
-  uint64_t short_kernels = 0; // timed kernels shorter than kShortKernelNs
+  uint64_t short_kernels = 0;      // timed kernels shorter than kShortKernelNs
   std::vector<StreamBusy> streams; // sorted by stream id
 
   model::TimeNs spanNs() const { return span_end - span_start; }

@@ -41,7 +41,8 @@ struct WindowBounds {
   // the window's idle (a DataLoader range still open at the cut) has arrived.
   model::TimeNs count_until = kMax;
   model::TimeNs steps_from = kMin; // inferred steps starting before were counted already
-  std::map<uint32_t, model::TimeNs> device_from; // per device; absent: count from its first activity
+  std::map<uint32_t, model::TimeNs>
+      device_from; // per device; absent: count from its first activity
   // The process annotates its steps (a step range was seen): a window without one has no steps
   // to count yet, rather than steps to infer.
   bool annotated_steps = false;

@@ -78,8 +78,8 @@ struct AdvisorCli {
 };
 
 void addAdvisorCommand(CLI::App& app, AdvisorCli& advisor) {
-  advisor.cmd = app.add_subcommand(
-      "advisor", "Serve an endpoint until SIGINT/SIGTERM, then write the report");
+  advisor.cmd = app.add_subcommand("advisor",
+                                   "Serve an endpoint until SIGINT/SIGTERM, then write the report");
   AdvisorOptions& o = advisor.options;
   advisor.cmd->add_option("--listen", o.listen, "Endpoint to bind (ipc://PATH, tcp://HOST:PORT)")
       ->required();
@@ -135,9 +135,9 @@ CLI::App* addDiffCommand(CLI::App& app, DiffOptionsCli& diff) {
 }
 
 CLI::App* addExportCommand(CLI::App& app, ExportOptions& exp) {
-  auto* export_cmd =
-      app.add_subcommand("export", "Write recorded traces in another tool's format");
-  export_cmd->add_option("--format", exp.format, "Output format: chrome (chrome://tracing, Perfetto)")
+  auto* export_cmd = app.add_subcommand("export", "Write recorded traces in another tool's format");
+  export_cmd
+      ->add_option("--format", exp.format, "Output format: chrome (chrome://tracing, Perfetto)")
       ->capture_default_str();
   export_cmd
       ->add_option("INPUT", exp.inputs,
@@ -223,7 +223,8 @@ int runCli(int argc, const char* const* argv, CliIo io) {
   if (export_cmd->parsed()) return exportCommand(exp, io);
   if (diff_cmd->parsed()) return diffCommand(diff, io);
   if (webhook_cmd->parsed()) return webhookCommand(webhook, io);
-  io.err << "gpuwise: a command is required: run, advisor, report, export, diff, webhook or version\n";
+  io.err
+      << "gpuwise: a command is required: run, advisor, report, export, diff, webhook or version\n";
   return kExitUsage;
 }
 

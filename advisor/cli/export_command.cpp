@@ -13,8 +13,7 @@ int exportCommand(const ExportOptions& o, CliIo io) {
     logLine(io.err, "export", line);
     return kExitUsage;
   };
-  if (o.format != "chrome")
-    return fail("unknown --format '" + o.format + "' (formats: chrome)");
+  if (o.format != "chrome") return fail("unknown --format '" + o.format + "' (formats: chrome)");
   if (o.inputs.empty()) return fail("at least one INPUT is required");
   if (o.output.empty()) return fail("-o OUT.json is required");
 

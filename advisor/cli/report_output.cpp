@@ -11,8 +11,8 @@ bool produceReport(const model::Trace& trace, const AnalysisOptions& analysis_op
   return produceReport(analyzeJob(trace, analysis_options), targets, summary, error);
 }
 
-bool produceReport(const JobAnalysis& analysis, const ReportTargets& targets,
-                   std::ostream& summary, std::string* error) {
+bool produceReport(const JobAnalysis& analysis, const ReportTargets& targets, std::ostream& summary,
+                   std::string* error) {
   Thresholds thresholds;
   thresholds.advice_floor = targets.advice_floor;
   auto advice = advise(analysis, nullptr, thresholds);

@@ -12,9 +12,9 @@
 namespace gpuwise::advisor {
 
 struct ReportTargets {
-  std::string json_path; // empty: not written
-  std::string html_path; // empty: not written
-  CostOptions cost;      // the GPU-hour price (--gpu-hour-price) for the reports' cost figures
+  std::string json_path;      // empty: not written
+  std::string html_path;      // empty: not written
+  CostOptions cost;           // the GPU-hour price (--gpu-hour-price) for the reports' cost figures
   double advice_floor = 0.02; // --advice-floor: findings saving less are notes
   bool verbose = false;       // --verbose: the terminal shows each recommendation's evidence
 };
@@ -24,7 +24,7 @@ struct ReportTargets {
 bool produceReport(const model::Trace& trace, const AnalysisOptions& analysis_options,
                    const ReportTargets& targets, std::ostream& summary, std::string* error);
 // The same from an analysis already made (a live run's windows, aggregated by the ingest).
-bool produceReport(const JobAnalysis& analysis, const ReportTargets& targets,
-                   std::ostream& summary, std::string* error);
+bool produceReport(const JobAnalysis& analysis, const ReportTargets& targets, std::ostream& summary,
+                   std::string* error);
 
 } // namespace gpuwise::advisor

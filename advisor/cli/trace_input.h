@@ -27,8 +27,8 @@ namespace gpuwise::advisor {
 
 struct LoadedInputs {
   model::Trace trace;
-  IngestHealth health;       // aligned with trace.processes; nullopt streams for imported inputs
-  bool has_ingest = false;   // some input was a .gwt recording
+  IngestHealth health;     // aligned with trace.processes; nullopt streams for imported inputs
+  bool has_ingest = false; // some input was a .gwt recording
 };
 
 // False with `error` set to one line naming the file and the problem; nothing partial is kept.

@@ -122,9 +122,8 @@ int webhookCommand(const WebhookOptions& o, CliIo io) {
     pthread_sigmask(SIG_SETMASK, &previous, nullptr);
     return fail(error);
   }
-  const std::string host = server->host().find(':') != std::string::npos
-                               ? "[" + server->host() + "]"
-                               : server->host();
+  const std::string host =
+      server->host().find(':') != std::string::npos ? "[" + server->host() + "]" : server->host();
   logLine(io.err, "webhook",
           "listening on https://" + host + ":" + std::to_string(server->port()) + " (image " +
               so.injection.image + ", " + (o.classic_sidecar ? "classic" : "native") +

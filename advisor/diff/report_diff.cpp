@@ -123,8 +123,8 @@ std::optional<double> steadyNumber(const json& r, std::string_view key) {
 std::optional<double> medianErrorFromInterval(const json& r) {
   const json* ci = jsonAt(r, {"summary", "steps", "steady", "p50_ci95_seconds"});
   auto median = steadyNumber(r, "p50_seconds");
-  if (!ci || !ci->is_array() || ci->size() != 2 || !(*ci)[0].is_number() ||
-      !(*ci)[1].is_number() || !median || !(*median > 0))
+  if (!ci || !ci->is_array() || ci->size() != 2 || !(*ci)[0].is_number() || !(*ci)[1].is_number() ||
+      !median || !(*median > 0))
     return std::nullopt;
   const double low = (*ci)[0].get<double>(), high = (*ci)[1].get<double>();
   if (!std::isfinite(low) || !std::isfinite(high) || high < low) return std::nullopt;

@@ -47,7 +47,8 @@ public:
     std::set<int64_t> seen;
     for (size_t i = 0; i < n; ++i) {
       const int64_t pid = trace.processes[i].info.pid;
-      host_pids_.push_back(pid > 0 && seen.insert(pid).second ? pid : kSyntheticPidBase + int64_t(i << 12) + 0xfff);
+      host_pids_.push_back(
+          pid > 0 && seen.insert(pid).second ? pid : kSyntheticPidBase + int64_t(i << 12) + 0xfff);
     }
   }
 
@@ -56,14 +57,16 @@ public:
     writeIdentity();
     if (trace_.processes.size() == 1) writeDevicesAndRank(trace_.processes[0]);
     w_.raw("\"traceEvents\":[");
-    for (size_t i = 0; i < trace_.processes.size(); ++i) writeProcess(i);
+    for (size_t i = 0; i < trace_.processes.size(); ++i)
+      writeProcess(i);
     w_.raw("\n]}\n");
   }
 
 private:
   int64_t gpuPid(size_t proc, uint32_t device) const {
     // Kineto's convention (pid = device index) when it cannot be mistaken for the host process.
-    if (trace_.processes.size() == 1 && int64_t(device) != host_pids_[0] && device < (1u << 20)) return device;
+    if (trace_.processes.size() == 1 && int64_t(device) != host_pids_[0] && device < (1u << 20))
+      return device;
     return kSyntheticPidBase + int64_t(proc << 12) + (device & 0xfff);
   }
   uint64_t flowId(size_t proc, uint64_t correlation) const {
@@ -71,18 +74,31 @@ private:
   }
 
   // `{"ph":"X","cat":...,"name":...,"pid":...,"tid":...,"ts":...` (the caller closes it).
-  void begin(char ph, std::string_view cat, std::string_view name, int64_t pid, int64_t tid, TimeNs ts) {
+  void begin(char ph, std::string_view cat, std::string_view name, int64_t pid, int64_t tid,
+             TimeNs ts) {
     w_.raw(first_ ? "\n{\"ph\":\"" : ",\n{\"ph\":\"").raw(ph).raw('"');
     first_ = false;
     if (!cat.empty()) w_.raw(",\"cat\":").str(cat);
-    w_.raw(",\"name\":").str(name).raw(",\"pid\":").num(pid).raw(",\"tid\":").num(tid).raw(",\"ts\":").micros(ts);
+    w_.raw(",\"name\":")
+        .str(name)
+        .raw(",\"pid\":")
+        .num(pid)
+        .raw(",\"tid\":")
+        .num(tid)
+        .raw(",\"ts\":")
+        .micros(ts);
   }
-  void span(char ph, std::string_view cat, std::string_view name, int64_t pid, int64_t tid, TimeNs start, TimeNs end) {
+  void span(char ph, std::string_view cat, std::string_view name, int64_t pid, int64_t tid,
+            TimeNs start, TimeNs end) {
     begin(ph, cat, name, pid, tid, start);
     w_.raw(",\"dur\":").micros(end > start ? end - start : 0);
   }
-  void metadata(std::string_view what, int64_t pid, int64_t tid, std::string_view argKey, std::string_view value) {
-    w_.raw(first_ ? "\n{\"name\":" : ",\n{\"name\":").str(what).raw(",\"ph\":\"M\",\"ts\":0,\"pid\":").num(pid);
+  void metadata(std::string_view what, int64_t pid, int64_t tid, std::string_view argKey,
+                std::string_view value) {
+    w_.raw(first_ ? "\n{\"name\":" : ",\n{\"name\":")
+        .str(what)
+        .raw(",\"ph\":\"M\",\"ts\":0,\"pid\":")
+        .num(pid);
     w_.raw(",\"tid\":").num(tid).raw(",\"args\":{").key(argKey).str(value).raw("}}");
     first_ = false;
   }
@@ -102,7 +118,8 @@ private:
     const char* source = model::toString(trace_.source.kind);
     w_.raw("\"gpuwise\":{\"exporter\":\"gpuwise chrome trace\",\"source\":").str(source);
     w_.raw(",\"simulated\":").raw(trace_.source.simulated ? "true" : "false").raw(",\"files\":[");
-    for (size_t i = 0; i < trace_.source.files.size(); ++i) (i ? w_.raw(',') : w_).str(trace_.source.files[i]);
+    for (size_t i = 0; i < trace_.source.files.size(); ++i)
+      (i ? w_.raw(',') : w_).str(trace_.source.files[i]);
     w_.raw("],\"processes\":[");
     for (size_t i = 0; i < trace_.processes.size(); ++i) {
       const auto& p = trace_.processes[i];
@@ -113,9 +130,20 @@ private:
       w_.raw(',').key("rank").num(in.rank).raw(',').key("local_rank").num(in.local_rank);
       w_.raw(',').key("world_size").num(in.world_size).raw(',').key("pod").str(in.pod);
       w_.raw(',').key("namespace").str(in.ns).raw(',').key("container").str(in.container);
-      w_.raw(',').key("tier").str(toString(in.tier)).raw(',').key("tier_reason").str(in.tier_reason);
+      w_.raw(',')
+          .key("tier")
+          .str(toString(in.tier))
+          .raw(',')
+          .key("tier_reason")
+          .str(in.tier_reason);
       w_.raw(',').key("events_dropped").num(p.events_dropped);
-      w_.raw(',').key("wall_start_ns").num(p.wall_start).raw(',').key("wall_end_ns").num(p.wall_end).raw('}');
+      w_.raw(',')
+          .key("wall_start_ns")
+          .num(p.wall_start)
+          .raw(',')
+          .key("wall_end_ns")
+          .num(p.wall_end)
+          .raw('}');
     }
     w_.raw("]},");
   }
@@ -126,7 +154,12 @@ private:
       const auto& d = p.devices[i];
       w_.raw(i ? ",{" : "{").key("id").num(d.index).raw(',').key("name").str(d.name);
       w_.raw(',').key("totalGlobalMem").num(d.memory_total_bytes);
-      w_.raw(',').key("computeMajor").num(d.compute_major).raw(',').key("computeMinor").num(d.compute_minor);
+      w_.raw(',')
+          .key("computeMajor")
+          .num(d.compute_major)
+          .raw(',')
+          .key("computeMinor")
+          .num(d.compute_minor);
       w_.raw(',').key("numSms").num(d.sm_count);
       w_.raw(',').key("maxThreadsPerMultiprocessor").num(d.max_threads_per_sm);
       w_.raw(',').key("maxBlocksPerMultiprocessor").num(d.max_blocks_per_sm);
@@ -140,7 +173,12 @@ private:
     }
     w_.raw("],");
     if (p.info.rank >= 0 || p.info.world_size >= 0) {
-      w_.raw("\"distributedInfo\":{").key("rank").num(p.info.rank).raw(',').key("world_size").num(p.info.world_size);
+      w_.raw("\"distributedInfo\":{")
+          .key("rank")
+          .num(p.info.rank)
+          .raw(',')
+          .key("world_size")
+          .num(p.info.world_size);
       w_.raw("},");
     }
   }
@@ -149,7 +187,8 @@ private:
     const auto& p = trace_.processes[i];
     const int64_t host = host_pids_[i];
     const bool multi = trace_.processes.size() > 1;
-    std::string label = p.info.command.empty() ? "process " + std::to_string(p.info.pid) : p.info.command;
+    std::string label =
+        p.info.command.empty() ? "process " + std::to_string(p.info.pid) : p.info.command;
     if (p.info.rank >= 0) label = "rank " + std::to_string(p.info.rank) + ": " + label;
     metadata("process_name", host, 0, "name", label);
     metadata("process_labels", host, 0, "labels", "CPU");
@@ -157,28 +196,39 @@ private:
 
     std::set<std::pair<uint32_t, uint32_t>> streams; // (device, stream)
     std::set<uint32_t> threads;
-    for (const auto& k : p.kernels) streams.emplace(k.device, k.stream);
-    for (const auto& c : p.copies) streams.emplace(c.device, c.stream);
-    for (const auto& m : p.memsets) streams.emplace(m.device, m.stream);
-    for (const auto& a : p.api_calls) threads.insert(a.thread);
+    for (const auto& k : p.kernels)
+      streams.emplace(k.device, k.stream);
+    for (const auto& c : p.copies)
+      streams.emplace(c.device, c.stream);
+    for (const auto& m : p.memsets)
+      streams.emplace(m.device, m.stream);
+    for (const auto& a : p.api_calls)
+      threads.insert(a.thread);
     for (const auto& r : p.ranges) {
-      if (r.kind == RangeKind::GpuAnnotation) streams.emplace(r.device, r.stream);
-      else threads.insert(r.thread);
+      if (r.kind == RangeKind::GpuAnnotation)
+        streams.emplace(r.device, r.stream);
+      else
+        threads.insert(r.thread);
     }
     std::set<uint32_t> devices;
-    for (const auto& [d, s] : streams) devices.insert(d);
-    for (const auto& d : p.devices) devices.insert(d.index);
+    for (const auto& [d, s] : streams)
+      devices.insert(d);
+    for (const auto& d : p.devices)
+      devices.insert(d.index);
     for (uint32_t d : devices) {
       const DeviceInfo* info = p.device(d);
       std::string name = "GPU " + std::to_string(d);
       if (info && !info->name.empty()) name += ": " + info->name;
       if (multi && p.info.rank >= 0) name = "rank " + std::to_string(p.info.rank) + " " + name;
       metadata("process_name", gpuPid(i, d), 0, "name", name);
-      metadata("process_labels", gpuPid(i, d), 0, "labels", info && !info->name.empty() ? info->name : "GPU");
+      metadata("process_labels", gpuPid(i, d), 0, "labels",
+               info && !info->name.empty() ? info->name : "GPU");
       sortIndex(gpuPid(i, d), int64_t(i) * 1000 + 1 + d);
     }
-    for (const auto& [d, s] : streams) metadata("thread_name", gpuPid(i, d), s, "name", "stream " + std::to_string(s));
-    for (uint32_t t : threads) metadata("thread_name", host, t, "name", "thread " + std::to_string(t));
+    for (const auto& [d, s] : streams)
+      metadata("thread_name", gpuPid(i, d), s, "name", "stream " + std::to_string(s));
+    for (uint32_t t : threads)
+      metadata("thread_name", host, t, "name", "thread " + std::to_string(t));
   }
 
   void writeProcess(size_t i) {
@@ -198,12 +248,14 @@ private:
     }
     // The host side of GPU work the trace has no API call for (a live trace records launches on
     // the GPU record itself): a runtime event, so the viewer shows the launch and re-import joins.
-    auto hostCall = [&](std::string_view name, uint64_t corr, uint32_t thread, TimeNs start, TimeNs end) {
+    auto hostCall = [&](std::string_view name, uint64_t corr, uint32_t thread, TimeNs start,
+                        TimeNs end) {
       if (!corr || start == 0 || apiCorrelations.count(corr)) return;
       span('X', "cuda_runtime", name, host, thread, start, end);
       w_.raw(",\"args\":{\"correlation\":").num(corr).raw(",\"gpuwise.synthesized\":1}}");
     };
-    auto launchFlow = [&](uint64_t corr, uint32_t thread, TimeNs launch, int64_t gpu, uint32_t stream, TimeNs start) {
+    auto launchFlow = [&](uint64_t corr, uint32_t thread, TimeNs launch, int64_t gpu,
+                          uint32_t stream, TimeNs start) {
       if (!options_.flows || !corr || launch == 0) return;
       flow('s', i, corr, host, thread, launch);
       flow('f', i, corr, gpu, stream, start);
@@ -214,10 +266,29 @@ private:
       span('X', "kernel", names.get(k.name), gpu, k.stream, k.start, k.end);
       w_.raw(",\"args\":{").key("device").num(k.device).raw(',').key("stream").num(k.stream);
       w_.raw(',').key("correlation").num(k.correlation);
-      w_.raw(',').key("grid").raw('[').num(k.grid.x).raw(',').num(k.grid.y).raw(',').num(k.grid.z).raw(']');
-      w_.raw(',').key("block").raw('[').num(k.block.x).raw(',').num(k.block.y).raw(',').num(k.block.z).raw(']');
-      if (k.registers_per_thread) w_.raw(',').key("registers per thread").num(k.registers_per_thread);
-      w_.raw(',').key("shared memory").num(uint64_t(k.static_shared_bytes) + k.dynamic_shared_bytes);
+      w_.raw(',')
+          .key("grid")
+          .raw('[')
+          .num(k.grid.x)
+          .raw(',')
+          .num(k.grid.y)
+          .raw(',')
+          .num(k.grid.z)
+          .raw(']');
+      w_.raw(',')
+          .key("block")
+          .raw('[')
+          .num(k.block.x)
+          .raw(',')
+          .num(k.block.y)
+          .raw(',')
+          .num(k.block.z)
+          .raw(']');
+      if (k.registers_per_thread)
+        w_.raw(',').key("registers per thread").num(k.registers_per_thread);
+      w_.raw(',')
+          .key("shared memory")
+          .num(uint64_t(k.static_shared_bytes) + k.dynamic_shared_bytes);
       w_.raw(',').key("static shared memory").num(k.static_shared_bytes);
       w_.raw(',').key("dynamic shared memory").num(k.dynamic_shared_bytes);
       if (k.achieved_occupancy >= 0)
@@ -230,30 +301,56 @@ private:
     }
     for (const auto& c : p.copies) {
       const int64_t gpu = gpuPid(i, c.device);
-      std::string name = std::string("Memcpy ") + copyKindWord(c.direction) + " (" + memoryWord(c.src) + " -> " +
-                         memoryWord(c.dst) + ")";
+      std::string name = std::string("Memcpy ") + copyKindWord(c.direction) + " (" +
+                         memoryWord(c.src) + " -> " + memoryWord(c.dst) + ")";
       span('X', "gpu_memcpy", name, gpu, c.stream, c.start, c.end);
       w_.raw(",\"args\":{").key("device").num(c.device).raw(',').key("stream").num(c.stream);
-      w_.raw(',').key("correlation").num(c.correlation).raw(',').key("bytes").num(c.bytes).raw("}}");
-      hostCall(c.async ? "cudaMemcpyAsync" : "cudaMemcpy", c.correlation, c.thread, c.call_start, c.call_end);
+      w_.raw(',')
+          .key("correlation")
+          .num(c.correlation)
+          .raw(',')
+          .key("bytes")
+          .num(c.bytes)
+          .raw("}}");
+      hostCall(c.async ? "cudaMemcpyAsync" : "cudaMemcpy", c.correlation, c.thread, c.call_start,
+               c.call_end);
       launchFlow(c.correlation, c.thread, c.call_start, gpu, c.stream, c.start);
     }
     for (const auto& m : p.memsets) {
       const int64_t gpu = gpuPid(i, m.device);
-      span('X', "gpu_memset", std::string("Memset (") + memoryWord(m.dst) + ")", gpu, m.stream, m.start, m.end);
+      span('X', "gpu_memset", std::string("Memset (") + memoryWord(m.dst) + ")", gpu, m.stream,
+           m.start, m.end);
       w_.raw(",\"args\":{").key("device").num(m.device).raw(',').key("stream").num(m.stream);
-      w_.raw(',').key("correlation").num(m.correlation).raw(',').key("bytes").num(m.bytes).raw("}}");
-      hostCall(m.async ? "cudaMemsetAsync" : "cudaMemset", m.correlation, m.thread, m.call_start, m.call_end);
+      w_.raw(',')
+          .key("correlation")
+          .num(m.correlation)
+          .raw(',')
+          .key("bytes")
+          .num(m.bytes)
+          .raw("}}");
+      hostCall(m.async ? "cudaMemsetAsync" : "cudaMemset", m.correlation, m.thread, m.call_start,
+               m.call_end);
       launchFlow(m.correlation, m.thread, m.call_start, gpu, m.stream, m.start);
     }
     for (const auto& s : p.syncs) {
       // With its API call on the host row, the CUPTI-style record goes on the GPU row (Kineto's
       // place for it); alone, it is the host's wait and goes on the waiting thread.
       const bool onGpu = s.correlation && apiCorrelations.count(s.correlation);
-      span('X', "cuda_sync", kinetoSyncName(s.kind), onGpu ? gpuPid(i, s.device) : host, onGpu ? s.stream : s.thread,
-           s.start, s.end);
-      w_.raw(",\"args\":{").key("cuda_sync_kind").str(kinetoSyncName(s.kind)).raw(',').key("device").num(s.device);
-      w_.raw(',').key("stream").num(s.stream).raw(',').key("correlation").num(s.correlation).raw("}}");
+      span('X', "cuda_sync", kinetoSyncName(s.kind), onGpu ? gpuPid(i, s.device) : host,
+           onGpu ? s.stream : s.thread, s.start, s.end);
+      w_.raw(",\"args\":{")
+          .key("cuda_sync_kind")
+          .str(kinetoSyncName(s.kind))
+          .raw(',')
+          .key("device")
+          .num(s.device);
+      w_.raw(',')
+          .key("stream")
+          .num(s.stream)
+          .raw(',')
+          .key("correlation")
+          .num(s.correlation)
+          .raw("}}");
     }
     for (const auto& r : p.ranges) {
       const std::string_view name = names.get(r.name);
@@ -262,7 +359,8 @@ private:
         w_.raw(",\"args\":{").key("device").num(r.device).raw("}}");
         continue;
       }
-      span('X', r.kind == RangeKind::Operator ? "cpu_op" : "user_annotation", name, host, r.thread, r.start, r.end);
+      span('X', r.kind == RangeKind::Operator ? "cpu_op" : "user_annotation", name, host, r.thread,
+           r.start, r.end);
       w_.raw(",\"args\":{").key("gpuwise.kind").str(toString(r.kind));
       if (r.step >= 0) w_.raw(',').key("gpuwise.step").num(r.step);
       w_.raw("}}");
@@ -282,7 +380,8 @@ private:
       if (options_.counters) {
         begin('C', "", "GPU " + std::to_string(m.device) + " memory", host, 0, m.time);
         w_.raw(",\"args\":{");
-        if (m.allocated_bytes >= 0) w_.raw("\"allocated\":").num(m.allocated_bytes).raw(m.reserved_bytes >= 0 ? "," : "");
+        if (m.allocated_bytes >= 0)
+          w_.raw("\"allocated\":").num(m.allocated_bytes).raw(m.reserved_bytes >= 0 ? "," : "");
         if (m.reserved_bytes >= 0) w_.raw("\"reserved\":").num(m.reserved_bytes);
         w_.raw("}}");
       }

@@ -5,9 +5,13 @@
 
 namespace gpuwise::advisor {
 
-JsonWriter::JsonWriter(std::ostream& out) : out_(out) { buf_.reserve(kFlushBytes + 4096); }
+JsonWriter::JsonWriter(std::ostream& out) : out_(out) {
+  buf_.reserve(kFlushBytes + 4096);
+}
 
-JsonWriter::~JsonWriter() { flush(); }
+JsonWriter::~JsonWriter() {
+  flush();
+}
 
 bool JsonWriter::flush() {
   if (ok_ && !buf_.empty()) {

@@ -160,7 +160,8 @@ bool ByteSource::startNextMember() {
     }
     if (!refill()) return false;
   }
-  if (st.avail_in >= 2 ? !(st.next_in[0] == 0x1f && st.next_in[1] == 0x8b) : st.next_in[0] != 0x1f) {
+  if (st.avail_in >= 2 ? !(st.next_in[0] == 0x1f && st.next_in[1] == 0x8b)
+                       : st.next_in[0] != 0x1f) {
     error_ = "unexpected data after the end of the gzip stream";
     return false;
   }

@@ -37,7 +37,7 @@ public:
 
 private:
   ByteSource();
-  bool refill();        // reads the next piece of compressed input; false on a read error
+  bool refill(); // reads the next piece of compressed input; false on a read error
   int64_t readPlain(char* dst, size_t capacity);
   int64_t readGzip(char* dst, size_t capacity);
   bool startNextMember(); // after a gzip member ends: another member, zero padding, or garbage

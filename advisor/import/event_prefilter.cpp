@@ -7,7 +7,9 @@
 namespace gpuwise::advisor {
 namespace {
 
-inline bool isSpace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+inline bool isSpace(char c) {
+  return c == ' ' || c == '\n' || c == '\r' || c == '\t';
+}
 
 // A cursor over the head of one event: just enough JSON to read `"key": "value"` pairs.
 struct Head {
@@ -15,7 +17,8 @@ struct Head {
   const char* end;
 
   void ws() {
-    while (p < end && isSpace(*p)) ++p;
+    while (p < end && isSpace(*p))
+      ++p;
   }
   bool lit(char c) {
     ws();
@@ -40,7 +43,9 @@ struct Head {
     ++p;
     return true;
   }
-  bool member(std::string_view* key, std::string_view* value) { return str(key) && lit(':') && str(value); }
+  bool member(std::string_view* key, std::string_view* value) {
+    return str(key) && lit(':') && str(value);
+  }
   // A long string value (frame and operator names): found with memchr, escapes rejected.
   bool longStr(std::string_view* out) {
     ws();
@@ -99,8 +104,10 @@ size_t compactEvents(char* buf, size_t begin, size_t close, const EventSpan* eve
     // Between two events: whitespace, exactly one comma (none before the first).
     size_t commas = 0;
     for (size_t j = prevEnd; j < e.start; ++j) {
-      if (buf[j] == ',') ++commas;
-      else if (!isSpace(buf[j])) return 0;
+      if (buf[j] == ',')
+        ++commas;
+      else if (!isSpace(buf[j]))
+        return 0;
     }
     if (commas != (i == 0 ? 0u : 1u)) return 0;
     prevEnd = e.end;

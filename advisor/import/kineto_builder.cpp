@@ -27,9 +27,13 @@ model::RangeKind rangeKindFromName(std::string_view kind) {
   return RangeKind::Unknown;
 }
 
-uint32_t toU32(int64_t v) { return v < 0 ? 0 : uint32_t(std::min<int64_t>(v, UINT32_MAX)); }
+uint32_t toU32(int64_t v) {
+  return v < 0 ? 0 : uint32_t(std::min<int64_t>(v, UINT32_MAX));
+}
 // OS thread ids fit 32 bits; a pthread id that does not keeps its low bits (still distinct).
-uint32_t threadOf(const KinetoEvent& e) { return e.tid_numeric ? uint32_t(uint64_t(e.tid)) : 0; }
+uint32_t threadOf(const KinetoEvent& e) {
+  return e.tid_numeric ? uint32_t(uint64_t(e.tid)) : 0;
+}
 // A negative duration (clock skew in some writers) is an instant, never an interval backwards. An
 // end past the int64 range saturates (and is then dropped as absurd, record_limits.h).
 model::TimeNs endOf(const KinetoEvent& e) {
@@ -98,8 +102,12 @@ void KinetoProcessBuilder::addMtiaDeviceEvent(const KinetoEvent& e, const Kineto
   if (e.name == "event_record") return; // zero-length markers, not work
   if (e.name == "event_wait") {
     PendingSync p;
-    p.sync = {.start = e.ts, .end = endOf(e), .correlation = a ? a->correlation : 0,
-              .device = device, .stream = stream, .kind = SyncKind::StreamWaitEvent};
+    p.sync = {.start = e.ts,
+              .end = endOf(e),
+              .correlation = a ? a->correlation : 0,
+              .device = device,
+              .stream = stream,
+              .kind = SyncKind::StreamWaitEvent};
     p.pid = e.pid;
     p.tid = e.tid;
     pending_syncs_.push_back(p);
@@ -126,9 +134,12 @@ void KinetoProcessBuilder::onEvent(const KinetoEvent& e, const KinetoArgs* a) {
       ++trace_.events_dropped; // GPU work without a time cannot be placed; counted, not hidden
       return;
     }
-    if (e.cat == C::Kernel) addKernel(e, a, device(), stream());
-    else if (e.cat == C::Memcpy) addCopy(e, a, device(), stream());
-    else addMemset(e, a, device(), stream());
+    if (e.cat == C::Kernel)
+      addKernel(e, a, device(), stream());
+    else if (e.cat == C::Memcpy)
+      addCopy(e, a, device(), stream());
+    else
+      addMemset(e, a, device(), stream());
     return;
   case C::MtiaDevice:
     saw_mtia_ = true;
@@ -149,8 +160,12 @@ void KinetoProcessBuilder::onEvent(const KinetoEvent& e, const KinetoArgs* a) {
     if (!complete) return;
     PendingSync p;
     const std::string_view kindName = a && !a->sync_kind.empty() ? a->sync_kind : e.name;
-    p.sync = {.start = e.ts, .end = endOf(e), .correlation = a ? a->correlation : 0,
-              .device = device(), .stream = stream(), .kind = syncKindForCudaSync(kindName)};
+    p.sync = {.start = e.ts,
+              .end = endOf(e),
+              .correlation = a ? a->correlation : 0,
+              .device = device(),
+              .stream = stream(),
+              .kind = syncKindForCudaSync(kindName)};
     p.pid = e.pid;
     p.tid = e.tid;
     pending_syncs_.push_back(p);
@@ -172,8 +187,12 @@ void KinetoProcessBuilder::onEvent(const KinetoEvent& e, const KinetoArgs* a) {
   }
   case C::GpuAnnotation:
     if (complete) {
-      model::Range r{.start = e.ts, .end = endOf(e), .name = trace_.names.intern(e.name),
-                     .device = device(), .stream = tidStream, .kind = RangeKind::GpuAnnotation};
+      model::Range r{.start = e.ts,
+                     .end = endOf(e),
+                     .name = trace_.names.intern(e.name),
+                     .device = device(),
+                     .stream = tidStream,
+                     .kind = RangeKind::GpuAnnotation};
       trace_.ranges.push_back(r);
     }
     return;
@@ -181,23 +200,31 @@ void KinetoProcessBuilder::onEvent(const KinetoEvent& e, const KinetoArgs* a) {
     countHostPid(e);
     if (!complete) return;
     // 2021-era traces record steps and data-loader waits as operators.
-    if (const int64_t step = profilerStepNumber(e.name); step >= 0) addRange(e, a, RangeKind::Step, step);
-    else if (isDataLoaderRange(e.name)) addRange(e, a, RangeKind::DataLoader, -1);
-    else if (options_.include_operators) addRange(e, a, RangeKind::Operator, -1);
+    if (const int64_t step = profilerStepNumber(e.name); step >= 0)
+      addRange(e, a, RangeKind::Step, step);
+    else if (isDataLoaderRange(e.name))
+      addRange(e, a, RangeKind::DataLoader, -1);
+    else if (options_.include_operators)
+      addRange(e, a, RangeKind::Operator, -1);
     return;
   }
   case C::Python:
     countHostPid(e);
     if (complete && isPythonDataLoaderNext(e.name)) {
-      python_dataloader_.push_back({.start = e.ts, .end = endOf(e), .name = trace_.names.intern(e.name),
-                                    .thread = threadOf(e), .kind = RangeKind::DataLoader});
+      python_dataloader_.push_back({.start = e.ts,
+                                    .end = endOf(e),
+                                    .name = trace_.names.intern(e.name),
+                                    .thread = threadOf(e),
+                                    .kind = RangeKind::DataLoader});
     }
     return;
   case C::None:
   case C::CpuInstant:
     if (!a) return;
-    if ((e.ph == 'i' || e.ph == 'I') && e.has_ts) addMemory(e, *a);
-    else if (e.ph == 'M') addMetadata(e, *a);
+    if ((e.ph == 'i' || e.ph == 'I') && e.has_ts)
+      addMemory(e, *a);
+    else if (e.ph == 'M')
+      addMetadata(e, *a);
     return;
   case C::Other: return;
   }
@@ -234,7 +261,8 @@ void KinetoProcessBuilder::addKernel(const KinetoEvent& e, const KinetoArgs* a, 
   trace_.kernels.push_back(k);
 }
 
-void KinetoProcessBuilder::addCopy(const KinetoEvent& e, const KinetoArgs* a, uint32_t device, uint32_t stream) {
+void KinetoProcessBuilder::addCopy(const KinetoEvent& e, const KinetoArgs* a, uint32_t device,
+                                   uint32_t stream) {
   model::Copy c;
   c.start = e.ts;
   c.end = endOf(e);
@@ -242,9 +270,12 @@ void KinetoProcessBuilder::addCopy(const KinetoEvent& e, const KinetoArgs* a, ui
   c.stream = stream;
   if (e.cat == C::MtiaDevice) {
     const std::string_view dir = a ? a->direction : std::string_view();
-    if (dir == "HOST_TO_DEVICE") c.direction = CopyDirection::HostToDevice;
-    else if (dir == "DEVICE_TO_HOST") c.direction = CopyDirection::DeviceToHost;
-    else if (dir == "DEVICE_TO_DEVICE") c.direction = CopyDirection::DeviceToDevice;
+    if (dir == "HOST_TO_DEVICE")
+      c.direction = CopyDirection::HostToDevice;
+    else if (dir == "DEVICE_TO_HOST")
+      c.direction = CopyDirection::DeviceToHost;
+    else if (dir == "DEVICE_TO_DEVICE")
+      c.direction = CopyDirection::DeviceToDevice;
   } else {
     const MemcpyNameInfo info = parseMemcpyName(e.name);
     c.direction = info.direction;
@@ -273,10 +304,15 @@ void KinetoProcessBuilder::addMemset(const KinetoEvent& e, const KinetoArgs* a, 
   trace_.memsets.push_back(m);
 }
 
-void KinetoProcessBuilder::addRange(const KinetoEvent& e, const KinetoArgs* a, RangeKind kind, int64_t step) {
+void KinetoProcessBuilder::addRange(const KinetoEvent& e, const KinetoArgs* a, RangeKind kind,
+                                    int64_t step) {
   if (kind == RangeKind::DataLoader) saw_dataloader_ = true;
-  model::Range r{.start = e.ts, .end = endOf(e), .name = trace_.names.intern(e.name),
-                 .thread = threadOf(e), .kind = kind, .step = step};
+  model::Range r{.start = e.ts,
+                 .end = endOf(e),
+                 .name = trace_.names.intern(e.name),
+                 .thread = threadOf(e),
+                 .kind = kind,
+                 .step = step};
   if (kind == RangeKind::GpuAnnotation) {
     r.device = a && a->device >= 0 ? toU32(a->device) : (e.pid_numeric ? toU32(e.pid) : 0);
     r.stream = e.tid_numeric ? threadOf(e) : 0;
@@ -290,8 +326,10 @@ void KinetoProcessBuilder::addMemory(const KinetoEvent& e, const KinetoArgs& a) 
   if (a.device_type <= 0) return;
   const uint32_t device = a.device_id >= 0 ? toU32(a.device_id) : 0;
   if (a.total_allocated >= 0 || a.total_reserved >= 0)
-    trace_.memory_samples.push_back(
-        {.time = e.ts, .device = device, .allocated_bytes = a.total_allocated, .reserved_bytes = a.total_reserved});
+    trace_.memory_samples.push_back({.time = e.ts,
+                                     .device = device,
+                                     .allocated_bytes = a.total_allocated,
+                                     .reserved_bytes = a.total_reserved});
   if (a.has_mem_bytes && a.mem_bytes != 0) {
     trace_.allocations.push_back({.time = e.ts,
                                   .address = a.has_addr ? a.addr : 0,
@@ -306,8 +344,10 @@ void KinetoProcessBuilder::addMemory(const KinetoEvent& e, const KinetoArgs& a) 
 
 void KinetoProcessBuilder::addMetadata(const KinetoEvent& e, const KinetoArgs& a) {
   if (!e.pid_numeric) return;
-  if (e.name == "process_name" && !a.meta_name.empty()) process_names_[e.pid] = std::string(a.meta_name);
-  else if (e.name == "process_labels" && !a.labels.empty()) process_labels_[e.pid] = std::string(a.labels);
+  if (e.name == "process_name" && !a.meta_name.empty())
+    process_names_[e.pid] = std::string(a.meta_name);
+  else if (e.name == "process_labels" && !a.labels.empty())
+    process_labels_[e.pid] = std::string(a.labels);
 }
 
 } // namespace gpuwise::advisor

@@ -74,7 +74,7 @@ private:
   std::vector<std::pair<int64_t, uint64_t>> host_pids_; // pid -> host-side events, few entries
   bool saw_dataloader_ = false;
   bool saw_mtia_ = false;
-  bool amd_ = false; // ROCm trace (roctracer / HIP versions in the metadata)
+  bool amd_ = false;                // ROCm trace (roctracer / HIP versions in the metadata)
   bool identity_from_meta_ = false; // our exporter's process identity was in the file
   int64_t host_row_pid_ = 0;        // the pid of the host process's events
   model::TimeNs wall_min_ = 0, wall_max_ = 0;

@@ -53,7 +53,9 @@ struct Obj {
   }
 };
 
-uint32_t u32(int64_t v) { return v < 0 ? 0 : uint32_t(std::min<int64_t>(v, UINT32_MAX)); }
+uint32_t u32(int64_t v) {
+  return v < 0 ? 0 : uint32_t(std::min<int64_t>(v, UINT32_MAX));
+}
 
 model::DeviceInfo parseDevice(const Obj& d) {
   model::DeviceInfo info;
@@ -64,10 +66,12 @@ model::DeviceInfo parseDevice(const Obj& d) {
   info.compute_major = int(d.num("computeMajor", "major", 0));
   info.compute_minor = int(d.num("computeMinor", "minor", 0));
   info.sm_count = u32(d.num("numSms", "multiProcessorCount", 0));
-  info.max_threads_per_sm = u32(d.num("maxThreadsPerMultiprocessor", "maxThreadsPerMultiProcessor", 0));
+  info.max_threads_per_sm =
+      u32(d.num("maxThreadsPerMultiprocessor", "maxThreadsPerMultiProcessor", 0));
   info.max_blocks_per_sm = u32(d.num("maxBlocksPerMultiprocessor", 0));
   info.registers_per_sm = u32(d.num("regsPerMultiprocessor", 0));
-  info.shared_memory_per_sm = u32(d.num("sharedMemPerMultiprocessor", "maxSharedMemoryPerMultiProcessor", 0));
+  info.shared_memory_per_sm =
+      u32(d.num("sharedMemPerMultiprocessor", "maxSharedMemoryPerMultiProcessor", 0));
   info.max_shared_memory_per_block = u32(d.num("sharedMemPerBlockOptin", "sharedMemPerBlock", 0));
   info.warp_size = u32(d.num("warpSize", 0));
   info.mig_profile = d.str("migProfile");
@@ -75,7 +79,9 @@ model::DeviceInfo parseDevice(const Obj& d) {
   return info;
 }
 
-bool contains(std::string_view s, std::string_view what) { return s.find(what) != std::string_view::npos; }
+bool contains(std::string_view s, std::string_view what) {
+  return s.find(what) != std::string_view::npos;
+}
 
 } // namespace
 
@@ -99,13 +105,15 @@ model::ProcessTrace KinetoProcessBuilder::finish(std::string_view meta_json) {
       labelled = true;
     }
     if (!labelled && !host_pids_.empty())
-      host_row_pid_ = std::max_element(host_pids_.begin(), host_pids_.end(),
-                                       [](const auto& x, const auto& y) { return x.second < y.second; })
-                          ->first;
+      host_row_pid_ =
+          std::max_element(host_pids_.begin(), host_pids_.end(), [](const auto& x, const auto& y) {
+            return x.second < y.second;
+          })->first;
   }
   if (!identity_from_meta_) {
     trace_.info.pid = host_row_pid_;
-    if (auto it = process_names_.find(host_row_pid_); it != process_names_.end()) trace_.info.command = it->second;
+    if (auto it = process_names_.find(host_row_pid_); it != process_names_.end())
+      trace_.info.command = it->second;
   }
 
   joinCorrelations();
@@ -146,13 +154,16 @@ void KinetoProcessBuilder::applyMetadata(std::string_view meta_json) {
   simdjson::dom::element root;
   const simdjson::padded_string padded(meta_json);
   if (auto err = parser.parse(padded).get(root))
-    throw KinetoParseError(std::string("malformed JSON outside traceEvents (") + simdjson::error_message(err) + ")");
+    throw KinetoParseError(std::string("malformed JSON outside traceEvents (") +
+                           simdjson::error_message(err) + ")");
   simdjson::dom::object top;
-  if (root.get_object().get(top)) throw KinetoParseError("the top-level JSON value is not an object");
+  if (root.get_object().get(top))
+    throw KinetoParseError("the top-level JSON value is not an object");
   const Obj meta{top};
 
   simdjson::dom::array devices;
-  if (!top["deviceProperties"].get_array().get(devices) || !top["computeProperties"].get_array().get(devices)) {
+  if (!top["deviceProperties"].get_array().get(devices) ||
+      !top["computeProperties"].get_array().get(devices)) {
     for (simdjson::dom::element d : devices) {
       simdjson::dom::object o;
       if (!d.get_object().get(o)) trace_.devices.push_back(parseDevice(Obj{o}));
@@ -168,7 +179,8 @@ void KinetoProcessBuilder::applyMetadata(std::string_view meta_json) {
   info.host = meta.str("host_name");
   if (meta.has("schemaVersion"))
     info.tier_reason += ", schemaVersion " + std::to_string(meta.num("schemaVersion", 0));
-  amd_ = meta.has("roctracer_version") || meta.has("hip_runtime_version") || meta.has("hip_driver_version");
+  amd_ = meta.has("roctracer_version") || meta.has("hip_runtime_version") ||
+         meta.has("hip_driver_version");
 
   // Identity our exporter writes (advisor/export/chrome_trace.h), so a trace survives export and
   // re-import unchanged. Only for a file holding one process: otherwise the rows are merged.
@@ -213,7 +225,8 @@ void KinetoProcessBuilder::resolveDevices() {
                            [&](const model::DeviceInfo& d) { return d.index == index; });
     model::DeviceInfo d = it != trace_.devices.end() ? *it : model::DeviceInfo{.index = index};
     // Name the vendor where the trace says it and the device name does not.
-    if (saw_mtia_ && !d.name.starts_with("MTIA")) d.name = d.name.empty() ? "MTIA" : "MTIA " + d.name;
+    if (saw_mtia_ && !d.name.starts_with("MTIA"))
+      d.name = d.name.empty() ? "MTIA" : "MTIA " + d.name;
     if (amd_ && !contains(d.name, "AMD")) d.name = d.name.empty() ? "AMD GPU" : "AMD " + d.name;
     devices.push_back(std::move(d));
   }

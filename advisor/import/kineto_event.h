@@ -14,21 +14,21 @@ namespace gpuwise::advisor {
 // The `cat` of an event, both eras of the format (2021: Kernel/Memcpy/Memset/Runtime/Operator;
 // later: kernel/gpu_memcpy/gpu_memset/cuda_runtime/cuda_driver/cpu_op ...).
 enum class KinetoCategory : uint8_t {
-  None,            // no "cat" (metadata "M" events, 2021 "[memory]" instants)
-  Kernel,          // kernel, Kernel
-  Memcpy,          // gpu_memcpy, Memcpy
-  Memset,          // gpu_memset, Memset
-  Runtime,         // cuda_runtime, Runtime (HIP runtime calls too)
-  Driver,          // cuda_driver
-  CudaSync,        // cuda_sync
-  UserAnnotation,  // user_annotation
-  GpuAnnotation,   // gpu_user_annotation
-  CpuOp,           // cpu_op, Operator
-  Python,          // python_function
-  CpuInstant,      // cpu_instant_event ("[memory]" in current traces)
-  MtiaDevice,      // mtia_ccp_events: work on an MTIA device
-  MtiaRuntime,     // mtia_runtime: host calls into the MTIA runtime
-  Other,           // flows (ac2g, async, fwdbwd), Trace spans, overhead, profiler ranges ...
+  None,           // no "cat" (metadata "M" events, 2021 "[memory]" instants)
+  Kernel,         // kernel, Kernel
+  Memcpy,         // gpu_memcpy, Memcpy
+  Memset,         // gpu_memset, Memset
+  Runtime,        // cuda_runtime, Runtime (HIP runtime calls too)
+  Driver,         // cuda_driver
+  CudaSync,       // cuda_sync
+  UserAnnotation, // user_annotation
+  GpuAnnotation,  // gpu_user_annotation
+  CpuOp,          // cpu_op, Operator
+  Python,         // python_function
+  CpuInstant,     // cpu_instant_event ("[memory]" in current traces)
+  MtiaDevice,     // mtia_ccp_events: work on an MTIA device
+  MtiaRuntime,    // mtia_runtime: host calls into the MTIA runtime
+  Other,          // flows (ac2g, async, fwdbwd), Trace spans, overhead, profiler ranges ...
 };
 
 KinetoCategory classifyCategory(std::string_view cat);
@@ -61,9 +61,9 @@ struct KinetoArgs {
   double occupancy_pct = -1;   // "est. achieved occupancy %"
   int64_t graph_id = -1;
   bool cooperative = false;
-  bool collective = false;     // "Collective name" present: a communication kernel
-  std::string_view sync_kind;  // cuda_sync "cuda_sync_kind"
-  std::string_view direction;  // MTIA DMA "direction"
+  bool collective = false;    // "Collective name" present: a communication kernel
+  std::string_view sync_kind; // cuda_sync "cuda_sync_kind"
+  std::string_view direction; // MTIA DMA "direction"
   // "[memory]" instants.
   int64_t device_type = -1;
   int64_t device_id = -1;

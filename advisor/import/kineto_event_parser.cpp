@@ -15,16 +15,18 @@ namespace {
 
 namespace od = simdjson::ondemand;
 
-template <size_t N>
-inline bool keyIs(const char* raw, const char (&lit)[N]) {
+template <size_t N> inline bool keyIs(const char* raw, const char (&lit)[N]) {
   return std::memcmp(raw, lit, N - 1) == 0 && raw[N - 1] == '"';
 }
 
-inline bool isSpace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+inline bool isSpace(char c) {
+  return c == ' ' || c == '\n' || c == '\r' || c == '\t';
+}
 
 inline std::string_view token(od::value& v) {
   std::string_view t = v.raw_json_token();
-  while (!t.empty() && isSpace(t.back())) t.remove_suffix(1);
+  while (!t.empty() && isSpace(t.back()))
+    t.remove_suffix(1);
   return t;
 }
 
@@ -40,8 +42,10 @@ std::string_view stringValue(od::value& v) {
 }
 
 void parseId(std::string_view tok, int64_t* value, bool* numeric) {
-  if (!tok.empty() && tok.front() == '"') *numeric = parseTrailingInt(tok, value);
-  else *numeric = parseLooseInt(tok, value);
+  if (!tok.empty() && tok.front() == '"')
+    *numeric = parseTrailingInt(tok, value);
+  else
+    *numeric = parseLooseInt(tok, value);
 }
 
 inline int64_t intValue(od::value& v, int64_t fallback) {
@@ -73,8 +77,9 @@ void dim3Value(od::value& v, model::Dim3* out, bool* has) {
 }
 
 [[noreturn]] void malformed(const char* what, simdjson::error_code code, uint64_t offset) {
-  throw KinetoParseError(std::string("malformed JSON in traceEvents near byte ") + std::to_string(offset) +
-                         ": " + what + " (" + simdjson::error_message(code) + ")");
+  throw KinetoParseError(std::string("malformed JSON in traceEvents near byte ") +
+                         std::to_string(offset) + ": " + what + " (" +
+                         simdjson::error_message(code) + ")");
 }
 
 void parseArgs(od::object& obj, KinetoArgs& a) {
@@ -85,15 +90,22 @@ void parseArgs(od::object& obj, KinetoArgs& a) {
     od::value& v = field.value();
     switch (k[0]) {
     case 'd':
-      if (keyIs(k, "device")) a.device = intValue(v, -1);
-      else if (keyIs(k, "dynamic shared memory")) a.dynamic_shared = intValue(v, -1);
-      else if (keyIs(k, "direction")) a.direction = stringValue(v);
+      if (keyIs(k, "device"))
+        a.device = intValue(v, -1);
+      else if (keyIs(k, "dynamic shared memory"))
+        a.dynamic_shared = intValue(v, -1);
+      else if (keyIs(k, "direction"))
+        a.direction = stringValue(v);
       break;
     case 's':
-      if (keyIs(k, "stream") || keyIs(k, "stream_id")) a.stream = intValue(v, -1);
-      else if (keyIs(k, "shared memory")) a.shared_memory = intValue(v, -1);
-      else if (keyIs(k, "static shared memory")) a.static_shared = intValue(v, -1);
-      else if (keyIs(k, "size")) a.bytes = intValue(v, -1);
+      if (keyIs(k, "stream") || keyIs(k, "stream_id"))
+        a.stream = intValue(v, -1);
+      else if (keyIs(k, "shared memory"))
+        a.shared_memory = intValue(v, -1);
+      else if (keyIs(k, "static shared memory"))
+        a.static_shared = intValue(v, -1);
+      else if (keyIs(k, "size"))
+        a.bytes = intValue(v, -1);
       break;
     case 'c':
       if (keyIs(k, "correlation")) {
@@ -106,14 +118,20 @@ void parseArgs(od::object& obj, KinetoArgs& a) {
       }
       break;
     case 'b':
-      if (keyIs(k, "bytes")) a.bytes = intValue(v, -1);
-      else if (keyIs(k, "block")) dim3Value(v, &a.block, &a.has_block);
+      if (keyIs(k, "bytes"))
+        a.bytes = intValue(v, -1);
+      else if (keyIs(k, "block"))
+        dim3Value(v, &a.block, &a.has_block);
       break;
     case 'g':
-      if (keyIs(k, "grid")) dim3Value(v, &a.grid, &a.has_grid);
-      else if (keyIs(k, "graph id")) a.graph_id = intValue(v, -1);
-      else if (keyIs(k, "gpuwise.kind")) a.gw_kind = stringValue(v);
-      else if (keyIs(k, "gpuwise.step")) a.gw_step = intValue(v, -1);
+      if (keyIs(k, "grid"))
+        dim3Value(v, &a.grid, &a.has_grid);
+      else if (keyIs(k, "graph id"))
+        a.graph_id = intValue(v, -1);
+      else if (keyIs(k, "gpuwise.kind"))
+        a.gw_kind = stringValue(v);
+      else if (keyIs(k, "gpuwise.step"))
+        a.gw_step = intValue(v, -1);
       break;
     case 'r':
       if (keyIs(k, "registers per thread")) a.registers = intValue(v, -1);
@@ -125,8 +143,10 @@ void parseArgs(od::object& obj, KinetoArgs& a) {
       if (keyIs(k, "Collective name")) a.collective = true;
       break;
     case 'D':
-      if (keyIs(k, "Device Type")) a.device_type = intValue(v, -1);
-      else if (keyIs(k, "Device Id")) a.device_id = intValue(v, -1);
+      if (keyIs(k, "Device Type"))
+        a.device_type = intValue(v, -1);
+      else if (keyIs(k, "Device Id"))
+        a.device_id = intValue(v, -1);
       break;
     case 'A':
       if (keyIs(k, "Addr")) {
@@ -147,8 +167,10 @@ void parseArgs(od::object& obj, KinetoArgs& a) {
       }
       break;
     case 'T':
-      if (keyIs(k, "Total Allocated")) a.total_allocated = intValue(v, -1);
-      else if (keyIs(k, "Total Reserved")) a.total_reserved = intValue(v, -1);
+      if (keyIs(k, "Total Allocated"))
+        a.total_allocated = intValue(v, -1);
+      else if (keyIs(k, "Total Reserved"))
+        a.total_reserved = intValue(v, -1);
       break;
     case 'n':
       if (keyIs(k, "name")) a.meta_name = stringValue(v);
@@ -166,8 +188,12 @@ void parseArgs(od::object& obj, KinetoArgs& a) {
 KinetoCategory classifyCategory(std::string_view cat) {
   using C = KinetoCategory;
   switch (cat.empty() ? '\0' : cat[0]) {
-  case 'k': if (cat == "kernel") return C::Kernel; break;
-  case 'K': if (cat == "Kernel") return C::Kernel; break;
+  case 'k':
+    if (cat == "kernel") return C::Kernel;
+    break;
+  case 'K':
+    if (cat == "Kernel") return C::Kernel;
+    break;
   case 'g':
     if (cat == "gpu_memcpy") return C::Memcpy;
     if (cat == "gpu_memset") return C::Memset;
@@ -184,10 +210,18 @@ KinetoCategory classifyCategory(std::string_view cat) {
     if (cat == "cuda_sync") return C::CudaSync;
     if (cat == "cpu_instant_event") return C::CpuInstant;
     break;
-  case 'R': if (cat == "Runtime") return C::Runtime; break;
-  case 'O': if (cat == "Operator") return C::CpuOp; break;
-  case 'u': if (cat == "user_annotation") return C::UserAnnotation; break;
-  case 'p': if (cat == "python_function") return C::Python; break;
+  case 'R':
+    if (cat == "Runtime") return C::Runtime;
+    break;
+  case 'O':
+    if (cat == "Operator") return C::CpuOp;
+    break;
+  case 'u':
+    if (cat == "user_annotation") return C::UserAnnotation;
+    break;
+  case 'p':
+    if (cat == "python_function") return C::Python;
+    break;
   case 'm':
     if (cat == "mtia_ccp_events") return C::MtiaDevice;
     if (cat == "mtia_runtime") return C::MtiaRuntime;
@@ -207,13 +241,14 @@ struct KinetoEventParser::Impl {
 KinetoEventParser::KinetoEventParser() : impl_(std::make_unique<Impl>()) {}
 KinetoEventParser::~KinetoEventParser() = default;
 
-void KinetoEventParser::parseBatch(const char* data, size_t len, size_t capacity, uint64_t stream_offset,
-                                   KinetoEventSink& sink) {
+void KinetoEventParser::parseBatch(const char* data, size_t len, size_t capacity,
+                                   uint64_t stream_offset, KinetoEventSink& sink) {
   Impl& im = *impl_;
   im.data = data;
   im.capacity = capacity;
   od::document doc;
-  if (auto err = im.parser.iterate(data, len, capacity).get(doc)) malformed("cannot index the batch", err, stream_offset);
+  if (auto err = im.parser.iterate(data, len, capacity).get(doc))
+    malformed("cannot index the batch", err, stream_offset);
   auto where = [&]() -> uint64_t {
     const char* p = nullptr;
     if (doc.current_location().get(p) || p < data || p > data + len) return stream_offset;
@@ -221,10 +256,12 @@ void KinetoEventParser::parseBatch(const char* data, size_t len, size_t capacity
   };
   try {
     od::array events;
-    if (auto err = doc.get_array().get(events)) malformed("traceEvents is not an array", err, where());
+    if (auto err = doc.get_array().get(events))
+      malformed("traceEvents is not an array", err, where());
     for (auto element : events) {
       od::object obj;
-      if (auto err = element.get_object().get(obj)) malformed("an event is not an object", err, where());
+      if (auto err = element.get_object().get(obj))
+        malformed("an event is not an object", err, where());
       ++events_seen_;
       KinetoEvent ev;
       KinetoArgs args;
@@ -233,7 +270,8 @@ void KinetoEventParser::parseBatch(const char* data, size_t len, size_t capacity
       std::string_view deferred;
       for (auto fieldResult : obj) {
         od::field field;
-        if (auto err = std::move(fieldResult).get(field)) malformed("bad event field", err, where());
+        if (auto err = std::move(fieldResult).get(field))
+          malformed("bad event field", err, where());
         const char* k = field.key().raw();
         od::value& v = field.value();
         switch (k[0]) {
@@ -254,8 +292,10 @@ void KinetoEventParser::parseBatch(const char* data, size_t len, size_t capacity
           }
           break;
         case 't':
-          if (keyIs(k, "ts")) ev.has_ts = parseMicrosToNs(token(v), &ev.ts);
-          else if (keyIs(k, "tid")) parseId(token(v), &ev.tid, &ev.tid_numeric);
+          if (keyIs(k, "ts"))
+            ev.has_ts = parseMicrosToNs(token(v), &ev.ts);
+          else if (keyIs(k, "tid"))
+            parseId(token(v), &ev.tid, &ev.tid_numeric);
           break;
         case 'd':
           if (keyIs(k, "dur")) ev.has_dur = parseMicrosToNs(token(v), &ev.dur);

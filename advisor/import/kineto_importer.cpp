@@ -61,7 +61,7 @@ private:
 
 struct Input {
   std::string name;
-  std::string path;     // empty for memory
+  std::string path;      // empty for memory
   std::string_view data; // memory input
 };
 
@@ -70,7 +70,8 @@ struct Input {
 bool cpuCanParse(std::string* why) {
 #if defined(GPUWISE_IMPORT_HASWELL) && defined(__x86_64__)
   __builtin_cpu_init();
-  if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("bmi2") || !__builtin_cpu_supports("popcnt")) {
+  if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("bmi2") ||
+      !__builtin_cpu_supports("popcnt")) {
     *why = "this build of the Kineto importer needs an x86-64 CPU with AVX2 (Haswell or newer); "
            "rebuild with -DGPUWISE_IMPORT_HASWELL=OFF";
     return false;
@@ -85,8 +86,8 @@ struct Shared {
   const std::vector<Input>& inputs;
   const KinetoImportOptions& options;
   uint64_t total_input = 0;
-  std::atomic<size_t> next{0};       // the next file a reader takes
-  std::atomic<bool> failed{false};   // any pipeline failed: the others stop early
+  std::atomic<size_t> next{0};     // the next file a reader takes
+  std::atomic<bool> failed{false}; // any pipeline failed: the others stop early
   std::atomic<uint64_t> input_done{0};
   std::atomic<uint64_t> json_bytes{0};
   std::atomic<uint64_t> events{0};
@@ -109,7 +110,8 @@ struct Shared {
 // inflating the next file overlaps parsing the last one.
 void pipeline(Shared& sh, bool reportProgress) {
   const auto& options = sh.options;
-  BufferPool pool(std::max<size_t>(options.batches_in_flight, 2), std::max<size_t>(options.batch_bytes, 256));
+  BufferPool pool(std::max<size_t>(options.batches_in_flight, 2),
+                  std::max<size_t>(options.batch_bytes, 256));
   ItemQueue queue;
   std::atomic<bool> stop{false};
 
@@ -121,8 +123,9 @@ void pipeline(Shared& sh, bool reportProgress) {
         if (i >= sh.inputs.size()) break;
         const Input& in = sh.inputs[i];
         std::string openError;
-        std::unique_ptr<ByteSource> source =
-            in.path.empty() ? ByteSource::fromMemory(in.data) : ByteSource::openFile(in.path, &openError);
+        std::unique_ptr<ByteSource> source = in.path.empty()
+                                                 ? ByteSource::fromMemory(in.data)
+                                                 : ByteSource::openFile(in.path, &openError);
         if (!source) {
           queue.push({.kind = Item::Error, .file = i, .text = "cannot open: " + openError});
           return;
@@ -145,8 +148,11 @@ void pipeline(Shared& sh, bool reportProgress) {
           return;
         }
         account();
-        queue.push({.kind = Item::FileEnd, .file = i, .text = std::move(chunker.meta()),
-                    .saw_events = chunker.sawEvents(), .json_bytes = chunker.jsonBytes(),
+        queue.push({.kind = Item::FileEnd,
+                    .file = i,
+                    .text = std::move(chunker.meta()),
+                    .saw_events = chunker.sawEvents(),
+                    .json_bytes = chunker.jsonBytes(),
                     .events_dropped = chunker.eventsDropped()});
       }
     } catch (const std::exception& e) { // out of memory, mostly: never let it cross the thread
@@ -172,22 +178,25 @@ void pipeline(Shared& sh, bool reportProgress) {
       if (item.kind == Item::Batch) {
         const EventBatch& b = item.batch;
         try {
-          parser.parseBatch(b.buffer->data.get() + b.begin, b.end - b.begin, b.buffer->capacity + 64 - b.begin,
-                            b.stream_offset + b.begin, *builder);
+          parser.parseBatch(b.buffer->data.get() + b.begin, b.end - b.begin,
+                            b.buffer->capacity + 64 - b.begin, b.stream_offset + b.begin, *builder);
         } catch (...) {
           pool.release(b.buffer);
           throw;
         }
         pool.release(b.buffer);
         if (reportProgress && options.progress)
-          options.progress(std::min(sh.input_done.load(std::memory_order_relaxed), sh.total_input), sh.total_input);
+          options.progress(std::min(sh.input_done.load(std::memory_order_relaxed), sh.total_input),
+                           sh.total_input);
         if (sh.failed.load()) break; // another pipeline failed: no point going on
         continue;
       }
       // FileEnd
       if (!item.saw_events) {
-        sh.fail(file, item.text.find("\"nodes\"") != std::string::npos && item.text.find("\"schema\"") != std::string::npos
-                          ? "a PyTorch execution trace (a graph of \"nodes\"), not a Chrome trace of timed events"
+        sh.fail(file, item.text.find("\"nodes\"") != std::string::npos &&
+                              item.text.find("\"schema\"") != std::string::npos
+                          ? "a PyTorch execution trace (a graph of \"nodes\"), not a Chrome trace "
+                            "of timed events"
                           : "a JSON object without a traceEvents array: not a Chrome trace");
         break;
       }
@@ -208,7 +217,8 @@ void pipeline(Shared& sh, bool reportProgress) {
 KinetoImportResult run(const std::vector<Input>& inputs, const KinetoImportOptions& options) {
   KinetoImportResult result;
   result.trace.source.kind = model::SourceKind::Kineto;
-  for (const auto& in : inputs) result.trace.source.files.push_back(in.name);
+  for (const auto& in : inputs)
+    result.trace.source.files.push_back(in.name);
   if (inputs.empty()) {
     result.error = "no trace files given";
     return result;
@@ -233,9 +243,11 @@ KinetoImportResult run(const std::vector<Input>& inputs, const KinetoImportOptio
   const size_t wanted = options.parallel_files ? options.parallel_files : cores / 2;
   const size_t pipelines = std::clamp<size_t>(wanted, 1, inputs.size());
   std::vector<std::thread> others;
-  for (size_t p = 1; p < pipelines; ++p) others.emplace_back([&sh] { pipeline(sh, false); });
+  for (size_t p = 1; p < pipelines; ++p)
+    others.emplace_back([&sh] { pipeline(sh, false); });
   pipeline(sh, true);
-  for (auto& t : others) t.join();
+  for (auto& t : others)
+    t.join();
 
   result.stats.input_bytes = std::min(sh.input_done.load(), sh.total_input);
   result.stats.json_bytes = sh.json_bytes.load();
@@ -251,9 +263,11 @@ KinetoImportResult run(const std::vector<Input>& inputs, const KinetoImportOptio
 
 } // namespace
 
-KinetoImportResult importKineto(const std::vector<std::string>& paths, const KinetoImportOptions& options) {
+KinetoImportResult importKineto(const std::vector<std::string>& paths,
+                                const KinetoImportOptions& options) {
   std::vector<Input> inputs;
-  for (const auto& p : paths) inputs.push_back({.name = p, .path = p});
+  for (const auto& p : paths)
+    inputs.push_back({.name = p, .path = p});
   return run(inputs, options);
 }
 

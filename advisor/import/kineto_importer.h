@@ -62,7 +62,8 @@ struct KinetoImportResult {
   bool ok() const { return error.empty(); }
 };
 
-KinetoImportResult importKineto(const std::vector<std::string>& paths, const KinetoImportOptions& options = {});
+KinetoImportResult importKineto(const std::vector<std::string>& paths,
+                                const KinetoImportOptions& options = {});
 
 // The same for a trace already in memory (gzip or plain), named `name` in errors and in
 // source.files. `data` must stay alive for the call.

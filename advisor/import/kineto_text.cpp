@@ -10,16 +10,22 @@ using model::CopyDirection;
 using model::MemoryKind;
 using model::SyncKind;
 
-bool startsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+bool startsWith(std::string_view s, std::string_view p) {
+  return s.substr(0, p.size()) == p;
+}
 bool endsWith(std::string_view s, std::string_view p) {
   return s.size() >= p.size() && s.substr(s.size() - p.size()) == p;
 }
-bool isDigit(char c) { return c >= '0' && c <= '9'; }
+bool isDigit(char c) {
+  return c >= '0' && c <= '9';
+}
 
 std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\n' || s.front() == '\r'))
+  while (!s.empty() &&
+         (s.front() == ' ' || s.front() == '\t' || s.front() == '\n' || s.front() == '\r'))
     s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\n' || s.back() == '\r'))
+  while (!s.empty() &&
+         (s.back() == ' ' || s.back() == '\t' || s.back() == '\n' || s.back() == '\r'))
     s.remove_suffix(1);
   return s;
 }
@@ -34,7 +40,8 @@ constexpr int kMaxDigits = 36; // significant digits kept in the 128-bit mantiss
 
 unsigned __int128 pow10u128(int n) {
   unsigned __int128 r = 1;
-  while (n-- > 0) r *= 10;
+  while (n-- > 0)
+    r *= 10;
   return r;
 }
 
@@ -52,19 +59,36 @@ bool parseScaledDecimalFast(std::string_view s, int scale, int64_t* out, bool* h
   uint64_t m = 0;
   int digits = 0, frac = 0;
   const size_t intStart = i;
-  for (; i < s.size() && isDigit(s[i]); ++i, ++digits) m = m * 10 + uint64_t(s[i] - '0');
+  for (; i < s.size() && isDigit(s[i]); ++i, ++digits)
+    m = m * 10 + uint64_t(s[i] - '0');
   if (i == intStart) return false;
   if (i < s.size() && s[i] == '.') {
     ++i;
     const size_t fracStart = i;
-    for (; i < s.size() && isDigit(s[i]); ++i, ++digits, ++frac) m = m * 10 + uint64_t(s[i] - '0');
+    for (; i < s.size() && isDigit(s[i]); ++i, ++digits, ++frac)
+      m = m * 10 + uint64_t(s[i] - '0');
     if (i == fracStart) return false;
   }
   if (i != s.size() || digits > 19) return false; // exponent, junk or long: the general path
-  static constexpr uint64_t kPow10[] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000,
-                                        1000000000, 10000000000ull, 100000000000ull, 1000000000000ull,
-                                        10000000000000ull, 100000000000000ull, 1000000000000000ull,
-                                        10000000000000000ull, 100000000000000000ull, 1000000000000000000ull};
+  static constexpr uint64_t kPow10[] = {1,
+                                        10,
+                                        100,
+                                        1000,
+                                        10000,
+                                        100000,
+                                        1000000,
+                                        10000000,
+                                        100000000,
+                                        1000000000,
+                                        10000000000ull,
+                                        100000000000ull,
+                                        1000000000000ull,
+                                        10000000000000ull,
+                                        100000000000000ull,
+                                        1000000000000000ull,
+                                        10000000000000000ull,
+                                        100000000000000000ull,
+                                        1000000000000000000ull};
   const int e = scale - frac;
   uint64_t v;
   if (e >= 0) {
@@ -83,15 +107,16 @@ bool parseScaledDecimalFast(std::string_view s, int scale, int64_t* out, bool* h
 
 bool parseScaledDecimal(std::string_view token, int scale, int64_t* out) {
   std::string_view s = token;
-  if (s.empty() || (s.front() != '-' && !isDigit(s.front())) || !isDigit(s.back())) s = unquote(token);
+  if (s.empty() || (s.front() != '-' && !isDigit(s.front())) || !isDigit(s.back()))
+    s = unquote(token);
   bool handled;
   if (parseScaledDecimalFast(s, scale, out, &handled) || handled) return true;
   size_t i = 0;
   bool negative = false;
   if (i < s.size() && (s[i] == '-' || s[i] == '+')) negative = s[i++] == '-';
   unsigned __int128 mantissa = 0;
-  int digits = 0;      // significant digits taken into the mantissa
-  int exponent = 0;    // value = mantissa * 10^exponent
+  int digits = 0;        // significant digits taken into the mantissa
+  int exponent = 0;      // value = mantissa * 10^exponent
   int firstDropped = -1; // first digit that did not fit, for rounding
   bool any = false;
   for (; i < s.size() && isDigit(s[i]); ++i) {
@@ -156,7 +181,8 @@ bool parseScaledDecimal(std::string_view token, int scale, int64_t* out) {
   }
   const auto limit = static_cast<unsigned __int128>(std::numeric_limits<int64_t>::max());
   if (value > limit + (negative ? 1 : 0)) return false;
-  *out = negative ? static_cast<int64_t>(-static_cast<__int128>(value)) : static_cast<int64_t>(value);
+  *out =
+      negative ? static_cast<int64_t>(-static_cast<__int128>(value)) : static_cast<int64_t>(value);
   return true;
 }
 
@@ -170,10 +196,14 @@ bool parseLooseInt(std::string_view token, int64_t* out) {
     for (size_t i = 2; i < s.size(); ++i) {
       const char c = s[i];
       int d;
-      if (isDigit(c)) d = c - '0';
-      else if (c >= 'a' && c <= 'f') d = c - 'a' + 10;
-      else if (c >= 'A' && c <= 'F') d = c - 'A' + 10;
-      else return false;
+      if (isDigit(c))
+        d = c - '0';
+      else if (c >= 'a' && c <= 'f')
+        d = c - 'a' + 10;
+      else if (c >= 'A' && c <= 'F')
+        d = c - 'A' + 10;
+      else
+        return false;
       if (v >> 60) return false;
       v = v * 16 + unsigned(d);
     }
@@ -187,10 +217,12 @@ bool parseTrailingInt(std::string_view text, int64_t* out) {
   std::string_view s = trim(unquote(text));
   size_t end = s.size();
   size_t begin = end;
-  while (begin > 0 && isDigit(s[begin - 1])) --begin;
+  while (begin > 0 && isDigit(s[begin - 1]))
+    --begin;
   if (begin == end || end - begin > 18) return false;
   int64_t v = 0;
-  for (size_t i = begin; i < end; ++i) v = v * 10 + (s[i] - '0');
+  for (size_t i = begin; i < end; ++i)
+    v = v * 10 + (s[i] - '0');
   *out = v;
   return true;
 }
@@ -212,17 +244,21 @@ MemcpyNameInfo parseMemcpyName(std::string_view name) {
   std::string_view rest = trim(name.substr(6));
   const size_t space = rest.find_first_of(" (");
   const std::string_view kind = rest.substr(0, space);
-  if (kind == "HtoD" || kind == "HtoA") info.direction = CopyDirection::HostToDevice;
-  else if (kind == "DtoH" || kind == "AtoH") info.direction = CopyDirection::DeviceToHost;
+  if (kind == "HtoD" || kind == "HtoA")
+    info.direction = CopyDirection::HostToDevice;
+  else if (kind == "DtoH" || kind == "AtoH")
+    info.direction = CopyDirection::DeviceToHost;
   else if (kind == "DtoD" || kind == "AtoA" || kind == "AtoD" || kind == "DtoA")
     info.direction = CopyDirection::DeviceToDevice;
-  else if (kind == "HtoH") info.direction = CopyDirection::HostToHost;
-  else if (kind == "PtoP") info.direction = CopyDirection::PeerToPeer;
+  else if (kind == "HtoH")
+    info.direction = CopyDirection::HostToHost;
+  else if (kind == "PtoP")
+    info.direction = CopyDirection::PeerToPeer;
   const size_t open = rest.find('(');
   const size_t arrow = rest.find("->");
   const size_t close = rest.rfind(')');
-  if (open != std::string_view::npos && arrow != std::string_view::npos && close != std::string_view::npos &&
-      open < arrow && arrow < close) {
+  if (open != std::string_view::npos && arrow != std::string_view::npos &&
+      close != std::string_view::npos && open < arrow && arrow < close) {
     info.src = parseMemoryKindWord(rest.substr(open + 1, arrow - open - 1));
     info.dst = parseMemoryKindWord(rest.substr(arrow + 2, close - arrow - 2));
   }
@@ -239,15 +275,16 @@ MemoryKind parseMemsetName(std::string_view name) {
 }
 
 SyncKind syncKindForApi(std::string_view api) {
-  if (api == "cudaDeviceSynchronize" || api == "cudaThreadSynchronize" || api == "cuCtxSynchronize" ||
-      api == "hipDeviceSynchronize" || api == "synchronizeDevice")
+  if (api == "cudaDeviceSynchronize" || api == "cudaThreadSynchronize" ||
+      api == "cuCtxSynchronize" || api == "hipDeviceSynchronize" || api == "synchronizeDevice")
     return SyncKind::Device;
-  if (api == "cudaStreamSynchronize" || api == "cuStreamSynchronize" || api == "hipStreamSynchronize" ||
-      api == "synchronizeStream")
+  if (api == "cudaStreamSynchronize" || api == "cuStreamSynchronize" ||
+      api == "hipStreamSynchronize" || api == "synchronizeStream")
     return SyncKind::Stream;
   if (api == "cudaEventSynchronize" || api == "cuEventSynchronize" || api == "hipEventSynchronize")
     return SyncKind::Event;
-  if ((startsWith(api, "cudaMemcpy") || startsWith(api, "cuMemcpy") || startsWith(api, "hipMemcpy")) &&
+  if ((startsWith(api, "cudaMemcpy") || startsWith(api, "cuMemcpy") ||
+       startsWith(api, "hipMemcpy")) &&
       api.find("Async") == std::string_view::npos)
     return SyncKind::SyncCopy;
   return SyncKind::Unknown;
@@ -260,11 +297,14 @@ SyncKind syncKindForCudaSync(std::string_view name) {
   return SyncKind::Unknown;
 }
 
-bool isAsyncApi(std::string_view api) { return api.find("Async") != std::string_view::npos; }
+bool isAsyncApi(std::string_view api) {
+  return api.find("Async") != std::string_view::npos;
+}
 
 int64_t profilerStepNumber(std::string_view name) {
   constexpr std::string_view kPrefix = "ProfilerStep#";
-  if (!startsWith(name, kPrefix) || name.size() == kPrefix.size() || name.size() > kPrefix.size() + 18)
+  if (!startsWith(name, kPrefix) || name.size() == kPrefix.size() ||
+      name.size() > kPrefix.size() + 18)
     return -1;
   int64_t n = 0;
   for (char c : name.substr(kPrefix.size())) {

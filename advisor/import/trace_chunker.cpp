@@ -12,7 +12,9 @@ namespace {
 constexpr size_t kPadding = 64; // SIMDJSON_PADDING, and the splitter's look-ahead
 constexpr size_t kMaxBatchBytes = size_t{1} << 31;
 
-bool isSeparator(char c) { return c == ',' || c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+bool isSeparator(char c) {
+  return c == ',' || c == ' ' || c == '\n' || c == '\r' || c == '\t';
+}
 
 } // namespace
 
@@ -85,7 +87,8 @@ bool TraceChunker::run(ByteSource& source, BufferPool& pool,
     BatchBuffer* next = pool.acquire();
     if (!next) return nullptr;
     const size_t tail = fill - from - skipped;
-    while (next->capacity < tail + 64 + 1) next->grow(0);
+    while (next->capacity < tail + 64 + 1)
+      next->grow(0);
     size_t to = 0;
     if (openBracket) next->data[to++] = '[';
     std::memcpy(next->data.get() + to, cur->data.get() + from + skipped, tail);
@@ -102,8 +105,10 @@ bool TraceChunker::run(ByteSource& source, BufferPool& pool,
                                      keep_operators_, &dropped);
     if (end == 0) return false;
     events_dropped_ += dropped;
-    if (end - begin > 2) emit(EventBatch{cur, begin, end, splitter.streamOffset()});
-    else pool.release(cur);
+    if (end - begin > 2)
+      emit(EventBatch{cur, begin, end, splitter.streamOffset()});
+    else
+      pool.release(cur);
     return true;
   };
 
@@ -132,7 +137,8 @@ bool TraceChunker::run(ByteSource& source, BufferPool& pool,
       const size_t boundary = splitter.lastBoundary();
       if (boundary != TraceSplitter::npos) {
         size_t skipped = 0;
-        while (boundary + skipped < fill && isSeparator(cur->data[boundary + skipped])) ++skipped;
+        while (boundary + skipped < fill && isSeparator(cur->data[boundary + skipped]))
+          ++skipped;
         BatchBuffer* next = carryTail(boundary, skipped, true);
         if (!next) return failWith("import cancelled");
         if (!emitBatch(0)) {

@@ -56,7 +56,8 @@ class TraceChunker {
 public:
   // Reads `source` to its end. Returns false with error() set (one line, no file name) when the
   // content is not a Chrome trace, is truncated or corrupt, or the pool was cancelled.
-  bool run(ByteSource& source, BufferPool& pool, const std::function<void(const EventBatch&)>& emit);
+  bool run(ByteSource& source, BufferPool& pool,
+           const std::function<void(const EventBatch&)>& emit);
 
   // Top-level members other than traceEvents, as a JSON object text (`{... "traceEvents": null}`).
   std::string& meta() { return meta_; }

@@ -45,8 +45,8 @@ inline uint64_t prefixXor(uint64_t x) {
 }
 
 // Brackets outside strings in one 64-byte block; updates the string and escape carries.
-inline uint64_t finishBlock(uint64_t backslash, uint64_t quote, uint64_t brackets, uint64_t& inString,
-                            uint64_t& prevOdd) {
+inline uint64_t finishBlock(uint64_t backslash, uint64_t quote, uint64_t brackets,
+                            uint64_t& inString, uint64_t& prevOdd) {
   quote &= ~findEscaped(backslash, prevOdd);
   const uint64_t mask = prefixXor(quote) ^ inString;
   inString = uint64_t(int64_t(mask) >> 63);
@@ -58,14 +58,18 @@ uint64_t blockScalar(const uint8_t* p, uint64_t& inString, uint64_t& prevOdd) {
   for (int i = 0; i < 64; ++i) {
     const uint8_t c = p[i];
     const uint64_t bit = uint64_t{1} << i;
-    if (c == '\\') backslash |= bit;
-    else if (c == '"') quote |= bit;
-    else if ((c | 0x20) == '{' || (c | 0x20) == '}') brackets |= bit;
+    if (c == '\\')
+      backslash |= bit;
+    else if (c == '"')
+      quote |= bit;
+    else if ((c | 0x20) == '{' || (c | 0x20) == '}')
+      brackets |= bit;
   }
   return finishBlock(backslash, quote, brackets, inString, prevOdd);
 }
 
-__attribute__((target("avx2"), always_inline)) inline uint64_t eqMask(__m256i lo, __m256i hi, char c) {
+__attribute__((target("avx2"), always_inline)) inline uint64_t eqMask(__m256i lo, __m256i hi,
+                                                                      char c) {
   const __m256i v = _mm256_set1_epi8(c);
   const uint32_t l = uint32_t(_mm256_movemask_epi8(_mm256_cmpeq_epi8(lo, v)));
   const uint32_t h = uint32_t(_mm256_movemask_epi8(_mm256_cmpeq_epi8(hi, v)));
@@ -73,7 +77,7 @@ __attribute__((target("avx2"), always_inline)) inline uint64_t eqMask(__m256i lo
 }
 
 __attribute__((target("avx2"))) uint64_t blockAvx2(const uint8_t* p, uint64_t& inString,
-                                                    uint64_t& prevOdd) {
+                                                   uint64_t& prevOdd) {
   const __m256i lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
   const __m256i hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 32));
   // '[' | 0x20 == '{' and ']' | 0x20 == '}': one compare finds both kinds of bracket.
@@ -89,15 +93,19 @@ bool haveAvx2() {
   return yes;
 }
 
-bool isSpace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+bool isSpace(char c) {
+  return c == ' ' || c == '\n' || c == '\r' || c == '\t';
+}
 
 // The key just before `"key": ` at the end of the metadata text.
 std::string_view lastKey(const std::string& meta) {
   size_t i = meta.size();
-  while (i > 0 && isSpace(meta[i - 1])) --i;
+  while (i > 0 && isSpace(meta[i - 1]))
+    --i;
   if (i == 0 || meta[i - 1] != ':') return {};
   --i;
-  while (i > 0 && isSpace(meta[i - 1])) --i;
+  while (i > 0 && isSpace(meta[i - 1]))
+    --i;
   if (i == 0 || meta[i - 1] != '"') return {};
   const size_t end = --i;
   const size_t begin = meta.rfind('"', end - 1);
@@ -193,7 +201,8 @@ bool TraceSplitter::onStructural(const char* buf, size_t pos, char c) {
 
 bool TraceSplitter::checkFirstElement(const char* buf, size_t avail, bool final) {
   size_t i = first_element_from_;
-  while (i < avail && isSpace(buf[i])) ++i;
+  while (i < avail && isSpace(buf[i]))
+    ++i;
   if (i == avail) {
     first_element_from_ = final ? npos : i;
     return true;
@@ -223,9 +232,11 @@ bool TraceSplitter::scan(const char* buf, size_t avail, bool final) {
     // A UTF-8 byte-order mark is allowed before the document; nothing else but whitespace is.
     if (stream_offset_ + scan_pos_ == 0 && avail >= 3 && std::memcmp(buf, "\xEF\xBB\xBF", 3) == 0)
       scan_pos_ = 3;
-    while (scan_pos_ < avail && isSpace(buf[scan_pos_])) ++scan_pos_;
+    while (scan_pos_ < avail && isSpace(buf[scan_pos_]))
+      ++scan_pos_;
     if (scan_pos_ < avail && buf[scan_pos_] != '{' && buf[scan_pos_] != '[')
-      return fail("not a JSON trace (the file starts with " + describeByte(buf[scan_pos_]) + ", not '{' or '[')",
+      return fail("not a JSON trace (the file starts with " + describeByte(buf[scan_pos_]) +
+                      ", not '{' or '[')",
                   scan_pos_);
   }
   if (mode_ == Mode::Done) {
@@ -281,7 +292,10 @@ bool TraceSplitter::scan(const char* buf, size_t avail, bool final) {
       return fail("no traceEvents array in the first 1 GiB: not a Chrome trace", npos);
   }
   if (final && mode_ != Mode::Done) {
-    if (mode_ == Mode::Start) return fail(avail == 0 && stream_offset_ == 0 ? "empty file" : "no JSON content (only whitespace)", npos);
+    if (mode_ == Mode::Start)
+      return fail(avail == 0 && stream_offset_ == 0 ? "empty file"
+                                                    : "no JSON content (only whitespace)",
+                  npos);
     return fail(std::string("truncated JSON: the document ends ") +
                     (prev_in_string_ ? "inside a string" : "before its closing bracket"),
                 avail);
@@ -294,7 +308,8 @@ void TraceSplitter::rebase(size_t from, size_t skipped, size_t to, size_t batch_
   scan_pos_ = move(scan_pos_);
   if (mode_ == Mode::Meta || mode_ == Mode::Start) meta_from_ = move(meta_from_);
   if (first_element_from_ != npos) first_element_from_ = move(first_element_from_);
-  if (event_start_ != npos) event_start_ = event_start_ >= from + skipped ? move(event_start_) : npos;
+  if (event_start_ != npos)
+    event_start_ = event_start_ >= from + skipped ? move(event_start_) : npos;
   events_.clear();
   stream_offset_ = stream_offset_ + from + skipped - to;
   batch_begin_ = batch_begin;

@@ -71,7 +71,7 @@ private:
   void flushMeta(const char* buf, size_t upto);
   bool fail(std::string message, size_t pos);
 
-  uint64_t prev_in_string_ = 0;   // all ones when the previous block ended inside a string
+  uint64_t prev_in_string_ = 0; // all ones when the previous block ended inside a string
   uint64_t prev_odd_backslash_ = 0;
   size_t scan_pos_ = 0;
   uint64_t stream_offset_ = 0;

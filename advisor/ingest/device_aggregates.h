@@ -1,7 +1,7 @@
 // The per-GPU figures of one process that JobAnalysis does not keep per device, as aggregates, so
-// /metrics is built from a stream's windows rather than its raw records (bounded memory): which devices
-// the process used, the kernel and copy results of each device of a process that used several,
-// and what the process holds on each device now (memory_used_bytes).
+// /metrics is built from a stream's windows rather than its raw records (bounded memory): which
+// devices the process used, the kernel and copy results of each device of a process that used
+// several, and what the process holds on each device now (memory_used_bytes).
 //
 // For a process that used one device its own JobAnalysis::kernels / copies are that device's
 // (split stays false, nothing more is computed or kept). Once a second device shows up, each

@@ -55,8 +55,8 @@ private:
 bool replayGwt(const std::string& path, StreamRouter& router, std::string* error,
                GwtReplayStats* stats) {
   Replay replay(path, router);
-  const Status read = transport::readGwt(
-      path, [&](std::span<const uint8_t> message) { replay.route(message); });
+  const Status read =
+      transport::readGwt(path, [&](std::span<const uint8_t> message) { replay.route(message); });
   return replay.finish(read, error, stats);
 }
 

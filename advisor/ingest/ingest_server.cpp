@@ -30,8 +30,8 @@ std::unique_ptr<IngestServer> IngestServer::start(const Options& options, std::s
     s->tee_ = std::move(*tee);
   }
   s->endpoint_ = s->receiver_->endpoint();
-  s->router_ = std::make_unique<StreamRouter>(options.log, StreamRouter::kMaxStreams,
-                                              options.window_events);
+  s->router_ =
+      std::make_unique<StreamRouter>(options.log, StreamRouter::kMaxStreams, options.window_events);
   StreamRouter::LiveLimits limits;
   limits.memory_budget_bytes = options.memory_budget_bytes;
   s->router_->setLiveLimits(limits);

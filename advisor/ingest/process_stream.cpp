@@ -195,7 +195,8 @@ void ProcessStream::applyBatch(const transport::Batch& batch) {
   if (batch.sequence > expected) lost_batches_ += batch.sequence - expected;
   next_sequence_ = batch.sequence + 1;
   trace_.events_dropped += batch.events_dropped;
-  if (batch.sent_time != 0 && model::plausibleTime(batch.sent_time)) trace_.wall_end = std::max(trace_.wall_end, batch.sent_time);
+  if (batch.sent_time != 0 && model::plausibleTime(batch.sent_time))
+    trace_.wall_end = std::max(trace_.wall_end, batch.sent_time);
   if (batch.final) final_received_ = true;
   // Cumulative figures: the latest session time wins (batches of one connection arrive in order).
   if (batch.shim_cost.session_ns >= trace_.shim_cost.session_ns) trace_.shim_cost = batch.shim_cost;

@@ -39,8 +39,7 @@ constexpr std::chrono::seconds kSweepEvery{1};
 
 } // namespace
 
-StreamRouter::StreamRouter(RateLimitedLog::Sink log_sink, size_t max_streams,
-                           size_t window_events)
+StreamRouter::StreamRouter(RateLimitedLog::Sink log_sink, size_t max_streams, size_t window_events)
     : log_(std::move(log_sink)), max_streams_(max_streams), window_events_(window_events) {}
 
 void StreamRouter::reject(const std::string& reason, const std::string& detail,

@@ -54,10 +54,10 @@ struct RouterProgress {
   uint64_t messages = 0; // every message offered to route()
   uint64_t hellos = 0;
   uint64_t batches = 0;
-  uint64_t rejected = 0; // routed nowhere or failed to decode
-  uint64_t events = 0;   // events absorbed
-  uint64_t windows = 0;  // windows analysed and dropped (all streams)
-  size_t streams = 0;    // streams opened (live and retired)
+  uint64_t rejected = 0;    // routed nowhere or failed to decode
+  uint64_t events = 0;      // events absorbed
+  uint64_t windows = 0;     // windows analysed and dropped (all streams)
+  size_t streams = 0;       // streams opened (live and retired)
   size_t final_streams = 0; // streams whose final batch arrived
   size_t live_streams = 0;  // streams holding a slot now
   size_t held_bytes = 0;    // records the live streams hold (StreamRouter's memory budget)

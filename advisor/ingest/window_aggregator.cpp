@@ -12,27 +12,59 @@ using model::TimeNs;
 // When a record happens for ownership (the window whose time holds it counts it): GPU records by
 // their GPU start (the host call's when untimed), step ranges by their end (a step is analysed
 // whole, in the window where it ends), the rest by their start.
-TimeNs keyOf(const model::KernelExec& k) { return k.start != 0 ? k.start : k.launch_start; }
-TimeNs keyOf(const model::Copy& c) { return c.start != 0 ? c.start : c.call_start; }
-TimeNs keyOf(const model::Memset& m) { return m.start != 0 ? m.start : m.call_start; }
-TimeNs keyOf(const model::HostSync& s) { return s.start; }
-TimeNs keyOf(const model::ApiCall& a) { return a.start; }
-TimeNs keyOf(const model::Allocation& a) { return a.time; }
-TimeNs keyOf(const model::MemorySample& m) { return m.time; }
-TimeNs keyOf(const model::Range& r) { return r.kind == model::RangeKind::Step ? r.end : r.start; }
-TimeNs keyOf(const model::DeviceSample& s) { return s.time; }
+TimeNs keyOf(const model::KernelExec& k) {
+  return k.start != 0 ? k.start : k.launch_start;
+}
+TimeNs keyOf(const model::Copy& c) {
+  return c.start != 0 ? c.start : c.call_start;
+}
+TimeNs keyOf(const model::Memset& m) {
+  return m.start != 0 ? m.start : m.call_start;
+}
+TimeNs keyOf(const model::HostSync& s) {
+  return s.start;
+}
+TimeNs keyOf(const model::ApiCall& a) {
+  return a.start;
+}
+TimeNs keyOf(const model::Allocation& a) {
+  return a.time;
+}
+TimeNs keyOf(const model::MemorySample& m) {
+  return m.time;
+}
+TimeNs keyOf(const model::Range& r) {
+  return r.kind == model::RangeKind::Step ? r.end : r.start;
+}
+TimeNs keyOf(const model::DeviceSample& s) {
+  return s.time;
+}
 // A cuBLAS call with the kernels it launched: the kernels are owned by their GPU start, shortly
 // after the call; one cut between them (rare: a window holds ~250k events) loses that call's
 // comparison, not its count.
-TimeNs keyOf(const model::BlasCall& b) { return b.start; }
+TimeNs keyOf(const model::BlasCall& b) {
+  return b.start;
+}
 
 // The last time a record reaches: what decides whether the next window needs it as context.
-TimeNs endOf(const model::KernelExec& k) { return std::max(k.end, k.launch_end); }
-TimeNs endOf(const model::Copy& c) { return std::max(c.end, c.call_end); }
-TimeNs endOf(const model::Memset& m) { return std::max(m.end, m.call_end); }
-TimeNs endOf(const model::HostSync& s) { return s.end; }
-TimeNs endOf(const model::ApiCall& a) { return a.end; }
-TimeNs endOf(const model::Range& r) { return r.end; }
+TimeNs endOf(const model::KernelExec& k) {
+  return std::max(k.end, k.launch_end);
+}
+TimeNs endOf(const model::Copy& c) {
+  return std::max(c.end, c.call_end);
+}
+TimeNs endOf(const model::Memset& m) {
+  return std::max(m.end, m.call_end);
+}
+TimeNs endOf(const model::HostSync& s) {
+  return s.end;
+}
+TimeNs endOf(const model::ApiCall& a) {
+  return a.end;
+}
+TimeNs endOf(const model::Range& r) {
+  return r.end;
+}
 
 // Moves the records of `from` with key < until to the end of `to`; `from` keeps the others in
 // order, and its capacity (the next windows refill it).
@@ -55,7 +87,8 @@ uint64_t takeBefore(std::vector<T>& from, std::vector<T>& to, TimeNs until, Time
 }
 
 // Moves the records of `from` that reach `from_time` or later to the end of `to`.
-template <typename T> void keepReaching(std::vector<T>& from, std::vector<T>& to, TimeNs from_time) {
+template <typename T>
+void keepReaching(std::vector<T>& from, std::vector<T>& to, TimeNs from_time) {
   for (auto& r : from)
     if (endOf(r) >= from_time) to.push_back(std::move(r));
 }
@@ -71,7 +104,9 @@ template <typename T> void addEnds(const std::vector<T>& v, std::vector<TimeNs>&
 
 // The kinds the next window keeps as context when they reach into it: those with an endOf().
 template <typename T>
-concept KeptAsContext = requires(const T& r) { endOf(r); };
+concept KeptAsContext = requires(const T& r) {
+  endOf(r);
+};
 template <typename Column> using ColumnRecord = typename std::decay_t<Column>::value_type;
 
 } // namespace
@@ -106,10 +141,14 @@ bool WindowAggregator::maybeCut(model::ProcessTrace& pending) {
     if (m.start != 0) keys.push_back(m.start);
   if (keys.size() < 16) {
     keys.clear();
-    for (const auto& s : pending.syncs) keys.push_back(keyOf(s));
-    for (const auto& a : pending.api_calls) keys.push_back(keyOf(a));
-    for (const auto& r : pending.ranges) keys.push_back(keyOf(r));
-    for (const auto& k : pending.kernels) keys.push_back(keyOf(k));
+    for (const auto& s : pending.syncs)
+      keys.push_back(keyOf(s));
+    for (const auto& a : pending.api_calls)
+      keys.push_back(keyOf(a));
+    for (const auto& r : pending.ranges)
+      keys.push_back(keyOf(r));
+    for (const auto& k : pending.kernels)
+      keys.push_back(keyOf(k));
     std::erase(keys, TimeNs{0});
   }
   if (keys.empty()) return false;
@@ -119,9 +158,12 @@ bool WindowAggregator::maybeCut(model::ProcessTrace& pending) {
   // Nor past the host records (they arrive as they end, ranges at their end): where the GPU runs
   // far behind its launches, host records of the GPU's time are still to come.
   std::vector<TimeNs> host;
-  for (const auto& s : pending.syncs) host.push_back(s.end);
-  for (const auto& a : pending.api_calls) host.push_back(a.end);
-  for (const auto& r : pending.ranges) host.push_back(r.end);
+  for (const auto& s : pending.syncs)
+    host.push_back(s.end);
+  for (const auto& a : pending.api_calls)
+    host.push_back(a.end);
+  for (const auto& r : pending.ranges)
+    host.push_back(r.end);
   std::erase(host, TimeNs{0});
   if (host.size() >= 16) {
     auto h = host.begin() + static_cast<std::ptrdiff_t>(host.size() * 3 / 4);
@@ -213,7 +255,8 @@ JobAnalysis WindowAggregator::analyse(model::ProcessTrace& owned, const WindowBo
   auto index = buildActivityIndex(p);
   std::vector<DeviceIdle> idle;
   a.timeline = analyzeTimeline(index, {}, &idle, &bounds);
-  if (auto steps = analyzeSteps(index, idle, {}, &bounds)) a.steps.processes.push_back(std::move(*steps));
+  if (auto steps = analyzeSteps(index, idle, {}, &bounds))
+    a.steps.processes.push_back(std::move(*steps));
   owned = std::move(p);
   return a;
 }
@@ -298,8 +341,8 @@ void WindowAggregator::keepContext(model::ProcessTrace& all, const JobAnalysis& 
   const bool first_step_open = bounds_.steps_from == WindowBounds::kMin && windows_cut_ < 8;
   const size_t cap =
       bounds_.annotated_steps || first_step_open ? window_events_ * 8 : window_events_ / 2;
-  const auto reaching = std::count_if(ends.begin(), ends.end(),
-                                      [&](TimeNs e) { return e >= context_from; });
+  const auto reaching =
+      std::count_if(ends.begin(), ends.end(), [&](TimeNs e) { return e >= context_from; });
   if (static_cast<size_t>(reaching) > cap && ends.size() > cap) {
     auto at = ends.end() - static_cast<std::ptrdiff_t>(cap);
     std::nth_element(ends.begin(), at, ends.end());

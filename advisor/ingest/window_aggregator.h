@@ -102,8 +102,8 @@ private:
   DeviceAggregates devices_done_;   // their per-GPU aggregates
   model::ProcessTrace context_;     // records carried for the next window (vectors only)
   std::vector<model::Allocation> carried_allocations_; // live at the last cut
-  WindowBounds bounds_;             // what the next window counts
-  std::optional<model::TimeNs> span_lo_, span_hi_; // records of the windows cut
+  WindowBounds bounds_;                                // what the next window counts
+  std::optional<model::TimeNs> span_lo_, span_hi_;     // records of the windows cut
   uint64_t windows_cut_ = 0;
   uint64_t late_events_ = 0;
 };

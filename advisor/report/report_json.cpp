@@ -485,8 +485,9 @@ json blasProbe(const BlasPrecisionResult& b) {
     e["types"] = m.types;
     e["requested_precision"] = std::string(profiler::precisionName(m.requested));
     e["kernel"] = m.kernel;
-    e["kernel_precision"] = m.classified ? json(std::string(profiler::precisionName(m.kernel_precision)))
-                                         : json(nullptr);
+    e["kernel_precision"] = m.classified
+                                ? json(std::string(profiler::precisionName(m.kernel_precision)))
+                                : json(nullptr);
     e["agrees"] = m.classified ? json(m.agrees) : json(nullptr);
     e["calls"] = m.calls;
     e["kernel_seconds"] = seconds(m.kernel_ns);
@@ -681,14 +682,15 @@ nlohmann::ordered_json buildReportJson(const ReportInput& in, const ReportOption
     json arr = json::array();
     auto bytes = [](int64_t v) { return v < 0 ? json(nullptr) : json(v); };
     for (const auto& d : a.nvml.devices)
-      arr.push_back({{"pid", d.pid},
-                     {"device", d.device},
-                     {"samples", d.samples},
-                     {"process_used_peak_bytes", bytes(d.process_used_peak_bytes)},
-                     {"device_used_peak_bytes", bytes(d.device_used_peak_bytes)},
-                     {"device_total_bytes", bytes(d.device_total_bytes)},
-                     {"gpu_utilization_ratio", d.gpu_utilization_mean < 0 ? json(nullptr)
-                                                                          : json(d.gpu_utilization_mean / 100.0)}});
+      arr.push_back(
+          {{"pid", d.pid},
+           {"device", d.device},
+           {"samples", d.samples},
+           {"process_used_peak_bytes", bytes(d.process_used_peak_bytes)},
+           {"device_used_peak_bytes", bytes(d.device_used_peak_bytes)},
+           {"device_total_bytes", bytes(d.device_total_bytes)},
+           {"gpu_utilization_ratio",
+            d.gpu_utilization_mean < 0 ? json(nullptr) : json(d.gpu_utilization_mean / 100.0)}});
     r["device_samples"] = std::move(arr);
   }
   r["occupancy"] = occupancyDetail(a.kernels.occupancy);

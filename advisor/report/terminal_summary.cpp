@@ -232,8 +232,8 @@ std::string blasProbeLine(const JobAnalysis& a) {
   for (const auto& m : b.matches) {
     if (!m.classified || m.agrees) continue;
     s += " (" + std::string(profiler::precisionName(m.requested)) + " requested, " +
-         std::string(profiler::precisionName(m.kernel_precision)) + " kernel ran: " +
-         m.kernel.substr(0, 60) + ")";
+         std::string(profiler::precisionName(m.kernel_precision)) +
+         " kernel ran: " + m.kernel.substr(0, 60) + ")";
     break;
   }
   return s;
@@ -250,7 +250,8 @@ std::string occupancyLine(const JobAnalysis& a) {
     if (l != profiler::OccupancyLimiter::None)
       s += " (mostly limited by " + std::string(profiler::limiterName(l)) + ")";
   }
-  if (auto ach = o.achieved()) s += std::string(theo ? "," : "") + " achieved " + formatPercent(*ach) + " (trace's estimate)";
+  if (auto ach = o.achieved())
+    s += std::string(theo ? "," : "") + " achieved " + formatPercent(*ach) + " (trace's estimate)";
   if (auto fill = o.smFill()) s += ", SM fill " + formatPercent(*fill);
   if (auto tail = o.tailLoss()) s += ", tail-wave loss " + formatPercent(*tail);
   return s;

@@ -39,36 +39,55 @@ constexpr std::array<MathThroughput, 11> kThroughput = {{
 // 1g = 1/8 of the memory and 1/7 of the SMs, 2g = 2/8 and 2/7, 3g = 4/8 and 3/7, 4g = 4/8 and
 // 4/7, 7g = all; the 1g.Ngb profile with twice the memory has 2/8 memory; the A30 has 4 slices
 // of each (1g.6gb, 2g.12gb, 4g.24gb). Profile names give the memory in GB, rounded.
-constexpr std::array<MigProfile, 6> kA100_40 = {{
-    {"1g.5gb", 5, 1, 1, 7}, {"1g.10gb", 10, 1, 2, 4}, {"2g.10gb", 10, 2, 2, 3},
-    {"3g.20gb", 20, 3, 4, 2}, {"4g.20gb", 20, 4, 4, 1}, {"7g.40gb", 40, 7, 8, 1}}};
-constexpr std::array<MigProfile, 6> kA100_80 = {{
-    {"1g.10gb", 10, 1, 1, 7}, {"1g.20gb", 20, 1, 2, 4}, {"2g.20gb", 20, 2, 2, 3},
-    {"3g.40gb", 40, 3, 4, 2}, {"4g.40gb", 40, 4, 4, 1}, {"7g.80gb", 80, 7, 8, 1}}};
-constexpr std::array<MigProfile, 3> kA30 = {{
-    {"1g.6gb", 6, 1, 1, 4}, {"2g.12gb", 12, 2, 2, 2}, {"4g.24gb", 24, 4, 4, 1}}};
-constexpr std::array<MigProfile, 6> kH100_80 = {{
-    {"1g.10gb", 10, 1, 1, 7}, {"1g.20gb", 20, 1, 2, 4}, {"2g.20gb", 20, 2, 2, 3},
-    {"3g.40gb", 40, 3, 4, 2}, {"4g.40gb", 40, 4, 4, 1}, {"7g.80gb", 80, 7, 8, 1}}};
-constexpr std::array<MigProfile, 6> kH100_94 = {{
-    {"1g.12gb", 12, 1, 1, 7}, {"1g.24gb", 24, 1, 2, 4}, {"2g.24gb", 24, 2, 2, 3},
-    {"3g.47gb", 47, 3, 4, 2}, {"4g.47gb", 47, 4, 4, 1}, {"7g.94gb", 94, 7, 8, 1}}};
-constexpr std::array<MigProfile, 6> kH200 = {{
-    {"1g.18gb", 18, 1, 1, 7}, {"1g.35gb", 35, 1, 2, 4}, {"2g.35gb", 35, 2, 2, 3},
-    {"3g.71gb", 71, 3, 4, 2}, {"4g.71gb", 71, 4, 4, 1}, {"7g.141gb", 141, 7, 8, 1}}};
-constexpr std::array<MigProfile, 6> kB200 = {{
-    {"1g.23gb", 23, 1, 1, 7}, {"1g.45gb", 45, 1, 2, 4}, {"2g.45gb", 45, 2, 2, 3},
-    {"3g.90gb", 90, 3, 4, 2}, {"4g.90gb", 90, 4, 4, 1}, {"7g.180gb", 180, 7, 8, 1}}};
+constexpr std::array<MigProfile, 6> kA100_40 = {{{"1g.5gb", 5, 1, 1, 7},
+                                                 {"1g.10gb", 10, 1, 2, 4},
+                                                 {"2g.10gb", 10, 2, 2, 3},
+                                                 {"3g.20gb", 20, 3, 4, 2},
+                                                 {"4g.20gb", 20, 4, 4, 1},
+                                                 {"7g.40gb", 40, 7, 8, 1}}};
+constexpr std::array<MigProfile, 6> kA100_80 = {{{"1g.10gb", 10, 1, 1, 7},
+                                                 {"1g.20gb", 20, 1, 2, 4},
+                                                 {"2g.20gb", 20, 2, 2, 3},
+                                                 {"3g.40gb", 40, 3, 4, 2},
+                                                 {"4g.40gb", 40, 4, 4, 1},
+                                                 {"7g.80gb", 80, 7, 8, 1}}};
+constexpr std::array<MigProfile, 3> kA30 = {
+    {{"1g.6gb", 6, 1, 1, 4}, {"2g.12gb", 12, 2, 2, 2}, {"4g.24gb", 24, 4, 4, 1}}};
+constexpr std::array<MigProfile, 6> kH100_80 = {{{"1g.10gb", 10, 1, 1, 7},
+                                                 {"1g.20gb", 20, 1, 2, 4},
+                                                 {"2g.20gb", 20, 2, 2, 3},
+                                                 {"3g.40gb", 40, 3, 4, 2},
+                                                 {"4g.40gb", 40, 4, 4, 1},
+                                                 {"7g.80gb", 80, 7, 8, 1}}};
+constexpr std::array<MigProfile, 6> kH100_94 = {{{"1g.12gb", 12, 1, 1, 7},
+                                                 {"1g.24gb", 24, 1, 2, 4},
+                                                 {"2g.24gb", 24, 2, 2, 3},
+                                                 {"3g.47gb", 47, 3, 4, 2},
+                                                 {"4g.47gb", 47, 4, 4, 1},
+                                                 {"7g.94gb", 94, 7, 8, 1}}};
+constexpr std::array<MigProfile, 6> kH200 = {{{"1g.18gb", 18, 1, 1, 7},
+                                              {"1g.35gb", 35, 1, 2, 4},
+                                              {"2g.35gb", 35, 2, 2, 3},
+                                              {"3g.71gb", 71, 3, 4, 2},
+                                              {"4g.71gb", 71, 4, 4, 1},
+                                              {"7g.141gb", 141, 7, 8, 1}}};
+constexpr std::array<MigProfile, 6> kB200 = {{{"1g.23gb", 23, 1, 1, 7},
+                                              {"1g.45gb", 45, 1, 2, 4},
+                                              {"2g.45gb", 45, 2, 2, 3},
+                                              {"3g.90gb", 90, 3, 4, 2},
+                                              {"4g.90gb", 90, 4, 4, 1},
+                                              {"7g.180gb", 180, 7, 8, 1}}};
 
 } // namespace
 
 MathThroughput mathThroughputFor(std::string_view name, int major, int minor) {
   std::string upper(name);
-  for (auto& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  for (auto& c : upper)
+    c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   // Longer names first where one is a prefix of another (GB200 before B200, L40S before L4,
   // A100 before A10).
-  for (const char* m : {"GB200", "B200", "H200", "H100", "A100", "A30", "A10", "L40S", "L4",
-                        "V100", "T4"}) {
+  for (const char* m :
+       {"GB200", "B200", "H200", "H100", "A100", "A30", "A10", "L40S", "L4", "V100", "T4"}) {
     if (contains(upper, m))
       for (const auto& t : kThroughput)
         if (std::string_view(t.model) == m) return t;
@@ -79,25 +98,34 @@ MathThroughput mathThroughputFor(std::string_view name, int major, int minor) {
     return MathThroughput{};
   };
   MathThroughput t;
-  if (major == 7 && minor == 0) t = pick("V100");
-  else if (major == 7 && minor == 5) t = pick("T4");
-  else if (major == 8 && minor == 0) t = pick("A100");
-  else if (major == 8) t = pick("A10");
-  else if (major == 9) t = pick("H100");
-  else if (major == 10) t = pick("B200");
-  else return {};
+  if (major == 7 && minor == 0)
+    t = pick("V100");
+  else if (major == 7 && minor == 5)
+    t = pick("T4");
+  else if (major == 8 && minor == 0)
+    t = pick("A100");
+  else if (major == 8)
+    t = pick("A10");
+  else if (major == 9)
+    t = pick("H100");
+  else if (major == 10)
+    t = pick("B200");
+  else
+    return {};
   t.known = false; // the architecture's representative, not this GPU's own figures
   return t;
 }
 
 MigGpu migGpuFor(std::string_view name, uint64_t memory_total_bytes) {
   std::string upper(name);
-  for (auto& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  for (auto& c : upper)
+    c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   double gb = static_cast<double>(memory_total_bytes) / 1e9;
   if (contains(upper, "GB200") || contains(upper, "B200")) return {"B200-180GB", 7, 8, kB200};
   if (contains(upper, "H200")) return {"H200-141GB", 7, 8, kH200};
   if (contains(upper, "H100")) {
-    if (contains(upper, "94GB") || contains(upper, "NVL") || gb > 90) return {"H100-94GB", 7, 8, kH100_94};
+    if (contains(upper, "94GB") || contains(upper, "NVL") || gb > 90)
+      return {"H100-94GB", 7, 8, kH100_94};
     return {"H100-80GB", 7, 8, kH100_80};
   }
   if (contains(upper, "A100")) {

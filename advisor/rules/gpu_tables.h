@@ -35,17 +35,17 @@ MathThroughput mathThroughputFor(std::string_view gpu_name, int compute_major, i
 
 // One MIG GPU-instance profile (NVIDIA MIG user guide, "Supported MIG Profiles").
 struct MigProfile {
-  const char* name;          // "1g.10gb"
-  double memory_gb;          // the memory the profile name states (decimal GB)
-  uint32_t compute_slices;   // the "Ng" of the name: compute slices out of the GPU's total
-  uint32_t memory_slices;    // memory slices out of the GPU's total
-  uint32_t instances;        // how many fit on one GPU
+  const char* name;        // "1g.10gb"
+  double memory_gb;        // the memory the profile name states (decimal GB)
+  uint32_t compute_slices; // the "Ng" of the name: compute slices out of the GPU's total
+  uint32_t memory_slices;  // memory slices out of the GPU's total
+  uint32_t instances;      // how many fit on one GPU
 };
 
 struct MigGpu {
-  const char* model = nullptr; // "H100-80GB"
-  uint32_t compute_slices = 0; // 7 (4 on the A30)
-  uint32_t memory_slices = 0;  // 8 (4 on the A30)
+  const char* model = nullptr;          // "H100-80GB"
+  uint32_t compute_slices = 0;          // 7 (4 on the A30)
+  uint32_t memory_slices = 0;           // 8 (4 on the A30)
   std::span<const MigProfile> profiles; // smallest first
   bool known() const { return model != nullptr; }
 };

@@ -142,9 +142,9 @@ std::optional<Recommendation> IncreaseBatchSizeRule::evaluate(const RuleContext&
             formatPercent(*fill) + " of the SMs and the peak used " +
             formatPercent(double(dm->peak_bytes) / capacity) + " of device memory";
   r.action =
-      "Multiply the per-GPU batch size by up to " + formatSignificant(m) +
-      " (predicted peak " + formatSignificant(predicted_peak / 1e9) + " GB of " +
-      formatSignificant(capacity / 1e9) + " GB, keeping " + formatPercent(t.memory_headroom) +
+      "Multiply the per-GPU batch size by up to " + formatSignificant(m) + " (predicted peak " +
+      formatSignificant(predicted_peak / 1e9) + " GB of " + formatSignificant(capacity / 1e9) +
+      " GB, keeping " + formatPercent(t.memory_headroom) +
       " free): DataLoader(dataset, batch_size=batch_size * " + formatSignificant(m) +
       ", ...). Scale the learning rate with it (linear scaling: lr * " + formatSignificant(m) +
       ", with a warm-up), or keep the global batch and the learning rate and use fewer GPUs or "

@@ -4,8 +4,8 @@
 #include "advisor/rules/gpu_tables.h"
 
 #include <algorithm>
-#include <utility>
 #include <string>
+#include <utility>
 
 namespace gpuwise::advisor {
 namespace {
@@ -47,8 +47,8 @@ std::optional<Candidates> candidates(const JobAnalysis& a) {
 // which GPU generation ran it. The first match in kernel-time order wins.
 MathThroughput throughputFromKernelNames(const KernelResult& kernels) {
   static constexpr std::pair<const char*, const char*> kPrefixes[] = {
-      {"volta_", "V100"}, {"turing_", "T4"},   {"ampere_", "A100"}, {"sm80_", "A100"},
-      {"sm86_", "A10"},   {"sm89_", "L40S"},   {"sm90_", "H100"},   {"sm100_", "B200"}};
+      {"volta_", "V100"}, {"turing_", "T4"}, {"ampere_", "A100"}, {"sm80_", "A100"},
+      {"sm86_", "A10"},   {"sm89_", "L40S"}, {"sm90_", "H100"},   {"sm100_", "B200"}};
   for (const auto& k : kernels.by_name) {
     for (const auto& [prefix, model] : kPrefixes) {
       if (k.display_name.find(prefix) == std::string::npos) continue;
@@ -78,8 +78,8 @@ std::optional<Recommendation> EnableMixedPrecisionRule::evaluate(const RuleConte
 
   double fp32_speedup = half / c->gpu.fp32_tflops;
   double tf32_speedup = c->gpu.hasTf32() ? half / c->gpu.tf32_tensor_tflops : 1.0;
-  double saving_s = c->fp32_matmul_s * (1.0 - 1.0 / fp32_speedup) +
-                    tf32_s * (1.0 - 1.0 / tf32_speedup);
+  double saving_s =
+      c->fp32_matmul_s * (1.0 - 1.0 / fp32_speedup) + tf32_s * (1.0 - 1.0 / tf32_speedup);
   double ratio = std::min(1.0, saving_s / c->span_s);
   bool bf16 = c->gpu.hasBf16();
 
@@ -118,7 +118,11 @@ std::optional<Recommendation> EnableMixedPrecisionRule::evaluate(const RuleConte
   ev["kernel_seconds"] = toSeconds(ctx.analysis.precision.kernel_ns);
   ev["tensor_core_share"] = ctx.analysis.precision.tensorCoreShare().value_or(0.0);
   ev["gpu"] = c->gpu_name;
-  ev["throughput_table"] = std::string(c->gpu.model) + (c->gpu.known ? "" : " (architecture representative, from the compute capability or kernel names)");
+  ev["throughput_table"] =
+      std::string(c->gpu.model) +
+      (c->gpu.known
+           ? ""
+           : " (architecture representative, from the compute capability or kernel names)");
   ev["fp32_tflops"] = c->gpu.fp32_tflops;
   ev["tensor_dtype"] = bf16 ? "bf16" : "fp16";
   ev["tensor_tflops"] = half;
@@ -163,7 +167,11 @@ std::optional<Recommendation> EnableTf32Rule::evaluate(const RuleContext& ctx) c
   ev["fp32_matmul_seconds"] = c->fp32_matmul_s;
   ev["gpu_span_seconds"] = c->span_s;
   ev["gpu"] = c->gpu_name;
-  ev["throughput_table"] = std::string(c->gpu.model) + (c->gpu.known ? "" : " (architecture representative, from the compute capability or kernel names)");
+  ev["throughput_table"] =
+      std::string(c->gpu.model) +
+      (c->gpu.known
+           ? ""
+           : " (architecture representative, from the compute capability or kernel names)");
   ev["fp32_tflops"] = c->gpu.fp32_tflops;
   ev["tf32_tflops"] = c->gpu.tf32_tensor_tflops;
   ev["fp32_to_tf32_speedup"] = speedup;

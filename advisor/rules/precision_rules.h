@@ -10,10 +10,11 @@
 //                           GPUs with TF32 (Ampere and later)
 // Expected saving = sum over candidates of time x (1 - 1/speedup), over the GPU span; fires when
 // the candidate time is >= Thresholds::Precision::min_share of GPU busy time (the GPU's own work:
-// a host-bound job, or one slowed by a profiler's host overhead, still does that work). The peak ratio is an
-// upper bound (memory-bound layers gain less): confidence medium for a GPU in the table, low for
-// an architecture's representative (from the compute capability, or, for a trace without device
-// properties, from the architecture cuBLAS/cuDNN kernel names carry: volta_, ampere_, sm90_...).
+// a host-bound job, or one slowed by a profiler's host overhead, still does that work). The peak
+// ratio is an upper bound (memory-bound layers gain less): confidence medium for a GPU in the
+// table, low for an architecture's representative (from the compute capability, or, for a trace
+// without device properties, from the architecture cuBLAS/cuDNN kernel names carry: volta_,
+// ampere_, sm90_...).
 #pragma once
 
 #include "advisor/rules/rule.h"

@@ -44,8 +44,8 @@ std::optional<Recommendation> PrefetchInputRule::evaluate(const RuleContext& ctx
   rec.action =
       "Load and transform batches in background workers, ahead of the GPU, and copy them on a "
       "side stream so the copy overlaps compute.\n"
-      "PyTorch: DataLoader(dataset, batch_size=..., num_workers=" + std::to_string(workers) +
-      ", prefetch_factor=" + std::to_string(prefetch_factor) +
+      "PyTorch: DataLoader(dataset, batch_size=..., num_workers=" +
+      std::to_string(workers) + ", prefetch_factor=" + std::to_string(prefetch_factor) +
       ", persistent_workers=True, pin_memory=True); move batches with "
       "batch.to(device, non_blocking=True) inside torch.cuda.stream(copy_stream), or use a "
       "prefetcher that stays one batch ahead. Raise num_workers while the stall remains and the "
@@ -55,7 +55,8 @@ std::optional<Recommendation> PrefetchInputRule::evaluate(const RuleContext& ctx
     rec.note_only = true;
     rec.confidence = Confidence::Low;
     rec.title = "Input stalls held " + formatPercent(r) + " of step time but came in " +
-                formatPercent(*stalled_share) + " of the steps: transient (the host busy "
+                formatPercent(*stalled_share) +
+                " of the steps: transient (the host busy "
                 "elsewhere, a slow read), not a data loader to tune";
   }
 

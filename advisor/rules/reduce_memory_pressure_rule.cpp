@@ -24,9 +24,13 @@ std::optional<Recommendation> ReduceMemoryPressureRule::evaluate(const RuleConte
     if (s.pid != worst->pid || s.device != worst->device || s.reserved.empty()) continue;
     for (size_t i = 0; i < s.reserved.size() && i < s.allocated.size(); ++i) {
       if (s.reserved[i] <= 0 || s.allocated[i] < 0) continue;
-      if (double(s.reserved[i]) / double(worst->memory_total_bytes) < t.min_fragmented_reserved_ratio) continue;
+      if (double(s.reserved[i]) / double(worst->memory_total_bytes) <
+          t.min_fragmented_reserved_ratio)
+        continue;
       double f = 1.0 - double(s.allocated[i]) / double(s.reserved[i]);
-      if (f > fragmentation) fragmentation = f, reserved_peak = double(s.reserved[i]), allocated_peak = double(s.allocated[i]);
+      if (f > fragmentation)
+        fragmentation = f, reserved_peak = double(s.reserved[i]),
+        allocated_peak = double(s.allocated[i]);
     }
   }
   bool near_full = worst_ratio >= t.min_peak_ratio;
@@ -39,9 +43,10 @@ std::optional<Recommendation> ReduceMemoryPressureRule::evaluate(const RuleConte
   r.explains = {"risk.memory", 0.0, 0.0};
   r.confidence = Confidence::High;
   r.title = near_full ? "Reduce memory pressure: the peak reached " + formatPercent(worst_ratio) +
-                            " of device memory (" + formatSignificant(worst->peak_bytes / 1e9) + " GB of " +
-                            formatSignificant(worst->memory_total_bytes / 1e9) + " GB)"
-                      : "Reduce memory fragmentation: the allocator held " + formatPercent(fragmentation) +
+                            " of device memory (" + formatSignificant(worst->peak_bytes / 1e9) +
+                            " GB of " + formatSignificant(worst->memory_total_bytes / 1e9) + " GB)"
+                      : "Reduce memory fragmentation: the allocator held " +
+                            formatPercent(fragmentation) +
                             " of its reserved memory unused near the device limit";
   // ROCm builds of PyTorch read the allocator's settings from PYTORCH_HIP_ALLOC_CONF.
   const char* alloc_conf =

@@ -98,8 +98,8 @@ void resolveConflicts(std::vector<Recommendation>& recs) {
   if (has("use_pinned_memory")) drop("reduce_host_syncs");
   // Giving the GPU away (a smaller slice, replicas) is advice for a job whose low use is
   // inherent; while a fix would fill the idle GPU, that fix comes first.
-  bool fixable_idle = has("prefetch_input") || has("reduce_host_syncs") ||
-                      has("use_cuda_graphs") || has("use_pinned_memory");
+  bool fixable_idle = has("prefetch_input") || has("reduce_host_syncs") || has("use_cuda_graphs") ||
+                      has("use_pinned_memory");
   if (fixable_idle) {
     drop("right_size_mig");
     drop("share_gpu");

@@ -13,15 +13,17 @@ std::optional<Recommendation> ShareGpuRule::evaluate(const RuleContext& ctx) con
   const auto& t = ctx.thresholds.share_gpu;
   auto busy = busyShare(a);
   if (!busy || *busy <= 0 || *busy >= t.max_busy || a.timeline.idle.gaps == 0) return std::nullopt;
-  model::TimeNs mean_gap = (a.timeline.span_ns - a.timeline.busy_ns) / static_cast<model::TimeNs>(a.timeline.idle.gaps);
+  model::TimeNs mean_gap =
+      (a.timeline.span_ns - a.timeline.busy_ns) / static_cast<model::TimeNs>(a.timeline.idle.gaps);
   if (mean_gap < t.min_mean_idle_gap_ns) return std::nullopt;
   auto replicas = static_cast<uint32_t>(std::floor(t.target_busy / *busy));
   const DeviceMemory* dm = nullptr;
   for (const auto& d : a.memory.devices)
     if (d.memory_total_bytes > 0 && (!dm || d.peak_bytes > dm->peak_bytes)) dm = &d;
   if (dm && dm->peak_bytes > 0)
-    replicas = std::min(replicas, static_cast<uint32_t>(std::floor(
-                                      0.9 * double(dm->memory_total_bytes) / double(dm->peak_bytes))));
+    replicas =
+        std::min(replicas, static_cast<uint32_t>(std::floor(0.9 * double(dm->memory_total_bytes) /
+                                                            double(dm->peak_bytes))));
   replicas = std::min(replicas, t.max_replicas);
   if (replicas < 2) return std::nullopt;
   double saving = 1.0 - 1.0 / double(replicas);

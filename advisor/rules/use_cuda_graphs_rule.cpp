@@ -20,11 +20,13 @@ std::optional<Recommendation> UseCudaGraphsRule::evaluate(const RuleContext& ctx
   double span_s = toSeconds(tl.span_ns);
   double launch_idle_share = toSeconds(launch_idle) / span_s;
   if (launch_idle_share < t.min_launch_idle_share) return std::nullopt;
-  double residual_s = toSeconds(static_cast<model::TimeNs>(tl.timed_kernels) * t.graph_gap_per_kernel_ns);
+  double residual_s =
+      toSeconds(static_cast<model::TimeNs>(tl.timed_kernels) * t.graph_gap_per_kernel_ns);
   double saving_s = std::max(0.0, toSeconds(launch_idle) - residual_s);
   double ratio = std::min(1.0, saving_s / span_s);
   if (ratio <= 0) return std::nullopt;
-  double mean_kernel_us = toSeconds(a.kernels.total_ns) / double(std::max<uint64_t>(1, a.kernels.timed_count)) * 1e6;
+  double mean_kernel_us =
+      toSeconds(a.kernels.total_ns) / double(std::max<uint64_t>(1, a.kernels.timed_count)) * 1e6;
   double kernels_per_second = double(tl.timed_kernels) / span_s;
   const bool rocm = platformOf(a) == Platform::Rocm;
 

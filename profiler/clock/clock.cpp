@@ -183,6 +183,8 @@ Clock& initProcessClock(bool allow_counter) {
   return *c;
 }
 
-Clock* processClock() { return g_clock.load(std::memory_order_acquire); }
+Clock* processClock() {
+  return g_clock.load(std::memory_order_acquire);
+}
 
 } // namespace gpuwise::profiler

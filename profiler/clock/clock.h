@@ -45,7 +45,7 @@ public:
   // the seqlock odd (readers would spin forever). Re-anchors on a fresh sample with a sane slope.
   void repairAfterFork();
 
-  static constexpr int64_t kStepThresholdNs = 1000000; // 1 ms
+  static constexpr int64_t kStepThresholdNs = 1000000;  // 1 ms
   static constexpr int64_t kSlewHorizonNs = 1000000000; // errors are corrected over 1 s
 
 private:

@@ -46,14 +46,17 @@ CopyDirection copyDirection(uint32_t k) {
 model::SyncKind syncKind(uint32_t t) {
   switch (t) {
   case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE: return model::SyncKind::Event;
-  case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT: return model::SyncKind::StreamWaitEvent;
+  case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT:
+    return model::SyncKind::StreamWaitEvent;
   case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE: return model::SyncKind::Stream;
   case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE: return model::SyncKind::Device;
   default: return model::SyncKind::Unknown;
   }
 }
 
-uint32_t dim(int32_t v) { return v > 0 ? uint32_t(v) : 1u; }
+uint32_t dim(int32_t v) {
+  return v > 0 ? uint32_t(v) : 1u;
+}
 
 bool isCommunicationKernel(const char* name) {
   // NCCL's kernels: ncclKernel_* (<= 2.18), ncclDevKernel_* (>= 2.19); mangled forms embed them.
@@ -166,7 +169,8 @@ void ActivityDecoder::decode(uint8_t* buffer, size_t valid_bytes, int64_t now_ns
       s.correlation = m->correlationId;
       s.kind = syncKind(m->type);
       s.device = deviceOfContext(m->contextId);
-      bool has_stream = s.kind == model::SyncKind::Stream || s.kind == model::SyncKind::StreamWaitEvent;
+      bool has_stream =
+          s.kind == model::SyncKind::Stream || s.kind == model::SyncKind::StreamWaitEvent;
       s.stream = has_stream && m->streamId != CUPTI_SYNCHRONIZATION_INVALID_VALUE ? m->streamId : 0;
       onGpu(std::move(h), m->correlationId, now_ns, out);
       break;
@@ -215,7 +219,8 @@ void ActivityDecoder::onMarker(const void* marker2, DecodedActivity& out) {
   const auto* m = static_cast<const CUpti_ActivityMarker2*>(marker2);
   ++stats_.markers;
   const uint32_t flags = uint32_t(m->flags);
-  const uint32_t thread = m->objectKind == CUPTI_ACTIVITY_OBJECT_THREAD ? m->objectId.pt.threadId : 0;
+  const uint32_t thread =
+      m->objectKind == CUPTI_ACTIVITY_OBJECT_THREAD ? m->objectId.pt.threadId : 0;
   if (flags & CUPTI_ACTIVITY_FLAG_MARKER_END) {
     auto it = open_ranges_.find(m->id);
     if (it == open_ranges_.end()) {

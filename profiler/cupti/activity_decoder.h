@@ -43,8 +43,8 @@ struct DecodedActivity {
   std::vector<model::HostSync> syncs;
   std::vector<model::Allocation> allocations;
   std::vector<model::Range> ranges; // NVTX ranges and markers (markers: start == end)
-  std::vector<ApiSpan> api_spans; // traced API calls, for the interposer's coverage check
-  uint64_t cupti_overhead_ns = 0; // CUPTI's own OVERHEAD records in these buffers, summed
+  std::vector<ApiSpan> api_spans;   // traced API calls, for the interposer's coverage check
+  uint64_t cupti_overhead_ns = 0;   // CUPTI's own OVERHEAD records in these buffers, summed
   void clear();
   size_t recordCount() const {
     return kernels.size() + copies.size() + memsets.size() + syncs.size() + allocations.size() +
@@ -57,27 +57,27 @@ using model::nvtxRangeKind; // profiler/model/range_names.h
 class ActivityDecoder {
 public:
   struct Options {
-    int64_t hold_ns = 1000000000;   // 1 s
+    int64_t hold_ns = 1000000000; // 1 s
     size_t max_api_entries = 1 << 16;
     size_t max_held_records = 1 << 16;
-    size_t max_open_ranges = 4096;      // NVTX ranges started and not yet ended
-    bool keep_operator_ranges = false;  // emit_nvtx's per-operator ranges: many, rarely wanted
+    size_t max_open_ranges = 4096;     // NVTX ranges started and not yet ended
+    bool keep_operator_ranges = false; // emit_nvtx's per-operator ranges: many, rarely wanted
   };
   struct Stats {
-    uint64_t records = 0;        // every record walked
-    uint64_t joined = 0;         // GPU records emitted with their API call
-    uint64_t unjoined = 0;       // GPU records emitted without (API record never came)
-    uint64_t ignored = 0;        // kinds we do not decode
-    uint64_t evicted_api = 0;    // API records pushed out by the size cap
-    uint64_t bad_buffers = 0;    // walks that ended in an error other than end-of-buffer
-    uint64_t graph_launches = 0; // graph launches seen (API records, one per correlation id)
-    uint64_t graph_kernels = 0;  // kernels that ran as graph nodes
-    uint64_t graph_traces = 0;   // GRAPH_TRACE records (whole-graph executions)
-    uint64_t markers = 0;        // MARKER records
-    uint64_t ranges_unmatched = 0;  // NVTX ends without a start, or starts evicted by the cap
-    uint64_t operator_ranges = 0;   // emit_nvtx operator ranges skipped (keep_operator_ranges off)
+    uint64_t records = 0;          // every record walked
+    uint64_t joined = 0;           // GPU records emitted with their API call
+    uint64_t unjoined = 0;         // GPU records emitted without (API record never came)
+    uint64_t ignored = 0;          // kinds we do not decode
+    uint64_t evicted_api = 0;      // API records pushed out by the size cap
+    uint64_t bad_buffers = 0;      // walks that ended in an error other than end-of-buffer
+    uint64_t graph_launches = 0;   // graph launches seen (API records, one per correlation id)
+    uint64_t graph_kernels = 0;    // kernels that ran as graph nodes
+    uint64_t graph_traces = 0;     // GRAPH_TRACE records (whole-graph executions)
+    uint64_t markers = 0;          // MARKER records
+    uint64_t ranges_unmatched = 0; // NVTX ends without a start, or starts evicted by the cap
+    uint64_t operator_ranges = 0;  // emit_nvtx operator ranges skipped (keep_operator_ranges off)
     uint64_t overhead_records = 0;
-    uint64_t overhead_ns = 0;       // CUPTI's own time, every OVERHEAD record summed
+    uint64_t overhead_ns = 0; // CUPTI's own time, every OVERHEAD record summed
   };
 
   // `names` receives kernel names; it must outlive the decoder.

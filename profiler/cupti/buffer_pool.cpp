@@ -65,7 +65,9 @@ size_t BufferPool::oldestCompleted() const {
   return best;
 }
 
-void BufferPool::release(size_t i) { slots_[i].state.store(kFree, std::memory_order_release); }
+void BufferPool::release(size_t i) {
+  slots_[i].state.store(kFree, std::memory_order_release);
+}
 
 size_t BufferPool::inUse() const {
   size_t n = 0;

@@ -42,11 +42,12 @@ std::string describe(CuptiPort& port, const char* call, CUptiResult r) {
       return std::string("CUPTI held by another subscriber, \"") + port.subscriberHolding() +
              "\": " + code;
     return "CUPTI held by another subscriber (torch.profiler, Nsight Systems, ncu or another "
-           "tool): " + code;
-  case CUPTI_ERROR_NOT_INITIALIZED:
-    return "CUPTI could not initialise, no usable driver: " + code;
+           "tool): " +
+           code;
+  case CUPTI_ERROR_NOT_INITIALIZED: return "CUPTI could not initialise, no usable driver: " + code;
   case CUPTI_ERROR_INSUFFICIENT_PRIVILEGES:
-    return "CUPTI refused for lack of privileges (GPU profiling restricted to admin users): " + code;
+    return "CUPTI refused for lack of privileges (GPU profiling restricted to admin users): " +
+           code;
   case CUPTI_ERROR_NOT_COMPATIBLE:
     return "CUPTI not compatible with this driver or with a tool already attached: " + code;
   case CUPTI_ERROR_VIRTUALIZED_DEVICE_NOT_SUPPORTED:
@@ -57,8 +58,7 @@ std::string describe(CuptiPort& port, const char* call, CUptiResult r) {
 
 } // namespace
 
-CuptiCollector::CuptiCollector(CuptiPort& port, Options options)
-    : port_(port), options_(options) {}
+CuptiCollector::CuptiCollector(CuptiPort& port, Options options) : port_(port), options_(options) {}
 
 bool CuptiCollector::sampleClock() {
   if (!mapper_ || !host_now_) return false;
@@ -76,7 +76,8 @@ CuptiCollector::~CuptiCollector() {
 }
 
 Expected<std::string> CuptiCollector::start(TimestampFn timestamp) {
-  if (!port_.available()) return unexpected(std::string("CUPTI unavailable: ") + port_.whyUnavailable());
+  if (!port_.available())
+    return unexpected(std::string("CUPTI unavailable: ") + port_.whyUnavailable());
 
   CUpti_SubscriberHandle sub = nullptr;
   CUptiResult r = port_.subscribe(&sub, onCallback, nullptr);
@@ -88,16 +89,18 @@ Expected<std::string> CuptiCollector::start(TimestampFn timestamp) {
   host_now_ = timestamp;
   mapper_.reset();
   std::string clock_note;
-  r = port_.activityRegisterTimestampCallback(reinterpret_cast<CUpti_TimestampCallbackFunc>(timestamp));
+  r = port_.activityRegisterTimestampCallback(
+      reinterpret_cast<CUpti_TimestampCallbackFunc>(timestamp));
   if (r != CUPTI_SUCCESS) {
     mapper_ = std::make_unique<TimestampMapper>();
     bool sampled = false;
-    for (int i = 0; i < 16 && !sampled; ++i) sampled = sampleClock();
+    for (int i = 0; i < 16 && !sampled; ++i)
+      sampled = sampleClock();
     if (!sampled) {
       mapper_.reset();
       undo();
       return unexpected(describe(port_, "cuptiActivityRegisterTimestampCallback", r) +
-                         "; cuptiGetTimestamp unusable, no way onto the host's timeline");
+                        "; cuptiGetTimestamp unusable, no way onto the host's timeline");
     }
     clock_note = std::string("; CUPTI's clock mapped onto the host's (timestamp callback: ") +
                  port_.resultString(r) + ")";
@@ -107,7 +110,8 @@ Expected<std::string> CuptiCollector::start(TimestampFn timestamp) {
   port_.setThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
 
   if (!pool_) {
-    pool_ = model::keptForProcessLifetime(new BufferPool(options_.buffer_bytes, options_.buffer_count));
+    pool_ =
+        model::keptForProcessLifetime(new BufferPool(options_.buffer_bytes, options_.buffer_count));
     if (!pool_->valid()) {
       undo();
       return unexpected("could not reserve CUPTI activity buffers");
@@ -168,7 +172,8 @@ void CuptiCollector::undo() {
   if (subscriber_) port_.unsubscribe(static_cast<CUpti_SubscriberHandle>(subscriber_));
   subscriber_ = nullptr;
   active_ = false;
-  for (bool& c : covers_) c = false;
+  for (bool& c : covers_)
+    c = false;
 }
 
 void CuptiCollector::flush(bool forced) {
@@ -188,7 +193,9 @@ uint64_t CuptiCollector::takeDroppedRecords() {
   return dropped;
 }
 
-uint64_t CuptiCollector::poolExhausted() const { return pool_ ? pool_->exhausted() : 0; }
+uint64_t CuptiCollector::poolExhausted() const {
+  return pool_ ? pool_->exhausted() : 0;
+}
 
 void CuptiCollector::disableActivity() {
   for (int i = 0; i < enabled_kind_count_; ++i)

@@ -31,7 +31,8 @@ DlCuptiPort::DlCuptiPort(const std::vector<std::string>& candidates) {
     return;
   }
   why_ = std::string("libcupti not found (tried");
-  for (const auto& c : candidates) why_ += " " + c;
+  for (const auto& c : candidates)
+    why_ += " " + c;
   why_ += "): " + first_error + "; GPUWISE_CUPTI_LIBRARY names it";
 }
 
@@ -108,12 +109,13 @@ CUptiResult DlCuptiPort::activityEnableRuntimeApi(CUpti_CallbackId cbid, uint8_t
 CUptiResult DlCuptiPort::activityEnableDriverApi(CUpti_CallbackId cbid, uint8_t enable) {
   GPUWISE_CUPTI_FORWARD(enableDriverApi, cbid, enable);
 }
-CUptiResult DlCuptiPort::activityFlushAll(uint32_t flag) { GPUWISE_CUPTI_FORWARD(flushAll, flag); }
+CUptiResult DlCuptiPort::activityFlushAll(uint32_t flag) {
+  GPUWISE_CUPTI_FORWARD(flushAll, flag);
+}
 CUptiResult DlCuptiPort::activityGetNumDroppedRecords(CUcontext ctx, uint32_t stream, size_t* n) {
   GPUWISE_CUPTI_FORWARD(getNumDroppedRecords, ctx, stream, n);
 }
-CUptiResult DlCuptiPort::activityGetNextRecord(uint8_t* buffer, size_t valid,
-                                               CUpti_Activity** r) {
+CUptiResult DlCuptiPort::activityGetNextRecord(uint8_t* buffer, size_t valid, CUpti_Activity** r) {
   GPUWISE_CUPTI_FORWARD(getNextRecord, buffer, valid, r);
 }
 

@@ -5,7 +5,9 @@
 namespace gpuwise::profiler {
 
 namespace {
-size_t align8(size_t n) { return (n + 7) & ~size_t{7}; }
+size_t align8(size_t n) {
+  return (n + 7) & ~size_t{7};
+}
 int g_subscriber_token;
 } // namespace
 
@@ -104,14 +106,18 @@ CUptiResult FakeCuptiPort::activityDisable(CUpti_ActivityKind kind) {
 }
 
 CUptiResult FakeCuptiPort::activityEnableRuntimeApi(CUpti_CallbackId cbid, uint8_t enable) {
-  if (enable) runtime_cbids_.insert(cbid);
-  else runtime_cbids_.erase(cbid);
+  if (enable)
+    runtime_cbids_.insert(cbid);
+  else
+    runtime_cbids_.erase(cbid);
   return CUPTI_SUCCESS;
 }
 
 CUptiResult FakeCuptiPort::activityEnableDriverApi(CUpti_CallbackId cbid, uint8_t enable) {
-  if (enable) driver_cbids_.insert(cbid);
-  else driver_cbids_.erase(cbid);
+  if (enable)
+    driver_cbids_.insert(cbid);
+  else
+    driver_cbids_.erase(cbid);
   return CUPTI_SUCCESS;
 }
 

@@ -20,9 +20,9 @@ namespace gpuwise::profiler {
 
 class TimestampMapper {
 public:
-  static constexpr int64_t kDefaultMaxWindowNs = 20000;   // 20 us
-  static constexpr int64_t kMinBaselineNs = 10000000;     // slope measured over >= 10 ms
-  static constexpr double kMaxDrift = 1e-3;               // clocks never differ by > 0.1 %
+  static constexpr int64_t kDefaultMaxWindowNs = 20000; // 20 us
+  static constexpr int64_t kMinBaselineNs = 10000000;   // slope measured over >= 10 ms
+  static constexpr double kMaxDrift = 1e-3;             // clocks never differ by > 0.1 %
 
   explicit TimestampMapper(int64_t max_window_ns = kDefaultMaxWindowNs)
       : max_window_ns_(max_window_ns) {}

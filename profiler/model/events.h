@@ -56,7 +56,7 @@ enum class RangeKind : uint8_t {
 
 // Flags on a kernel execution.
 enum KernelFlags : uint8_t {
-  kKernelFromGraph = 1u << 0,     // executed as a node of a CUDA graph
+  kKernelFromGraph = 1u << 0, // executed as a node of a CUDA graph
   kKernelCooperative = 1u << 1,
   kKernelCommunication = 1u << 2, // NCCL or other collective communication kernel
 };
@@ -134,7 +134,8 @@ struct Allocation {
   uint64_t address = 0;
   uint64_t bytes = 0; // for a free: the size that was freed, when known
   uint32_t device = 0;
-  MemoryKind kind = MemoryKind::Unknown; // Device, Pinned (cudaMallocHost/HostAlloc/HostRegister), Managed
+  MemoryKind kind =
+      MemoryKind::Unknown; // Device, Pinned (cudaMallocHost/HostAlloc/HostRegister), Managed
   bool is_free = false;
 };
 
@@ -150,12 +151,12 @@ struct MemorySample {
 // second or so, never on an application thread). Each field < 0 when NVML could not say.
 struct DeviceSample {
   TimeNs time = 0;
-  uint32_t device = 0;                // CUDA device index, as everywhere else
-  int64_t process_used_bytes = -1;    // this process's memory on the device (compute processes)
-  int64_t device_used_bytes = -1;     // the whole device's (or MIG slice's) used memory
+  uint32_t device = 0;             // CUDA device index, as everywhere else
+  int64_t process_used_bytes = -1; // this process's memory on the device (compute processes)
+  int64_t device_used_bytes = -1;  // the whole device's (or MIG slice's) used memory
   int64_t device_total_bytes = -1;
-  int32_t gpu_utilization = -1;       // percent of the last sample period a kernel ran
-  int32_t memory_utilization = -1;    // percent of it device memory was read or written
+  int32_t gpu_utilization = -1;    // percent of the last sample period a kernel ran
+  int32_t memory_utilization = -1; // percent of it device memory was read or written
 };
 
 // Which cuBLAS entry point a BlasCall records.
@@ -169,13 +170,13 @@ struct BlasCall {
   TimeNs start = 0, end = 0; // host call
   uint32_t thread = 0;
   uint32_t device = 0;
-  uint32_t stream = 0;       // cuBLASLt: the call's stream; GemmEx: 0 (the handle's, not tracked)
+  uint32_t stream = 0; // cuBLASLt: the call's stream; GemmEx: 0 (the handle's, not tracked)
   BlasApi api = BlasApi::Unknown;
   int32_t a_type = -1, b_type = -1, c_type = -1; // cudaDataType_t
-  int32_t compute_type = -1;                      // cublasComputeType_t
-  int32_t scale_type = -1;                        // cudaDataType_t of alpha/beta (cuBLASLt)
-  int32_t math_mode = -1;    // cublasMath_t of the handle set with cublasSetMathMode; -1 never set
-  int32_t status = 0;        // cublasStatus_t the call returned
+  int32_t compute_type = -1;                     // cublasComputeType_t
+  int32_t scale_type = -1;                       // cudaDataType_t of alpha/beta (cuBLASLt)
+  int32_t math_mode = -1; // cublasMath_t of the handle set with cublasSetMathMode; -1 never set
+  int32_t status = 0;     // cublasStatus_t the call returned
   int64_t m = 0, n = 0, k = 0;
   int64_t batch = 1;
 };

@@ -25,14 +25,10 @@ struct Error {
   std::string message;
 };
 
-template <class E>
-struct Unexpected {
-  E error;
-};
+template <class E> struct Unexpected { E error; };
 
 // `return unexpected(Error{"..."});` or `return unexpected("...");` (an Error from the text).
-template <class E>
-Unexpected<std::decay_t<E>> unexpected(E&& e) {
+template <class E> Unexpected<std::decay_t<E>> unexpected(E&& e) {
   return {std::forward<E>(e)};
 }
 inline Unexpected<Error> unexpected(const char* message) {
@@ -42,8 +38,7 @@ inline Unexpected<Error> unexpected(std::string message) {
   return {Error{std::move(message)}};
 }
 
-template <class T, class E = Error>
-class [[nodiscard]] Expected {
+template <class T, class E = Error> class [[nodiscard]] Expected {
 public:
   Expected(const T& value) : v_(std::in_place_index<0>, value) {}
   Expected(T&& value) : v_(std::in_place_index<0>, std::move(value)) {}
@@ -52,8 +47,7 @@ public:
                                               !std::is_same_v<std::decay_t<U>, T>,
                                           int> = 0>
   Expected(U&& value) : v_(std::in_place_index<0>, std::forward<U>(value)) {}
-  template <class G>
-  Expected(Unexpected<G> u) : v_(std::in_place_index<1>, std::move(u.error)) {}
+  template <class G> Expected(Unexpected<G> u) : v_(std::in_place_index<1>, std::move(u.error)) {}
 
   // std::expected's name, so moving to it is a rename.
   // NOLINTNEXTLINE(readability-identifier-naming)
@@ -90,12 +84,10 @@ private:
   std::variant<T, E> v_;
 };
 
-template <class E>
-class [[nodiscard]] Expected<void, E> {
+template <class E> class [[nodiscard]] Expected<void, E> {
 public:
   Expected() = default;
-  template <class G>
-  Expected(Unexpected<G> u) : error_(std::move(u.error)) {}
+  template <class G> Expected(Unexpected<G> u) : error_(std::move(u.error)) {}
 
   // NOLINTNEXTLINE(readability-identifier-naming)
   bool has_value() const { return !error_.has_value(); }

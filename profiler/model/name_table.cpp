@@ -9,13 +9,19 @@ namespace {
 // libstdc++ has from gcc 11; the portable shim (scripts/build-portable-shim) is compiled with
 // bullseye's gcc 10, which gets the key as a std::string instead.
 #if defined(__cpp_lib_generic_unordered_lookup)
-std::string_view key(std::string_view name) { return name; }
+std::string_view key(std::string_view name) {
+  return name;
+}
 #else
-std::string key(std::string_view name) { return std::string(name); }
+std::string key(std::string_view name) {
+  return std::string(name);
+}
 #endif
 } // namespace
 
-NameTable::NameTable() { names_.emplace_back(); }
+NameTable::NameTable() {
+  names_.emplace_back();
+}
 
 NameId NameTable::intern(std::string_view full) {
   if (full.empty()) return 0;

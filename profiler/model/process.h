@@ -16,12 +16,12 @@ enum class CollectionTier : uint8_t {
 
 struct DeviceInfo {
   uint32_t index = 0;
-  std::string name;          // "NVIDIA H200", "Tesla V100-DGXS-32GB"
-  std::string uuid;          // NVML's "GPU-..." (or "MIG-..." on a slice); empty when unknown
-  uint32_t sm_count = 0;     // 0 when unknown
+  std::string name;      // "NVIDIA H200", "Tesla V100-DGXS-32GB"
+  std::string uuid;      // NVML's "GPU-..." (or "MIG-..." on a slice); empty when unknown
+  uint32_t sm_count = 0; // 0 when unknown
   uint64_t memory_total_bytes = 0;
   int compute_major = 0, compute_minor = 0; // 0.0 when unknown
-  std::string mig_profile;   // "1g.18gb" when running on a MIG instance, empty otherwise
+  std::string mig_profile; // "1g.18gb" when running on a MIG instance, empty otherwise
   // Per-SM limits used by the occupancy calculator; 0 when unknown (the calculator then fills
   // them from the compute capability).
   uint32_t max_threads_per_sm = 0;
@@ -30,7 +30,7 @@ struct DeviceInfo {
   uint32_t shared_memory_per_sm = 0;
   uint32_t max_shared_memory_per_block = 0;
   uint32_t warp_size = 0;
-  bool simulated = false;    // the simulated device (tests/simdevice), never a real GPU
+  bool simulated = false; // the simulated device (tests/simdevice), never a real GPU
 };
 
 struct ProcessInfo {
@@ -49,15 +49,16 @@ struct ProcessInfo {
 // What the shim cost the process it ran in, as the shim measured it: cumulative over the session.
 // Only live runs have it (imported traces leave it all zero).
 struct ShimCost {
-  uint64_t events_recorded = 0;  // hook calls written to the rings in full
-  uint64_t launches_counted = 0; // launches the hooks only counted (CUPTI recorded them, or detail shed)
+  uint64_t events_recorded = 0; // hook calls written to the rings in full
+  uint64_t launches_counted =
+      0; // launches the hooks only counted (CUPTI recorded them, or detail shed)
   uint64_t cupti_launch_records = 0; // kernel records CUPTI delivered (CUPTI tier): one per launch
-  uint64_t overhead_ns = 0;      // estimated time the hooks added on the application's threads
-  uint64_t session_ns = 0;       // wall time the session covered so far
-  uint64_t shed_ns = 0;          // wall time spent with launch detail shed (over the budget)
-  float full_call_ns = 0;        // calibrated cost of one fully recorded hook call
-  float counted_call_ns = 0;     // calibrated cost of one counted launch
-  float budget_ratio = 0;        // the overhead budget the shim sheds detail above
+  uint64_t overhead_ns = 0;          // estimated time the hooks added on the application's threads
+  uint64_t session_ns = 0;           // wall time the session covered so far
+  uint64_t shed_ns = 0;              // wall time spent with launch detail shed (over the budget)
+  float full_call_ns = 0;            // calibrated cost of one fully recorded hook call
+  float counted_call_ns = 0;         // calibrated cost of one counted launch
+  float budget_ratio = 0;            // the overhead budget the shim sheds detail above
   // Time CUPTI itself reported spending (OVERHEAD records: buffer flushes, instrumentation,
   // resource setup), summed over the session. Not part of overhead_ns, which is the hooks' cost.
   uint64_t cupti_overhead_ns = 0;

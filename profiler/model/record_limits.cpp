@@ -71,8 +71,10 @@ template <typename T, typename Bad> uint64_t eraseFrom(std::vector<T>& v, size_t
 
 // A span's start, an instant's time.
 template <typename R> TimeNs startOf(const R& r) {
-  if constexpr (requires { r.start; }) return r.start;
-  else return r.time;
+  if constexpr (requires { r.start; })
+    return r.start;
+  else
+    return r.time;
 }
 
 // Absurd: an absurd time, or a span (the record's, and the host call's it carries) that is.

@@ -19,10 +19,10 @@ namespace gpuwise::model {
 // What the bounds of record_limits.h left out of a process trace (the report shows it beside the
 // dropped-event count; the records themselves are counted in events_dropped too).
 struct LimitsApplied {
-  uint64_t absurd_times = 0;       // records dropped for absurd times
-  uint64_t devices_dropped = 0;    // device indices beyond kMaxDevicesPerTrace
-  uint64_t names_truncated = 0;    // identity strings cut (names in `names` count there)
-  uint64_t processes_dropped = 0;  // processes of the same input beyond kMaxProcessesPerTrace
+  uint64_t absurd_times = 0;           // records dropped for absurd times
+  uint64_t devices_dropped = 0;        // device indices beyond kMaxDevicesPerTrace
+  uint64_t names_truncated = 0;        // identity strings cut (names in `names` count there)
+  uint64_t processes_dropped = 0;      // processes of the same input beyond kMaxProcessesPerTrace
   uint64_t process_events_dropped = 0; // and their records (not in events_dropped: not this one's)
 };
 
@@ -56,8 +56,8 @@ enum class SourceKind : uint8_t { Live, Kineto, Gwt, Nsys };
 
 struct SourceInfo {
   SourceKind kind = SourceKind::Live;
-  bool simulated = false;          // recorded on the simulated device
-  std::vector<std::string> files;  // input files (offline) or the recorded trace file (live)
+  bool simulated = false;         // recorded on the simulated device
+  std::vector<std::string> files; // input files (offline) or the recorded trace file (live)
 };
 
 struct Trace {

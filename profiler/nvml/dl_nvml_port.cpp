@@ -56,9 +56,15 @@ DlNvmlPort::DlNvmlPort(const char* library) {
 #define GPUWISE_NVML_OPTIONAL(fn, ...)                                                             \
   return !t_.valid ? kUnavailable : t_.fn ? t_.fn(__VA_ARGS__) : kMissing
 
-nvmlReturn_t DlNvmlPort::init() { GPUWISE_NVML_REQUIRED(init); }
-nvmlReturn_t DlNvmlPort::shutdown() { GPUWISE_NVML_REQUIRED(shutdown); }
-nvmlReturn_t DlNvmlPort::deviceGetCount(unsigned int* n) { GPUWISE_NVML_REQUIRED(getCount, n); }
+nvmlReturn_t DlNvmlPort::init() {
+  GPUWISE_NVML_REQUIRED(init);
+}
+nvmlReturn_t DlNvmlPort::shutdown() {
+  GPUWISE_NVML_REQUIRED(shutdown);
+}
+nvmlReturn_t DlNvmlPort::deviceGetCount(unsigned int* n) {
+  GPUWISE_NVML_REQUIRED(getCount, n);
+}
 nvmlReturn_t DlNvmlPort::deviceGetHandleByIndex(unsigned int i, nvmlDevice_t* d) {
   GPUWISE_NVML_REQUIRED(byIndex, i, d);
 }

@@ -68,7 +68,8 @@ private:
     nvmlReturn_t (*ciId)(nvmlDevice_t, unsigned int*) = nullptr;
     nvmlReturn_t (*giById)(nvmlDevice_t, unsigned int, nvmlGpuInstance_t*) = nullptr;
     nvmlReturn_t (*giInfo)(nvmlGpuInstance_t, nvmlGpuInstanceInfo_t*) = nullptr;
-    nvmlReturn_t (*profileInfo)(nvmlDevice_t, unsigned int, nvmlGpuInstanceProfileInfo_v2_t*) = nullptr;
+    nvmlReturn_t (*profileInfo)(nvmlDevice_t, unsigned int,
+                                nvmlGpuInstanceProfileInfo_v2_t*) = nullptr;
     const char* (*errorString)(nvmlReturn_t) = nullptr;
     bool valid = false;
   };

@@ -35,7 +35,8 @@ nvmlReturn_t FakeNvmlPort::shutdown() {
 nvmlReturn_t FakeNvmlPort::deviceGetCount(unsigned int* count) {
   if (!initialized_) return NVML_ERROR_UNINITIALIZED;
   unsigned int n = 0;
-  for (const auto& d : devices_) n += d.mig ? 0 : 1;
+  for (const auto& d : devices_)
+    n += d.mig ? 0 : 1;
   *count = n;
   return NVML_SUCCESS;
 }
@@ -102,7 +103,8 @@ nvmlReturn_t FakeNvmlPort::deviceGetComputeRunningProcesses(nvmlDevice_t h, unsi
     *count = n;
     return NVML_ERROR_INSUFFICIENT_SIZE;
   }
-  for (unsigned int i = 0; i < n; ++i) infos[i] = d->processes[i];
+  for (unsigned int i = 0; i < n; ++i)
+    infos[i] = d->processes[i];
   *count = n;
   return NVML_SUCCESS;
 }
@@ -112,7 +114,8 @@ nvmlReturn_t FakeNvmlPort::deviceGetMigMode(nvmlDevice_t h, unsigned int* curren
   Device* d = at(h);
   if (!d || d->mig) return NVML_ERROR_INVALID_ARGUMENT;
   bool any = false;
-  for (const auto& s : devices_) any |= s.mig && &devices_[size_t(s.parent)] == d;
+  for (const auto& s : devices_)
+    any |= s.mig && &devices_[size_t(s.parent)] == d;
   *current = *pending = any ? NVML_DEVICE_MIG_ENABLE : NVML_DEVICE_MIG_DISABLE;
   return NVML_SUCCESS;
 }

@@ -21,7 +21,8 @@ std::string migProfileFromName(std::string_view name) {
   size_t at = name.rfind("MIG ");
   if (at == std::string_view::npos) return {};
   std::string_view p = name.substr(at + 4);
-  while (!p.empty() && p.back() == ' ') p.remove_suffix(1);
+  while (!p.empty() && p.back() == ' ')
+    p.remove_suffix(1);
   size_t g = p.find("g.");
   if (g == 0 || g == std::string_view::npos) return {};
   for (size_t i = 0; i < g; ++i)
@@ -30,7 +31,9 @@ std::string migProfileFromName(std::string_view name) {
   return std::string(p);
 }
 
-NvmlMonitor::~NvmlMonitor() { close(); }
+NvmlMonitor::~NvmlMonitor() {
+  close();
+}
 
 Status NvmlMonitor::open() {
   if (open_) return {};
@@ -50,7 +53,8 @@ void NvmlMonitor::close() {
 
 nvmlDevice_t NvmlMonitor::match(uint32_t cuda_index, const uint8_t (&uuid)[16]) {
   bool known = false;
-  for (uint8_t b : uuid) known |= b != 0;
+  for (uint8_t b : uuid)
+    known |= b != 0;
   nvmlDevice_t h = nullptr;
   if (known) {
     // A MIG slice's CUDA UUID is the slice's: NVML prints it "MIG-"; a whole GPU's "GPU-".

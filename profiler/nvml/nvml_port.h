@@ -22,7 +22,7 @@ public:
 
   virtual nvmlReturn_t init() = 0; // nvmlInit_v2
   virtual nvmlReturn_t shutdown() = 0;
-  virtual nvmlReturn_t deviceGetCount(unsigned int* count) = 0; // _v2
+  virtual nvmlReturn_t deviceGetCount(unsigned int* count) = 0;                              // _v2
   virtual nvmlReturn_t deviceGetHandleByIndex(unsigned int index, nvmlDevice_t* device) = 0; // _v2
   virtual nvmlReturn_t deviceGetHandleByUUID(const char* uuid, nvmlDevice_t* device) = 0;
   virtual nvmlReturn_t deviceGetUUID(nvmlDevice_t device, char* uuid, unsigned int length) = 0;

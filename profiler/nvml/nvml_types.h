@@ -38,7 +38,8 @@ typedef enum nvmlReturn_enum {
 // nvmlDeviceGetGpuInstanceProfileInfoV's `profile` argument runs over 0 .. COUNT-1 (the
 // NVML_GPU_INSTANCE_PROFILE_* values); GpuInstanceInfo.profileId is the id that entry reports.
 #define NVML_GPU_INSTANCE_PROFILE_COUNT 0x0E
-#define NVML_STRUCT_VERSION(data, ver) (unsigned int)(sizeof(nvml##data##_v##ver##_t) | ((ver) << 24U))
+#define NVML_STRUCT_VERSION(data, ver)                                                             \
+  (unsigned int)(sizeof(nvml##data##_v##ver##_t) | ((ver) << 24U))
 
 typedef struct nvmlMemory_st {
   unsigned long long total;

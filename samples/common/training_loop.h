@@ -3,7 +3,8 @@
 // profiler's totals against:
 //
 //   gwsample name=fp32_gemm steps=300 kernels=1200 h2d_bytes=... d2h_bytes=... d2d_bytes=0
-//            pinned_bytes=... pageable_bytes=... syncs=... device="NVIDIA H200" simulated=1 wall_s=1.52
+//            pinned_bytes=... pageable_bytes=... syncs=... device="NVIDIA H200" simulated=1
+//            wall_s=1.52
 //
 // pinned_bytes / pageable_bytes count the host side of H2D and D2H copies. The samples run
 // unchanged on a real GPU (simulated=0) and on the simulated device (tests/simdevice).
@@ -126,7 +127,8 @@ public:
     const int threads = static_cast<int>(block.x * block.y * block.z);
     int blocks_per_sm = 0;
     GW_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, func, threads, shared));
-    const double slots = static_cast<double>(prop_.multiProcessorCount) * std::max(blocks_per_sm, 1);
+    const double slots =
+        static_cast<double>(prop_.multiProcessorCount) * std::max(blocks_per_sm, 1);
     const double blocks = static_cast<double>(grid.x) * grid.y * grid.z;
     const double waves = std::ceil(blocks / slots);
     const double fill = std::min(1.0, blocks_per_sm * std::ceil(threads / 32.0) /

@@ -8,22 +8,26 @@
 
 template <typename T>
 __global__ void __launch_bounds__(128)
-    wmma_gemm_kernel(const T* __restrict__ A, const T* __restrict__ B, float* __restrict__ C,
-                     int M, int N, int K) {
+    wmma_gemm_kernel(const T* __restrict__ A, const T* __restrict__ B, float* __restrict__ C, int M,
+                     int N, int K) {
   using namespace nvcuda;
   const int warp = threadIdx.x / 32;
   const int tile_m = blockIdx.y * 64 + (warp / 2) * 32;
   const int tile_n = blockIdx.x * 64 + (warp % 2) * 32;
   wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[2][2];
   for (int i = 0; i < 2; ++i)
-    for (int j = 0; j < 2; ++j) wmma::fill_fragment(acc[i][j], 0.0f);
+    for (int j = 0; j < 2; ++j)
+      wmma::fill_fragment(acc[i][j], 0.0f);
   for (int k = 0; k < K; k += 16) {
     wmma::fragment<wmma::matrix_a, 16, 16, 16, T, wmma::row_major> a[2];
     wmma::fragment<wmma::matrix_b, 16, 16, 16, T, wmma::row_major> b[2];
-    for (int i = 0; i < 2; ++i) wmma::load_matrix_sync(a[i], A + size_t(tile_m + i * 16) * K + k, K);
-    for (int j = 0; j < 2; ++j) wmma::load_matrix_sync(b[j], B + size_t(k) * N + tile_n + j * 16, N);
     for (int i = 0; i < 2; ++i)
-      for (int j = 0; j < 2; ++j) wmma::mma_sync(acc[i][j], a[i], b[j], acc[i][j]);
+      wmma::load_matrix_sync(a[i], A + size_t(tile_m + i * 16) * K + k, K);
+    for (int j = 0; j < 2; ++j)
+      wmma::load_matrix_sync(b[j], B + size_t(k) * N + tile_n + j * 16, N);
+    for (int i = 0; i < 2; ++i)
+      for (int j = 0; j < 2; ++j)
+        wmma::mma_sync(acc[i][j], a[i], b[j], acc[i][j]);
   }
   for (int i = 0; i < 2; ++i)
     for (int j = 0; j < 2; ++j)

@@ -30,9 +30,9 @@
 
 namespace {
 
-constexpr int kDim = 2048;   // every layer's GEMM is kDim x kDim x kDim (grids of 1024 blocks)
-constexpr int kLayers = 8;   // convolutions: 4 residual blocks of 2
-constexpr int kSlots = 4;    // pinned host batches in flight (the caching host allocator's role)
+constexpr int kDim = 2048; // every layer's GEMM is kDim x kDim x kDim (grids of 1024 blocks)
+constexpr int kLayers = 8; // convolutions: 4 residual blocks of 2
+constexpr int kSlots = 4;  // pinned host batches in flight (the caching host allocator's role)
 constexpr double kTensorCoreSpeedup = 3.5;
 
 // C[M x N] = A[M x K] * B[K x N] (fp32, row-major) on the CUDA cores; 256 threads, 16 x 16 tile.
@@ -46,21 +46,26 @@ __global__ void __launch_bounds__(256)
   const int row = blockIdx.y * BM + ty * (BM / 16), col = blockIdx.x * BN + tx * (BN / 16);
   T acc[BM / 16][BN / 16] = {};
   for (int k0 = 0; k0 < K; k0 += 16) {
-    for (int e = threadIdx.x; e < 16 * BM; e += 256) As[e % 16][e / 16] = A[size_t(blockIdx.y * BM + e / 16) * K + k0 + e % 16];
-    for (int e = threadIdx.x; e < 16 * BN; e += 256) Bs[e / BN][e % BN] = B[size_t(k0 + e / BN) * N + blockIdx.x * BN + e % BN];
+    for (int e = threadIdx.x; e < 16 * BM; e += 256)
+      As[e % 16][e / 16] = A[size_t(blockIdx.y * BM + e / 16) * K + k0 + e % 16];
+    for (int e = threadIdx.x; e < 16 * BN; e += 256)
+      Bs[e / BN][e % BN] = B[size_t(k0 + e / BN) * N + blockIdx.x * BN + e % BN];
     __syncthreads();
     for (int kk = 0; kk < 16; ++kk)
       for (int i = 0; i < BM / 16; ++i)
-        for (int j = 0; j < BN / 16; ++j) acc[i][j] += As[kk][ty * (BM / 16) + i] * Bs[kk][tx * (BN / 16) + j];
+        for (int j = 0; j < BN / 16; ++j)
+          acc[i][j] += As[kk][ty * (BM / 16) + i] * Bs[kk][tx * (BN / 16) + j];
     __syncthreads();
   }
   for (int i = 0; i < BM / 16; ++i)
-    for (int j = 0; j < BN / 16; ++j) C[size_t(row + i) * N + col + j] = acc[i][j];
+    for (int j = 0; j < BN / 16; ++j)
+      C[size_t(row + i) * N + col + j] = acc[i][j];
 }
 
 // Normalises the fp32 input batch into the first layer's activations (type T).
 template <typename T>
-__global__ void normalize_input_kernel(const float* __restrict__ in, T* __restrict__ out, int n, int batch_n) {
+__global__ void normalize_input_kernel(const float* __restrict__ in, T* __restrict__ out, int n,
+                                       int batch_n) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) out[i] = T((in[i % batch_n] - 0.5f) * 4.0f);
 }
@@ -79,16 +84,19 @@ __global__ void residual_add_kernel(T* __restrict__ x, const T* __restrict__ ski
 }
 
 template <typename T>
-__global__ void relu_backward_kernel(const float* __restrict__ grad, const T* __restrict__ act, T* __restrict__ out, int n) {
+__global__ void relu_backward_kernel(const float* __restrict__ grad, const T* __restrict__ act,
+                                     T* __restrict__ out, int n) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) out[i] = float(act[i]) > 0.0f ? T(grad[i]) : T(0.0f);
 }
 
 // Mean of a softmax-cross-entropy-like loss over the first row (one block).
-__global__ void cross_entropy_loss_kernel(const float* __restrict__ logits, float* __restrict__ loss, int n) {
+__global__ void cross_entropy_loss_kernel(const float* __restrict__ logits,
+                                          float* __restrict__ loss, int n) {
   __shared__ float part[256];
   float s = 0.0f;
-  for (int i = threadIdx.x; i < n; i += 256) s += logf(1.0f + expf(-fabsf(logits[i])));
+  for (int i = threadIdx.x; i < n; i += 256)
+    s += logf(1.0f + expf(-fabsf(logits[i])));
   part[threadIdx.x] = s;
   __syncthreads();
   for (int w = 128; w > 0; w /= 2) {
@@ -99,7 +107,8 @@ __global__ void cross_entropy_loss_kernel(const float* __restrict__ logits, floa
 }
 
 // GradScaler's unscale: gradients divided by the scale, non-finite ones flagged.
-__global__ void unscale_grads_kernel(float* __restrict__ grad, int n, float inv_scale, int* __restrict__ found_inf) {
+__global__ void unscale_grads_kernel(float* __restrict__ grad, int n, float inv_scale,
+                                     int* __restrict__ found_inf) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) {
     grad[i] *= inv_scale;
@@ -109,7 +118,8 @@ __global__ void unscale_grads_kernel(float* __restrict__ grad, int n, float inv_
 
 // SGD with momentum on the fp32 master weights.
 template <typename T>
-__global__ void sgd_momentum_kernel(T* __restrict__ w, T* __restrict__ m, const float* __restrict__ g, int n, float lr) {
+__global__ void sgd_momentum_kernel(T* __restrict__ w, T* __restrict__ m,
+                                    const float* __restrict__ g, int n, float lr) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) {
     m[i] = T(0.9f) * m[i] + T(g[i]);
@@ -124,9 +134,9 @@ bool check(cudaError_t e, const char* what) {
   std::snprintf(g_error, sizeof g_error, "%s failed: %s", what, cudaGetErrorString(e));
   return false;
 }
-#define GWT_TRY(call) \
-  do {                \
-    if (!check((call), #call)) return 1; \
+#define GWT_TRY(call)                                                                              \
+  do {                                                                                             \
+    if (!check((call), #call)) return 1;                                                           \
   } while (0)
 
 enum Amp { kNone = 0, kBf16 = 1, kFp16 = 2 };
@@ -138,12 +148,12 @@ struct State {
   int batch_n = 0; // fp32 elements in one input batch
   cudaDeviceProp prop{};
   cudaStream_t stream{};
-  float* input = nullptr;            // device copy of the batch
-  void* act[kLayers + 1] = {};       // activations (fp32, bf16 or fp16)
-  void* weight[kLayers] = {};        // weights in the GEMM's type
-  float* gemm_out = nullptr;         // fp32 GEMM output / gradient
-  float* grad = nullptr;             // fp32 weight gradient
-  float* master = nullptr;           // fp32 master weights + momentum
+  float* input = nullptr;      // device copy of the batch
+  void* act[kLayers + 1] = {}; // activations (fp32, bf16 or fp16)
+  void* weight[kLayers] = {};  // weights in the GEMM's type
+  float* gemm_out = nullptr;   // fp32 GEMM output / gradient
+  float* grad = nullptr;       // fp32 weight gradient
+  float* master = nullptr;     // fp32 master weights + momentum
   float* momentum = nullptr;
   float* loss = nullptr;
   int* found_inf = nullptr;
@@ -165,10 +175,12 @@ void hintKernel(const void* func, dim3 grid, int threads, double seconds, int re
   if (set_work == nullptr) return;
   set_work(func, 1.0, registers);
   int per_sm = 0;
-  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, func, threads, 0) != cudaSuccess) return;
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, func, threads, 0) != cudaSuccess)
+    return;
   const double slots = double(g.prop.multiProcessorCount) * std::max(per_sm, 1);
   const double waves = std::ceil(double(grid.x) * grid.y / slots);
-  const double fill = std::min(1.0, per_sm * std::ceil(threads / 32.0) / (g.prop.maxThreadsPerMultiProcessor / 32.0));
+  const double fill = std::min(1.0, per_sm * std::ceil(threads / 32.0) /
+                                        (g.prop.maxThreadsPerMultiProcessor / 32.0));
   set_work(func, seconds * 1e9 / (waves * 2000.0 * std::max(fill, 0.25)), registers);
 }
 
@@ -176,28 +188,29 @@ const dim3 kGemmGridSimt(kDim / 64, kDim / 64), kGemmGridWmma(kDim / 64, kDim / 
 const int kElems = kDim * kDim;
 const dim3 kEltGrid((kElems + 255) / 256);
 
-template <typename T>
-void launchGemm(const void* a, const void* b) {
+template <typename T> void launchGemm(const void* a, const void* b) {
   if constexpr (std::is_same_v<T, float>) {
     sgemm_simt_kernel<float, 64, 64><<<kGemmGridSimt, 256, 0, g.stream>>>(
         static_cast<const float*>(a), static_cast<const float*>(b), g.gemm_out, kDim, kDim, kDim);
   } else {
-    wmma_gemm_kernel<T><<<kGemmGridWmma, 128, 0, g.stream>>>(static_cast<const T*>(a), static_cast<const T*>(b),
-                                                             g.gemm_out, kDim, kDim, kDim);
+    wmma_gemm_kernel<T><<<kGemmGridWmma, 128, 0, g.stream>>>(
+        static_cast<const T*>(a), static_cast<const T*>(b), g.gemm_out, kDim, kDim, kDim);
   }
   ++g.kernels;
 }
 
-template <typename T>
-int forwardT() {
-  normalize_input_kernel<T><<<kEltGrid, 256, 0, g.stream>>>(g.input, static_cast<T*>(g.act[0]), kElems, g.batch_n);
+template <typename T> int forwardT() {
+  normalize_input_kernel<T>
+      <<<kEltGrid, 256, 0, g.stream>>>(g.input, static_cast<T*>(g.act[0]), kElems, g.batch_n);
   ++g.kernels;
   for (int l = 0; l < kLayers; ++l) {
     launchGemm<T>(g.act[l], g.weight[l]);
-    bn_relu_kernel<T><<<kEltGrid, 256, 0, g.stream>>>(g.gemm_out, static_cast<T*>(g.act[l + 1]), kElems);
+    bn_relu_kernel<T>
+        <<<kEltGrid, 256, 0, g.stream>>>(g.gemm_out, static_cast<T*>(g.act[l + 1]), kElems);
     ++g.kernels;
     if (l % 2 == 1) {
-      residual_add_kernel<T><<<kEltGrid, 256, 0, g.stream>>>(static_cast<T*>(g.act[l + 1]), static_cast<const T*>(g.act[l - 1]), kElems);
+      residual_add_kernel<T><<<kEltGrid, 256, 0, g.stream>>>(
+          static_cast<T*>(g.act[l + 1]), static_cast<const T*>(g.act[l - 1]), kElems);
       ++g.kernels;
     }
   }
@@ -206,19 +219,21 @@ int forwardT() {
   return check(cudaGetLastError(), "forward launch") ? 0 : 1;
 }
 
-template <typename T>
-int backwardT() {
+template <typename T> int backwardT() {
   for (int l = kLayers - 1; l >= 0; --l) {
-    relu_backward_kernel<T><<<kEltGrid, 256, 0, g.stream>>>(g.gemm_out, static_cast<const T*>(g.act[l + 1]), static_cast<T*>(g.act[l + 1]), kElems);
+    relu_backward_kernel<T><<<kEltGrid, 256, 0, g.stream>>>(
+        g.gemm_out, static_cast<const T*>(g.act[l + 1]), static_cast<T*>(g.act[l + 1]), kElems);
     ++g.kernels;
     launchGemm<T>(g.act[l + 1], g.weight[l]); // dgrad
     launchGemm<T>(g.act[l], g.act[l + 1]);    // wgrad
   }
   if (g.amp == kFp16) {
-    unscale_grads_kernel<<<kEltGrid, 256, 0, g.stream>>>(g.grad, kElems, 1.0f / 65536.0f, g.found_inf);
+    unscale_grads_kernel<<<kEltGrid, 256, 0, g.stream>>>(g.grad, kElems, 1.0f / 65536.0f,
+                                                         g.found_inf);
     ++g.kernels;
   }
-  sgd_momentum_kernel<float><<<kEltGrid, 256, 0, g.stream>>>(g.master, g.momentum, g.grad, kElems, 0.01f);
+  sgd_momentum_kernel<float>
+      <<<kEltGrid, 256, 0, g.stream>>>(g.master, g.momentum, g.grad, kElems, 0.01f);
   ++g.kernels;
   return check(cudaGetLastError(), "backward launch") ? 0 : 1;
 }
@@ -238,16 +253,17 @@ int backward() {
   }
 }
 
-template <typename T>
-void hintAll(double scale) {
+template <typename T> void hintAll(double scale) {
   const double gemm_s = 200e-6 * scale * (std::is_same_v<T, float> ? kTensorCoreSpeedup : 1.0);
   const double elt_s = 15e-6 * scale * (std::is_same_v<T, float> ? 2.0 : 1.0);
   if constexpr (std::is_same_v<T, float>) {
-    hintKernel(reinterpret_cast<const void*>(sgemm_simt_kernel<float, 64, 64>), kGemmGridSimt, 256, gemm_s, 64);
+    hintKernel(reinterpret_cast<const void*>(sgemm_simt_kernel<float, 64, 64>), kGemmGridSimt, 256,
+               gemm_s, 64);
   } else {
     hintKernel(reinterpret_cast<const void*>(wmma_gemm_kernel<T>), kGemmGridWmma, 128, gemm_s, 64);
   }
-  hintKernel(reinterpret_cast<const void*>(normalize_input_kernel<T>), kEltGrid, 256, 20e-6 * scale, 16);
+  hintKernel(reinterpret_cast<const void*>(normalize_input_kernel<T>), kEltGrid, 256, 20e-6 * scale,
+             16);
   hintKernel(reinterpret_cast<const void*>(bn_relu_kernel<T>), kEltGrid, 256, elt_s, 16);
   hintKernel(reinterpret_cast<const void*>(residual_add_kernel<T>), kEltGrid, 256, elt_s * 0.7, 16);
   hintKernel(reinterpret_cast<const void*>(relu_backward_kernel<T>), kEltGrid, 256, elt_s, 16);
@@ -260,7 +276,9 @@ void hintAll(double scale) {
 
 extern "C" {
 
-const char* gwt_error() { return g_error; }
+const char* gwt_error() {
+  return g_error;
+}
 
 // 1 on the simulated device (its extra export gwsimIsSimulated), 0 on a real runtime.
 int gwt_simulated() {
@@ -269,7 +287,9 @@ int gwt_simulated() {
   return f != nullptr && f() == 1 ? 1 : 0;
 }
 
-const char* gwt_device_name() { return g.prop.name; }
+const char* gwt_device_name() {
+  return g.prop.name;
+}
 
 // Sets up the device (local_rank modulo the device count: ranks share a GPU when there are fewer
 // GPUs than ranks), the model's buffers and the kernel-time hints. amp: 0 none, 1 bf16, 2 fp16.
@@ -290,8 +310,10 @@ int gwt_init(int local_rank, int batch_size, int batch_bytes, int amp, int pinne
   GWT_TRY(cudaStreamCreateWithFlags(&g.stream, cudaStreamNonBlocking));
   const size_t elem = amp == kNone ? sizeof(float) : 2;
   GWT_TRY(cudaMalloc(&g.input, size_t(batch_bytes)));
-  for (auto& a : g.act) GWT_TRY(cudaMalloc(&a, kElems * elem));
-  for (auto& w : g.weight) GWT_TRY(cudaMalloc(&w, kElems * elem));
+  for (auto& a : g.act)
+    GWT_TRY(cudaMalloc(&a, kElems * elem));
+  for (auto& w : g.weight)
+    GWT_TRY(cudaMalloc(&w, kElems * elem));
   GWT_TRY(cudaMalloc(&g.gemm_out, kElems * sizeof(float)));
   GWT_TRY(cudaMalloc(&g.grad, kElems * sizeof(float)));
   GWT_TRY(cudaMalloc(&g.master, kElems * sizeof(float)));
@@ -303,14 +325,19 @@ int gwt_init(int local_rank, int batch_size, int batch_bytes, int amp, int pinne
     GWT_TRY(cudaEventCreateWithFlags(&g.slot_free[s], cudaEventDisableTiming));
   }
   const double scale = batch_size / 128.0;
-  if (amp == kBf16) hintAll<__nv_bfloat16>(scale);
-  else if (amp == kFp16) hintAll<__half>(scale);
-  else hintAll<float>(scale);
+  if (amp == kBf16)
+    hintAll<__nv_bfloat16>(scale);
+  else if (amp == kFp16)
+    hintAll<__half>(scale);
+  else
+    hintAll<float>(scale);
   g.ready = true;
   return 0;
 }
 
-int gwt_slots() { return kSlots; }
+int gwt_slots() {
+  return kSlots;
+}
 
 // The pinned host buffer of `slot`, once the copy that last read it has finished (a lagged wait:
 // the GPU is kSlots steps behind at most, as with PyTorch's caching host allocator). NULL when
@@ -360,7 +387,8 @@ int gwt_backward() {
 // loss.item(): a 4-byte read-back and a stream synchronisation. NaN on failure.
 float gwt_read_loss() {
   float value = 0.0f;
-  if (!check(cudaMemcpyAsync(&value, g.loss, sizeof value, cudaMemcpyDeviceToHost, g.stream), "cudaMemcpyAsync(loss)") ||
+  if (!check(cudaMemcpyAsync(&value, g.loss, sizeof value, cudaMemcpyDeviceToHost, g.stream),
+             "cudaMemcpyAsync(loss)") ||
       !check(cudaStreamSynchronize(g.stream), "cudaStreamSynchronize"))
     return NAN;
   ++g.syncs;

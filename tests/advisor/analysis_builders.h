@@ -26,8 +26,8 @@ inline model::KernelExec launched(model::ProcessTrace& p, const std::string& nam
 // A host-to-device copy issued by a call [cs, ce] on `thread`, run [s, e).
 inline model::Copy h2d(model::TimeNs cs, model::TimeNs ce, model::TimeNs s, model::TimeNs e,
                        uint32_t thread = kMainThread, bool async = true) {
-  model::Copy c = copy(s, e, 1 << 20, model::CopyDirection::HostToDevice,
-                       model::MemoryKind::Pinned, async);
+  model::Copy c =
+      copy(s, e, 1 << 20, model::CopyDirection::HostToDevice, model::MemoryKind::Pinned, async);
   c.call_start = cs;
   c.call_end = ce;
   c.thread = thread;
@@ -42,7 +42,11 @@ inline model::HostSync hostSync(model::TimeNs s, model::TimeNs e, uint32_t threa
 inline model::Range range(model::ProcessTrace& p, model::RangeKind kind, const std::string& name,
                           model::TimeNs s, model::TimeNs e, int64_t step = -1,
                           uint32_t thread = kMainThread) {
-  return {.start = s, .end = e, .name = p.names.intern(name), .thread = thread, .kind = kind,
+  return {.start = s,
+          .end = e,
+          .name = p.names.intern(name),
+          .thread = thread,
+          .kind = kind,
           .step = step};
 }
 
@@ -50,12 +54,16 @@ inline model::Range range(model::ProcessTrace& p, model::RangeKind kind, const s
 inline void addApiCalls(model::ProcessTrace& p) {
   for (const auto& k : p.kernels)
     if (k.launch_start)
-      p.api_calls.push_back({.start = k.launch_start, .end = k.launch_end,
-                             .name = p.names.intern("cudaLaunchKernel"), .thread = k.thread});
+      p.api_calls.push_back({.start = k.launch_start,
+                             .end = k.launch_end,
+                             .name = p.names.intern("cudaLaunchKernel"),
+                             .thread = k.thread});
   for (const auto& c : p.copies)
     if (c.call_start)
-      p.api_calls.push_back({.start = c.call_start, .end = c.call_end,
-                             .name = p.names.intern("cudaMemcpyAsync"), .thread = c.thread});
+      p.api_calls.push_back({.start = c.call_start,
+                             .end = c.call_end,
+                             .name = p.names.intern("cudaMemcpyAsync"),
+                             .thread = c.thread});
 }
 
 } // namespace gpuwise::advisor::test

@@ -164,7 +164,9 @@ TEST_CASE("idle: host time outside CUDA calls before the next batch's H2D copy i
   // The host prepares the batch [10, 90) (no CUDA call), copies it: the call [90, 95], the copy
   // itself [96, 97]. A cudaMalloc-like call [40, 50] in the middle is host work, not input.
   p.copies = {h2d(at(90), at(95), at(96), at(97))};
-  p.api_calls = {{.start = at(40), .end = at(50), .name = p.names.intern("cudaMalloc"),
+  p.api_calls = {{.start = at(40),
+                  .end = at(50),
+                  .name = p.names.intern("cudaMalloc"),
                   .thread = kMainThread}};
   auto b = idleOf(p);
   CHECK(cause(b, IdleCause::Input) == 76 * kUs); // [10, 40) + [50, 90) + the copy call's [90, 96)
@@ -230,13 +232,13 @@ TEST_CASE("idle: causes are exhaustive and exclusive on random timelines") {
         c.stream = stream;
         p.copies.push_back(c);
       } else {
-        p.kernels.push_back(launched(p, "k" + std::to_string(rng() % 5), ls, le, s, e,
-                                     kMainThread, stream));
+        p.kernels.push_back(
+            launched(p, "k" + std::to_string(rng() % 5), ls, le, s, e, kMainThread, stream));
       }
       if (rng() % 9 == 0) p.syncs.push_back(hostSync(le, e + TimeNs(rng() % 2000)));
       if (rng() % 13 == 0)
-        p.ranges.push_back(range(p, model::RangeKind::DataLoader, "enumerate(DataLoader)#x",
-                                 host, host + TimeNs(rng() % 30'000)));
+        p.ranges.push_back(range(p, model::RangeKind::DataLoader, "enumerate(DataLoader)#x", host,
+                                 host + TimeNs(rng() % 30'000)));
       if (rng() % 11 == 0) p.kernels.back().launch_start = p.kernels.back().launch_end = 0;
       host = le;
     }

@@ -31,12 +31,12 @@ TEST_CASE("precision: kernel-time shares, tensor cores, FP32 GEMM time, unknown 
   auto p = process(1);
   p.kernels = {
       timed(p, "ampere_bf16_s16816gemm_bf16_128x256_ldg8_f2f_stages_64x3_tn", 0, 4000), // bf16 TC
-      timed(p, "volta_sgemm_128x64_nn", 5000, 3000),                                   // fp32 GEMM
+      timed(p, "volta_sgemm_128x64_nn", 5000, 3000),                                    // fp32 GEMM
       timed(p,
             "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, "
             "at::detail::Array<char*, 3> >(int, at::native::CUDAFunctor_add<float>, "
             "at::detail::Array<char*, 3>)",
-            9000, 2000),                          // fp32 elementwise
+            9000, 2000),                         // fp32 elementwise
       timed(p, "my_custom_kernel", 12000, 1000), // unrecognised
   };
   auto a = analyzeJob(trace(p));

@@ -236,7 +236,8 @@ TEST_CASE("ResNet-50 with num_workers=0 loses far more step time to input than n
 TEST_CASE("gpuwise export --format chrome: a Kineto trace round-trips to the same analysis") {
   TempDir dir;
   const std::string trace =
-      (tracesRoot() / "kineto_tb_plugin/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz")
+      (tracesRoot() /
+       "kineto_tb_plugin/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz")
           .string();
   const std::string gw = buildDir() + "/bin/gpuwise";
   auto run = [&](std::vector<std::string> args, const std::string& tag) {
@@ -245,7 +246,8 @@ TEST_CASE("gpuwise export --format chrome: a Kineto trace round-trips to the sam
     auto status = p.wait(std::chrono::seconds(120));
     return std::tuple{status.value_or(-1), p.out(), p.err()};
   };
-  auto [rc, out, err] = run({"export", "--format", "chrome", trace, "-o", dir / "exported.json"}, "x");
+  auto [rc, out, err] =
+      run({"export", "--format", "chrome", trace, "-o", dir / "exported.json"}, "x");
   INFO(err);
   REQUIRE(rc == 0);
   CHECK(out.find("wrote " + (dir / "exported.json")) != std::string::npos);
@@ -258,14 +260,18 @@ TEST_CASE("gpuwise export --format chrome: a Kineto trace round-trips to the sam
   const auto a = json::parse(readFile(dir / "a.json")).at("summary");
   const auto b = json::parse(readFile(dir / "b.json")).at("summary");
   CHECK(b.at("kernel_count") == a.at("kernel_count"));
-  CHECK(b.at("gpu_busy_seconds").get<double>() == Approx(a.at("gpu_busy_seconds").get<double>()).epsilon(1e-4));
-  CHECK(b.at("gpu_idle_ratio").get<double>() == Approx(a.at("gpu_idle_ratio").get<double>()).margin(1e-3));
+  CHECK(b.at("gpu_busy_seconds").get<double>() ==
+        Approx(a.at("gpu_busy_seconds").get<double>()).epsilon(1e-4));
+  CHECK(b.at("gpu_idle_ratio").get<double>() ==
+        Approx(a.at("gpu_idle_ratio").get<double>()).margin(1e-3));
 
   // Bad usage: one line, exit 2.
   for (const auto& [args, says] : std::vector<std::pair<std::vector<std::string>, std::string>>{
-           {{"export", "--format", "perfetto", trace, "-o", dir / "y.json"}, "unknown --format 'perfetto'"},
+           {{"export", "--format", "perfetto", trace, "-o", dir / "y.json"},
+            "unknown --format 'perfetto'"},
            {{"export", "--format", "chrome", trace}, "--output"},
-           {{"export", "--format", "chrome", dir / "missing.json", "-o", dir / "y.json"}, "missing.json"},
+           {{"export", "--format", "chrome", dir / "missing.json", "-o", dir / "y.json"},
+            "missing.json"},
        }) {
     auto [rc3, out3, err3] = run(args, "bad");
     INFO(err3);

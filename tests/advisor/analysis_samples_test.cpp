@@ -25,11 +25,17 @@ struct Run {
 };
 
 Run runSample(const TempDir& dir, const std::string& name, const std::vector<std::string>& args) {
-  std::vector<std::string> argv{buildDir() + "/bin/gpuwise", "run",       "--simulate",
-                                "--report-json",             dir / (name + ".json"),
-                                "--report-html",             dir / (name + ".html"),
-                                "--trace",                   dir / (name + ".gwt"),
-                                "--",                        buildDir() + "/samples/" + name};
+  std::vector<std::string> argv{buildDir() + "/bin/gpuwise",
+                                "run",
+                                "--simulate",
+                                "--report-json",
+                                dir / (name + ".json"),
+                                "--report-html",
+                                dir / (name + ".html"),
+                                "--trace",
+                                dir / (name + ".gwt"),
+                                "--",
+                                buildDir() + "/samples/" + name};
   argv.insert(argv.end(), args.begin(), args.end());
   Process p(argv, {}, dir.path, dir.path, name);
   auto status = p.wait(std::chrono::seconds(180));
@@ -46,7 +52,8 @@ Run runSample(const TempDir& dir, const std::string& name, const std::vector<std
   REQUIRE(at != std::string::npos);
   std::istringstream line(out.substr(at, out.find('\n', at) - at));
   for (std::string w; line >> w;)
-    if (auto eq = w.find('='); eq != std::string::npos) r.sample[w.substr(0, eq)] = w.substr(eq + 1);
+    if (auto eq = w.find('='); eq != std::string::npos)
+      r.sample[w.substr(0, eq)] = w.substr(eq + 1);
   return r;
 }
 
@@ -104,7 +111,8 @@ KernelGaps kernelGaps(const std::string& chrome_json, double long_gap_us) {
   std::vector<std::pair<double, double>> k; // (ts, dur) in us
   const json doc = json::parse(readFile(chrome_json));
   for (const auto& e : doc.at("traceEvents"))
-    if (e.value("cat", "") == "kernel") k.emplace_back(e.at("ts").get<double>(), e.at("dur").get<double>());
+    if (e.value("cat", "") == "kernel")
+      k.emplace_back(e.at("ts").get<double>(), e.at("dur").get<double>());
   std::sort(k.begin(), k.end());
   KernelGaps g;
   g.kernels = k.size();
@@ -147,8 +155,8 @@ TEST_CASE("launch_bound: the GPU idles between tiny kernels for the launches") {
   // 10 ms gap outweighs a thousand 1 us launch gaps. So the share is checked on the idle the
   // launch pattern made (gaps under 1 ms, measured here from the exported trace): most of it is
   // launch overhead; and the summary's ratio is high whenever the host was not starved.
-  Process exp({buildDir() + "/bin/gpuwise", "export", "--format", "chrome", dir / "launch_bound.gwt",
-               "-o", dir / "launch_bound.chrome.json"},
+  Process exp({buildDir() + "/bin/gpuwise", "export", "--format", "chrome",
+               dir / "launch_bound.gwt", "-o", dir / "launch_bound.chrome.json"},
               {}, dir.path, dir.path, "export");
   REQUIRE(exp.wait(std::chrono::seconds(60)) == 0);
   const auto gaps = kernelGaps(dir / "launch_bound.chrome.json", 1000.0);

@@ -358,7 +358,8 @@ TEST_CASE("analyzer registry: each analyzer once, each stage's entries run, ever
   // Precision is computed from the kernels, so it comes after them in run and merge order.
   auto at = [](std::string_view name) {
     auto list = analyzers();
-    return std::find_if(list.begin(), list.end(), [&](const Analyzer& a) { return a.name == name; }) -
+    return std::find_if(list.begin(), list.end(),
+                        [&](const Analyzer& a) { return a.name == name; }) -
            list.begin();
   };
   CHECK(at("kernels") < at("precision"));

@@ -12,12 +12,12 @@ using profiler::Precision;
 
 namespace {
 
-constexpr const char* kTf32Kernel =
-    "sm90_xmma_gemm_tf32f32_tf32f32_f32_tn_n_tilesize128x128x32_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas";
-constexpr const char* kF16Kernel =
-    "sm90_xmma_gemm_f16f16_f16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas";
-constexpr const char* kBf16Kernel =
-    "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas";
+constexpr const char* kTf32Kernel = "sm90_xmma_gemm_tf32f32_tf32f32_f32_tn_n_tilesize128x128x32_"
+                                    "warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas";
+constexpr const char* kF16Kernel = "sm90_xmma_gemm_f16f16_f16f32_f32_tn_n_tilesize128x128x64_"
+                                   "warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas";
+constexpr const char* kBf16Kernel = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_"
+                                    "warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas";
 constexpr const char* kSgemmKernel = "cutlass_80_simt_sgemm_128x128_8x4_nn_align1";
 
 model::BlasCall call(model::TimeNs start, int32_t a, int32_t compute, int32_t math = -1,
@@ -53,17 +53,17 @@ TEST_CASE("the precision a call's types ask for") {
   auto req = [](int32_t a, int32_t compute, int32_t math = -1) {
     return requestedPrecision(call(0, a, compute, math));
   };
-  CHECK(req(2, 68) == Precision::Fp16);       // CUDA_R_16F, COMPUTE_32F
-  CHECK(req(14, 68) == Precision::Bf16);      // CUDA_R_16BF
-  CHECK(req(0, 68) == Precision::Fp32);       // FP32 data, default math
-  CHECK(req(0, 68, 3) == Precision::Tf32);    // CUBLAS_TF32_TENSOR_OP_MATH
+  CHECK(req(2, 68) == Precision::Fp16);         // CUDA_R_16F, COMPUTE_32F
+  CHECK(req(14, 68) == Precision::Bf16);        // CUDA_R_16BF
+  CHECK(req(0, 68) == Precision::Fp32);         // FP32 data, default math
+  CHECK(req(0, 68, 3) == Precision::Tf32);      // CUBLAS_TF32_TENSOR_OP_MATH
   CHECK(req(0, 68, 3 | 16) == Precision::Tf32); // with DISALLOW_REDUCED_PRECISION_REDUCTION
-  CHECK(req(0, 69, 3) == Precision::Fp32);    // 32F_PEDANTIC ignores the math mode
-  CHECK(req(0, 77) == Precision::Tf32);       // 32F_FAST_TF32
-  CHECK(req(0, 74) == Precision::Fp16);       // 32F_FAST_16F
-  CHECK(req(0, 75) == Precision::Bf16);       // 32F_FAST_16BF
+  CHECK(req(0, 69, 3) == Precision::Fp32);      // 32F_PEDANTIC ignores the math mode
+  CHECK(req(0, 77) == Precision::Tf32);         // 32F_FAST_TF32
+  CHECK(req(0, 74) == Precision::Fp16);         // 32F_FAST_16F
+  CHECK(req(0, 75) == Precision::Bf16);         // 32F_FAST_16BF
   CHECK(req(1, 70) == Precision::Fp64);
-  CHECK(req(28, 68) == Precision::Fp8);       // CUDA_R_8F_E4M3
+  CHECK(req(28, 68) == Precision::Fp8); // CUDA_R_8F_E4M3
   CHECK(req(3, 72) == Precision::Int8);
   CHECK_FALSE(req(-1, 68));
   CHECK_FALSE(req(0, -1));

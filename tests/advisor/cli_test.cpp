@@ -3,8 +3,8 @@
 
 #include <catch2/catch.hpp>
 
-#include <set>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include <map>
 #include <streambuf>
@@ -108,10 +108,10 @@ TEST_CASE("gpuwise run --nvtx: NVTX is routed to CUPTI unless something else alr
                    const std::string& tag) {
     std::vector<std::string> cmd{gpuwiseExe(), "run"};
     cmd.insert(cmd.end(), flags.begin(), flags.end());
-    for (const std::string& a : {std::string("--report-json"), dir / (tag + ".json"),
-                                 std::string("--report-html"), dir / (tag + ".html"),
-                                 std::string("--"), fakeShim(), std::string("--exit-code"), std::string("0"),
-                                 std::string("--env-out"), dir / tag})
+    for (const std::string& a :
+         {std::string("--report-json"), dir / (tag + ".json"), std::string("--report-html"),
+          dir / (tag + ".html"), std::string("--"), fakeShim(), std::string("--exit-code"),
+          std::string("0"), std::string("--env-out"), dir / tag})
       cmd.push_back(a);
     std::vector<std::string> e{"GPUWISE_SHIM=" + emptyShim()};
     e.insert(e.end(), env.begin(), env.end());
@@ -281,9 +281,9 @@ TEST_CASE("logLine hands the stream each line in one piece, newline included") {
   std::ostream os(&buf);
   gpuwise::advisor::logLine(os, "advisor", "listening on ipc:///run/gpuwise/advisor");
   gpuwise::advisor::logLine(os, "webhook", "");
-  CHECK(buf.pieces == std::vector<std::string>{
-                          "gpuwise advisor: listening on ipc:///run/gpuwise/advisor\n",
-                          "gpuwise webhook: \n"});
+  CHECK(buf.pieces ==
+        std::vector<std::string>{"gpuwise advisor: listening on ipc:///run/gpuwise/advisor\n",
+                                 "gpuwise webhook: \n"});
 }
 
 TEST_CASE("gpuwise version and --help exit 0") {

@@ -1,7 +1,7 @@
 // gpuwise diff: per-metric deltas, the regression gate and its threshold edges, and the CLI's
 // exit statuses (0 no regression, 1 regression, 2 bad input) on real report files.
-#include "advisor/cli/cli.h"
 #include "advisor/analysis/step_analyzer.h"
+#include "advisor/cli/cli.h"
 #include "advisor/diff/report_diff.h"
 #include "advisor/report/report_json.h"
 #include "advisor/rules/rule_set.h"

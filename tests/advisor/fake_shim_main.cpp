@@ -26,9 +26,8 @@ constexpr model::TimeNs kMs = 1'000'000;
 
 void writeEnv(const std::string& path) {
   std::ofstream out(path);
-  for (const char* name :
-       {"GPUWISE_ENDPOINT", "LD_PRELOAD", "CUDA_INJECTION64_PATH", "LD_LIBRARY_PATH",
-        "NVTX_INJECTION64_PATH"}) {
+  for (const char* name : {"GPUWISE_ENDPOINT", "LD_PRELOAD", "CUDA_INJECTION64_PATH",
+                           "LD_LIBRARY_PATH", "NVTX_INJECTION64_PATH"}) {
     const char* v = std::getenv(name);
     out << name << "=" << (v ? v : "") << "\n";
   }

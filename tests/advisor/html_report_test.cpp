@@ -73,8 +73,9 @@ TEST_CASE("HTML report: every section, in order, from one self-contained page") 
   size_t last = 0;
   for (const char* heading :
        {">Verdict</h2>", ">GPU utilisation over time</h2>", ">Where the GPU time went</h2>",
-        ">Idle time by cause</h3>", ">Training steps</h2>", ">Precision mix</h2>", ">Top kernels</h2>", ">Copies</h2>",
-        ">Device memory over time</h2>", ">Recommendations</h2>", ">Collection</h2>"}) {
+        ">Idle time by cause</h3>", ">Training steps</h2>", ">Precision mix</h2>",
+        ">Top kernels</h2>", ">Copies</h2>", ">Device memory over time</h2>",
+        ">Recommendations</h2>", ">Collection</h2>"}) {
     INFO(heading);
     auto at = html.find(heading);
     REQUIRE(at != std::string::npos);

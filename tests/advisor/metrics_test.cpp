@@ -299,7 +299,8 @@ TEST_CASE("metrics: label values are escaped and read back unchanged") {
   CHECK(k[0].labels["pod"] == "we\"ird\\pod\nname");
   CHECK(k[0].labels["container"] == "ünïcode");
   CHECK(m.find("gpuwise_gpu_info").at(0).labels["name"] == "GPU \"X\"");
-  CHECK(m.find("gpuwise_gpu_info").at(0).labels["uuid"] == "MIG-11223344-5566-7788-99aa-bbccddeeff00");
+  CHECK(m.find("gpuwise_gpu_info").at(0).labels["uuid"] ==
+        "MIG-11223344-5566-7788-99aa-bbccddeeff00");
   CHECK(m.find("gpuwise_gpu_info").at(0).labels["mig_profile"] == "1g.18gb");
 }
 
@@ -344,10 +345,14 @@ TEST_CASE("metrics: label values are valid UTF-8 and bounded, distinct values st
   std::string longest_pod(253, 'p');
   CHECK(metrics::sanitizeLabelValue(longest_pod) == longest_pod);
   // Invalid bytes become U+FFFD, with a hash of the original.
-  std::string fixed = metrics::sanitizeLabelValue("a\xFF" "b");
-  CHECK(fixed.rfind("a\xEF\xBF\xBD" "b~", 0) == 0);
+  std::string fixed = metrics::sanitizeLabelValue("a\xFF"
+                                                  "b");
+  CHECK(fixed.rfind("a\xEF\xBF\xBD"
+                    "b~",
+                    0) == 0);
   CHECK(fixed.size() == 5 + 1 + 16); // "a", U+FFFD, "b", "~" and the hash
-  CHECK(fixed != metrics::sanitizeLabelValue("a\xFE" "b"));
+  CHECK(fixed != metrics::sanitizeLabelValue("a\xFE"
+                                             "b"));
   CHECK(validUtf8(fixed));
   // Long values are cut at a character boundary; values differing only past the cut differ.
   std::string a(64 << 10, 'x'), b = a;
@@ -362,7 +367,8 @@ TEST_CASE("metrics: label values are valid UTF-8 and bounded, distinct values st
     CHECK(s[s.size() - 17] == '~');
   }
   CHECK(metrics::sanitizeLabelValue(a) != metrics::sanitizeLabelValue(b));
-  CHECK(metrics::sanitizeLabelValue(metrics::sanitizeLabelValue(a)) == metrics::sanitizeLabelValue(a));
+  CHECK(metrics::sanitizeLabelValue(metrics::sanitizeLabelValue(a)) ==
+        metrics::sanitizeLabelValue(a));
 
   // The whole exposition of such a pod: valid UTF-8, small, and the series still there.
   metrics::ExpositionBuilder builder;

@@ -27,9 +27,13 @@ inline std::optional<double> statusMiB(pid_t pid, const std::string& field) {
 }
 
 // VmRSS in MiB; nullopt once the process is gone.
-inline std::optional<double> rssMiB(pid_t pid) { return statusMiB(pid, "VmRSS"); }
+inline std::optional<double> rssMiB(pid_t pid) {
+  return statusMiB(pid, "VmRSS");
+}
 // VmHWM (the highest VmRSS so far) in MiB; nullopt once the process is gone.
-inline std::optional<double> peakRssMiB(pid_t pid) { return statusMiB(pid, "VmHWM"); }
+inline std::optional<double> peakRssMiB(pid_t pid) {
+  return statusMiB(pid, "VmHWM");
+}
 
 // The first child of `parent` (gpuwise run spawns exactly one), nullopt while it has none.
 inline std::optional<pid_t> firstChild(pid_t parent) {

@@ -26,7 +26,8 @@ constexpr model::TimeNs kSec = 1'000'000'000;
 
 // One GPU, a 10 s span, fully busy, full SM fill, 10% of memory: a healthy job. Tests change the
 // figure their rule reads.
-JobAnalysis healthyJob(const std::string& gpu = "NVIDIA H100 80GB HBM3", uint64_t memory = 80'000'000'000ull) {
+JobAnalysis healthyJob(const std::string& gpu = "NVIDIA H100 80GB HBM3",
+                       uint64_t memory = 80'000'000'000ull) {
   JobAnalysis a;
   GpuEntry g;
   g.info.name = gpu;
@@ -87,7 +88,8 @@ void trainingLoop(JobAnalysis& a, StepSource source, size_t n = 100) {
   a.steps.processes = {p};
 }
 
-std::optional<Recommendation> eval(const Rule& rule, const JobAnalysis& a, const Thresholds& t = {}) {
+std::optional<Recommendation> eval(const Rule& rule, const JobAnalysis& a,
+                                   const Thresholds& t = {}) {
   return rule.evaluate(RuleContext{a, nullptr, t});
 }
 
@@ -227,7 +229,8 @@ TEST_CASE("enable_mixed_precision: FP32 GEMMs on an H100 move to BF16 tensor cor
   CHECK(ev(*r, "fp32_to_tensor_speedup") == Approx(990.0 / 67.0));
   CHECK(r->expected_saving_ratio == Approx(0.5 * (1 - 67.0 / 990.0)));
   CHECK(r->parameters["autocast_dtype"] == "bfloat16");
-  CHECK(r->action.find("torch.autocast(device_type=\"cuda\", dtype=torch.bfloat16)") != std::string::npos);
+  CHECK(r->action.find("torch.autocast(device_type=\"cuda\", dtype=torch.bfloat16)") !=
+        std::string::npos);
   CHECK(r->confidence == Confidence::Medium);
 
   auto tf = eval(EnableTf32Rule(), a);
@@ -345,15 +348,15 @@ TEST_CASE("reduce_host_syncs counts the GPU idle the syncs cause, not the host's
   }
   SECTION("the idle is the host's own time (a sleep after the sync): it stays") {
     auto a = healthyJob();
-    idle(a, IdleCause::Sync, 9 * kSec); // busy 1 s
+    idle(a, IdleCause::Sync, 9 * kSec);             // busy 1 s
     a.syncs.blocked_ns = model::TimeNs(1.1 * kSec); // host's own 8.9 s
     CHECK_FALSE(eval(ReduceHostSyncsRule(), a));    // 10 - 8.9 = 1.1 s < 20%
   }
   SECTION("each sync costs at most the drain-to-relaunch latency") {
     auto a = healthyJob();
     idle(a, IdleCause::Sync, 6 * kSec); // busy 4 s
-    a.syncs.calls = 1000; // 6 ms per sync: the host's own work after each one stays
-    a.syncs.blocked_ns = 4 * kSec; // no longer than the GPU's work: no idle inside the syncs
+    a.syncs.calls = 1000;               // 6 ms per sync: the host's own work after each one stays
+    a.syncs.blocked_ns = 4 * kSec;      // no longer than the GPU's work: no idle inside the syncs
     Thresholds t;
     t.host_syncs.max_cost_per_sync_ns = 2'500'000; // 2.5 s in all
     auto r = eval(ReduceHostSyncsRule(), a, t);
@@ -457,7 +460,7 @@ TEST_CASE("reduce_memory_pressure: near the device limit, or fragmented") {
 TEST_CASE("right_size_mig: the smallest slice with 20% memory headroom covering the SM demand") {
   auto a = healthyJob("NVIDIA H100 80GB HBM3");
   idle(a, IdleCause::Sync, 9.5 * kSec); // busy 5%, 9.5 ms gaps
-  a.syncs.blocked_ns = kSec / 2;         // the host waits for its bursts, then sleeps
+  a.syncs.blocked_ns = kSec / 2;        // the host waits for its bursts, then sleeps
   a.kernels.occupancy.sm_fill_ns = 1.0 * 10 * kSec;
   a.memory.devices[0].peak_bytes = 9'000'000'000; // 9 GB / 0.8 = 11.25 GB: not 1g.10gb
   auto r = eval(RightSizeMigRule(), a);
@@ -481,7 +484,8 @@ TEST_CASE("right_size_mig: the smallest slice with 20% memory headroom covering 
     CHECK(m->evidence["memory_only_profile"] == "1g.5gb");
     CHECK(m->action.find("memory alone would fit 1g.5gb") != std::string::npos);
   }
-  SECTION("a busy job, a GPU without MIG, or a job already on the smallest slice that fits: nothing") {
+  SECTION(
+      "a busy job, a GPU without MIG, or a job already on the smallest slice that fits: nothing") {
     CHECK_FALSE(eval(RightSizeMigRule(), healthyJob()));
     auto v = a;
     v.collection.gpus[0].info.name = "Tesla V100-DGXS-32GB";
@@ -525,7 +529,7 @@ TEST_CASE("right_size_mig: the smallest slice with 20% memory headroom covering 
 
 TEST_CASE("share_gpu: low use in bursts, replicas from busy share and memory") {
   auto a = healthyJob("Tesla V100-DGXS-32GB", 34'000'000'000ull); // no MIG
-  idle(a, IdleCause::Sync, 8.5 * kSec, 850); // busy 15%, 10 ms gaps
+  idle(a, IdleCause::Sync, 8.5 * kSec, 850);                      // busy 15%, 10 ms gaps
   auto r = eval(ShareGpuRule(), a);
   REQUIRE(r);
   checkContract(*r);
@@ -589,7 +593,8 @@ TEST_CASE("ranking: by expected saving, ties by confidence then id") {
   REQUIRE(recs.size() == 2);
   CHECK(recs[0].id == "enable_mixed_precision");
   CHECK(recs[1].id == "prefetch_input");
-  for (const auto& r : recs) checkContract(r);
+  for (const auto& r : recs)
+    checkContract(r);
   const auto& alt = recs[0].parameters["alternatives"];
   REQUIRE(alt.size() == 1);
   CHECK(alt[0]["id"] == "enable_tf32");

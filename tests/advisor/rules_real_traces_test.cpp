@@ -54,7 +54,8 @@ bool has(const std::vector<Recommendation>& recs, std::string_view id) {
 
 std::string ids(const std::vector<Recommendation>& recs) {
   std::string s;
-  for (const auto& r : recs) s += r.id + "(" + std::to_string(r.expected_saving_ratio) + ") ";
+  for (const auto& r : recs)
+    s += r.id + "(" + std::to_string(r.expected_saving_ratio) + ") ";
   return s;
 }
 
@@ -75,9 +76,12 @@ void compactGpuTimeline(model::Trace& trace) {
       uint32_t device;
     };
     std::vector<Item> items;
-    for (auto& k : p.kernels) items.push_back({&k.start, &k.end, k.device});
-    for (auto& c : p.copies) items.push_back({&c.start, &c.end, c.device});
-    for (auto& m : p.memsets) items.push_back({&m.start, &m.end, m.device});
+    for (auto& k : p.kernels)
+      items.push_back({&k.start, &k.end, k.device});
+    for (auto& c : p.copies)
+      items.push_back({&c.start, &c.end, c.device});
+    for (auto& m : p.memsets)
+      items.push_back({&m.start, &m.end, m.device});
     std::stable_sort(items.begin(), items.end(), [](const Item& a, const Item& b) {
       return std::tie(a.device, *a.start) < std::tie(b.device, *b.start);
     });
@@ -106,7 +110,8 @@ TEST_CASE("ResNet-50 on V100 in FP32: mixed precision; prefetch only with num_wo
       auto trace = import(f.path());
       auto a = analyzeJob(trace);
       auto recs = recommend(a, &trace);
-      INFO(f.path() << ": " << ids(recs) << " input_stall_ratio " << a.inputStallRatio().value_or(-1));
+      INFO(f.path() << ": " << ids(recs) << " input_stall_ratio "
+                    << a.inputStallRatio().value_or(-1));
       ++files;
       REQUIRE(has(recs, "enable_mixed_precision"));
       for (const auto& r : recs)

@@ -51,7 +51,9 @@ Run runSample(const TempDir& dir, const std::string& name) {
 // of it. A run whose idle is over half the span is run again, up to three runs in all. (With one
 // other test beside it, as in make test's -j2, its idle was 5-29% in six runs; up to ~50% the
 // checks below hold.)
-bool starved(const Run& r) { return r.report["summary"]["gpu_idle_ratio"].get<double>() > 0.5; }
+bool starved(const Run& r) {
+  return r.report["summary"]["gpu_idle_ratio"].get<double>() > 0.5;
+}
 
 Run runUnstarved(const TempDir& dir, const std::string& name) {
   Run r = runSample(dir, name);
@@ -82,7 +84,7 @@ TEST_CASE("gpuwise run --simulate finds the pageable copies the sample plants") 
   CHECK(r.err.rfind("gpuwise [SIMULATED DEVICE]: GPU busy", 0) == 0);
   if (starved(r)) {
     WARN("three runs were host-starved (GPU idle " << s["gpu_idle_ratio"].get<double>()
-                                                    << " of the span): recommendation not checked");
+                                                   << " of the span): recommendation not checked");
     return;
   }
   REQUIRE(r.report["recommendations"].size() >= 1);

@@ -178,8 +178,8 @@ void burstOfReviews(const TempDir& dir, const std::string& ca, int port, int& re
     burst.push_back(std::make_unique<Process>(
         std::vector<std::string>{which("curl"), "-sS", "--max-time", "20", "-o",
                                  dir / ("burst" + std::to_string(i)), "--resolve",
-                                 kHost + ":" + std::to_string(port) + ":127.0.0.1", "--cacert",
-                                 ca, "-H", "Content-Type: application/json", "--data-binary",
+                                 kHost + ":" + std::to_string(port) + ":127.0.0.1", "--cacert", ca,
+                                 "-H", "Content-Type: application/json", "--data-binary",
                                  "@" + fixtureFile("pytorchjob_worker.json"),
                                  "https://" + kHost + ":" + std::to_string(port) + "/mutate"},
         std::vector<std::string>{}, dir.path, dir.path, "burst" + std::to_string(i)));

@@ -152,9 +152,12 @@ JobAnalysis windowed(const model::ProcessTrace& p, size_t window_events, uint64_
     lo = std::min(lo, t);
     hi = std::max(hi, t);
   };
-  for (const auto& k : p.kernels) see(k.launch_start ? k.launch_start : k.start);
-  for (const auto& a : p.api_calls) see(a.start);
-  for (const auto& r : p.ranges) see(r.end);
+  for (const auto& k : p.kernels)
+    see(k.launch_start ? k.launch_start : k.start);
+  for (const auto& a : p.api_calls)
+    see(a.start);
+  for (const auto& r : p.ranges)
+    see(r.end);
   const int kSlices = int(p.eventCount() / std::max<size_t>(1, window_events / 8)) + 1;
   const model::TimeNs step = std::max<model::TimeNs>(1, (hi - lo) / kSlices + 1);
   // A record arrives when it is over on the host (a range at its end, a GPU record with its
@@ -165,14 +168,24 @@ JobAnalysis windowed(const model::ProcessTrace& p, size_t window_events, uint64_
       if (std::min(kSlices, slice(when(r))) == s) to.push_back(r);
   };
   for (int s = 0; s <= kSlices; ++s) {
-    feed(pending.kernels, p.kernels, [](const auto& k) { return k.launch_end ? k.launch_end : k.end; }, s);
-    feed(pending.copies, p.copies, [](const auto& c) { return c.call_end ? c.call_end : c.end; }, s);
-    feed(pending.memsets, p.memsets, [](const auto& m) { return m.call_end ? m.call_end : m.end; }, s);
-    feed(pending.syncs, p.syncs, [](const auto& x) { return x.end; }, s);
-    feed(pending.api_calls, p.api_calls, [](const auto& x) { return x.end; }, s);
-    feed(pending.allocations, p.allocations, [](const auto& x) { return x.time; }, s);
-    feed(pending.memory_samples, p.memory_samples, [](const auto& x) { return x.time; }, s);
-    feed(pending.ranges, p.ranges, [](const auto& x) { return x.end; }, s);
+    feed(
+        pending.kernels, p.kernels,
+        [](const auto& k) { return k.launch_end ? k.launch_end : k.end; }, s);
+    feed(
+        pending.copies, p.copies, [](const auto& c) { return c.call_end ? c.call_end : c.end; }, s);
+    feed(
+        pending.memsets, p.memsets, [](const auto& m) { return m.call_end ? m.call_end : m.end; },
+        s);
+    feed(
+        pending.syncs, p.syncs, [](const auto& x) { return x.end; }, s);
+    feed(
+        pending.api_calls, p.api_calls, [](const auto& x) { return x.end; }, s);
+    feed(
+        pending.allocations, p.allocations, [](const auto& x) { return x.time; }, s);
+    feed(
+        pending.memory_samples, p.memory_samples, [](const auto& x) { return x.time; }, s);
+    feed(
+        pending.ranges, p.ranges, [](const auto& x) { return x.end; }, s);
     agg.maybeCut(pending);
   }
   *windows = agg.windows();
@@ -211,8 +224,8 @@ TEST_CASE("windowed analysis of real Kineto traces gives the whole-trace headlin
 }
 
 TEST_CASE("windowed ingest of every simulated sample gives the whole-trace headline") {
-  const char* samples[] = {"healthy",  "input_stall", "launch_bound",   "pageable_copies",
-                           "host_sync", "fp32_gemm",  "small_footprint"};
+  const char* samples[] = {"healthy",   "input_stall", "launch_bound",   "pageable_copies",
+                           "host_sync", "fp32_gemm",   "small_footprint"};
   for (const char* name : samples) {
     if (!fs::exists(buildDir() + "/samples/" + name)) {
       WARN("sample not built: " << name);

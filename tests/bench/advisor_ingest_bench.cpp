@@ -226,7 +226,8 @@ void BM_MetricsRefreshLockHold(benchmark::State& state) {
       while (refreshing.load()) {
         auto t0 = Clock::now();
         benchmark::DoNotOptimize(server->progress().events);
-        wait_ms = std::max(wait_ms, std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+        wait_ms =
+            std::max(wait_ms, std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
         std::this_thread::yield();
       }
     });
@@ -242,7 +243,12 @@ void BM_MetricsRefreshLockHold(benchmark::State& state) {
   state.counters["refresh_ms"] = refresh_ms_sum / double(state.iterations());
   state.counters["max_ingest_wait_ms"] = max_wait_ms;
 }
-BENCHMARK(BM_MetricsRefreshLockHold)->Arg(8)->Arg(64)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3);
+BENCHMARK(BM_MetricsRefreshLockHold)
+    ->Arg(8)
+    ->Arg(64)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Iterations(3);
 
 } // namespace
 

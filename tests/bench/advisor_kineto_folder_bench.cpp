@@ -1,8 +1,9 @@
 // What `gpuwise report` costs on the whole real-trace folder: every Chrome trace under
 // $GPUWISE_TRACES_DIR/kineto (default ../shared/traces/kineto) imported, analysed (analyzeJob) and
-// run through the rules and turned into the JSON report, against Python merely loading the same files with json + gzip, in
-// the same run. Issue 3's targets: at least 20x faster than Python, peak RSS under 3x the largest
-// uncompressed trace. Files are processed one at a time, as `gpuwise report` does per invocation.
+// run through the rules and turned into the JSON report, against Python merely loading the same
+// files with json + gzip, in the same run. Issue 3's targets: at least 20x faster than Python, peak
+// RSS under 3x the largest uncompressed trace. Files are processed one at a time, as `gpuwise
+// report` does per invocation.
 //
 //   build/bench/advisor_kineto_folder_bench               # both, summary lines at the end
 //   GPUWISE_BENCH_SKIP_PYTHON=1 build/bench/advisor_kineto_folder_bench
@@ -75,7 +76,9 @@ void BM_ReportKinetoFolder(benchmark::State& state) {
 BENCHMARK(BM_ReportKinetoFolder)->Unit(benchmark::kMillisecond)->UseManualTime()->Iterations(3);
 
 // Python's json.load on the same files, in the same run (kineto_corpus.h).
-void BM_PythonJsonLoad(benchmark::State& state) { g.python = timePythonJsonLoad(state); }
+void BM_PythonJsonLoad(benchmark::State& state) {
+  g.python = timePythonJsonLoad(state);
+}
 BENCHMARK(BM_PythonJsonLoad)->Unit(benchmark::kMillisecond)->UseManualTime()->Iterations(1);
 
 } // namespace
@@ -94,8 +97,8 @@ int main(int argc, char** argv) {
               g.best_s, g.import_s, g.analyse_s, g.sum_s / g.runs, g.runs);
   std::printf("  CPU time (all threads) %7.3f s best\n", g.cpu_s);
   if (g.python.wall_s > 0) {
-    std::printf("  python json.load      %8.3f s  ->  gpuwise %.1fx faster (target 20x)\n", g.python.wall_s,
-                g.python.wall_s / g.best_s);
+    std::printf("  python json.load      %8.3f s  ->  gpuwise %.1fx faster (target 20x)\n",
+                g.python.wall_s, g.python.wall_s / g.best_s);
     std::printf("  python CPU time       %8.3f s  ->  gpuwise %.1fx less CPU\n", g.python.cpu_s,
                 g.python.cpu_s / g.cpu_s);
   }

@@ -24,8 +24,9 @@ void BM_LongRunMemory(benchmark::State& state) {
   const std::string build = GPUWISE_BENCH_BUILD_DIR;
   for (auto _ : state) {
     TempDir dir;
-    auto curve = runMemoryCurve(build + "/bin/gpuwise", build + "/tests/long_run_app", launches,
-                                std::max<uint64_t>(launches / 20, 1), dir, std::chrono::seconds(900));
+    auto curve =
+        runMemoryCurve(build + "/bin/gpuwise", build + "/tests/long_run_app", launches,
+                       std::max<uint64_t>(launches / 20, 1), dir, std::chrono::seconds(900));
     if (curve.status != 0 || curve.points.empty()) {
       state.SkipWithError(("gpuwise run failed: " + curve.err).c_str());
       return;

@@ -55,7 +55,9 @@ void BM_ImportKinetoFolder(benchmark::State& state) {
 BENCHMARK(BM_ImportKinetoFolder)->Unit(benchmark::kMillisecond)->UseManualTime()->MinTime(2.0);
 
 // Python's json.load on the same files, in the same run (kineto_corpus.h).
-void BM_PythonJsonLoad(benchmark::State& state) { g_results.python = timePythonJsonLoad(state); }
+void BM_PythonJsonLoad(benchmark::State& state) {
+  g_results.python = timePythonJsonLoad(state);
+}
 BENCHMARK(BM_PythonJsonLoad)->Unit(benchmark::kMillisecond)->UseManualTime()->Iterations(1);
 
 } // namespace
@@ -68,14 +70,17 @@ int main(int argc, char** argv) {
 
   const KinetoCorpus& c = kinetoCorpus();
   if (!g_results.import_runs) return 0;
-  const double best = g_results.import_best_s, mean = g_results.import_sum_s / g_results.import_runs;
-  std::printf("\nKineto import, %zu Chrome traces under %s\n", c.files.size(), kinetoTracesDir().c_str());
-  std::printf("  uncompressed JSON   %10.1f MB (%.1f MB as stored)\n", c.json_bytes / 1e6, c.input_bytes / 1e6);
+  const double best = g_results.import_best_s,
+               mean = g_results.import_sum_s / g_results.import_runs;
+  std::printf("\nKineto import, %zu Chrome traces under %s\n", c.files.size(),
+              kinetoTracesDir().c_str());
+  std::printf("  uncompressed JSON   %10.1f MB (%.1f MB as stored)\n", c.json_bytes / 1e6,
+              c.input_bytes / 1e6);
   std::printf("  import              %10.3f s best, %.3f s mean of %d  ->  %.0f MB/s\n", best, mean,
               g_results.import_runs, c.json_bytes / 1e6 / best);
   if (g_results.python.wall_s > 0)
-    std::printf("  python json.load    %10.3f s  ->  importer %.1fx faster (target 20x)\n", g_results.python.wall_s,
-                g_results.python.wall_s / best);
+    std::printf("  python json.load    %10.3f s  ->  importer %.1fx faster (target 20x)\n",
+                g_results.python.wall_s, g_results.python.wall_s / best);
   std::printf("  peak RSS            %10.1f MB, largest trace %.1f MB (%s): %.2fx (budget 3x)\n",
               g_results.peak_rss_kb / 1024.0, c.largest_json / 1e6, c.largest_name.c_str(),
               g_results.peak_rss_kb * 1024.0 / double(c.largest_json));

@@ -19,8 +19,8 @@
 #include "interposer/cuda_declarations.h"
 #include "interposer/recorder.h"
 #include "interposer/runtime.h"
-#include "profiler/cupti/fake_cupti_port.h"
 #include "profiler/clock/clock.h"
+#include "profiler/cupti/fake_cupti_port.h"
 
 #include <benchmark/benchmark.h>
 
@@ -86,7 +86,8 @@ double recordedShare(const ShimStatus& st) {
 // Reads every cache line of `buffer` once: what sits in the caches afterwards is the buffer.
 [[gnu::noinline]] void evictCaches(const std::vector<uint8_t>& buffer) {
   uint64_t sum = 0;
-  for (size_t i = 0; i < buffer.size(); i += 64) sum += buffer[i];
+  for (size_t i = 0; i < buffer.size(); i += 64)
+    sum += buffer[i];
   benchmark::DoNotOptimize(sum);
 }
 
@@ -166,9 +167,11 @@ void runLaunches(benchmark::State& state, ShimMode mode) {
     double hooked_total = 0;
     for (int i = 0; i < kBurst; i += kBlock) {
       uint64_t a = fencedTicks();
-      for (int j = 0; j < kBlock; ++j) direct(k, dim3(4), dim3(256), nullptr, 0, nullptr);
+      for (int j = 0; j < kBlock; ++j)
+        direct(k, dim3(4), dim3(256), nullptr, 0, nullptr);
       uint64_t b = fencedTicks();
-      for (int j = 0; j < kBlock; ++j) hooked(k, dim3(4), dim3(256), nullptr, 0, nullptr);
+      for (int j = 0; j < kBlock; ++j)
+        hooked(k, dim3(4), dim3(256), nullptr, 0, nullptr);
       uint64_t c = fencedTicks();
       double d = (double(b - a) - timer) * ns_per_tick / kBlock;
       double h = (double(c - b) - timer) * ns_per_tick / kBlock;
@@ -198,10 +201,16 @@ void runLaunches(benchmark::State& state, ShimMode mode) {
 }
 
 // Interposer tier: every launch recorded in full (two timestamps, a 64-byte event).
-void BM_LaunchRecording(benchmark::State& state) { runLaunches(state, ShimMode::Record); }
+void BM_LaunchRecording(benchmark::State& state) {
+  runLaunches(state, ShimMode::Record);
+}
 // CUPTI tier: CUPTI records the launch; the hook counts it.
-void BM_LaunchCounted(benchmark::State& state) { runLaunches(state, ShimMode::Count); }
-void BM_LaunchOff(benchmark::State& state) { runLaunches(state, ShimMode::Off); }
+void BM_LaunchCounted(benchmark::State& state) {
+  runLaunches(state, ShimMode::Count);
+}
+void BM_LaunchOff(benchmark::State& state) {
+  runLaunches(state, ShimMode::Off);
+}
 
 } // namespace
 
@@ -209,11 +218,26 @@ void BM_LaunchOff(benchmark::State& state) { runLaunches(state, ShimMode::Off); 
 BENCHMARK(BM_LaunchRecording)->UseManualTime()->Unit(benchmark::kMicrosecond)->MinTime(1.0)->Arg(0);
 BENCHMARK(BM_LaunchCounted)->UseManualTime()->Unit(benchmark::kMicrosecond)->MinTime(1.0)->Arg(0);
 BENCHMARK(BM_LaunchOff)->UseManualTime()->Unit(benchmark::kMicrosecond)->MinTime(1.0)->Arg(0);
-BENCHMARK(BM_LaunchRecording)->Name("BM_LaunchRecording/cold")->UseManualTime()
-    ->Unit(benchmark::kMicrosecond)->Iterations(400)->Arg(48)->Arg(2048);
-BENCHMARK(BM_LaunchCounted)->Name("BM_LaunchCounted/cold")->UseManualTime()
-    ->Unit(benchmark::kMicrosecond)->Iterations(400)->Arg(48)->Arg(2048);
-BENCHMARK(BM_LaunchOff)->Name("BM_LaunchOff/cold")->UseManualTime()
-    ->Unit(benchmark::kMicrosecond)->Iterations(400)->Arg(48)->Arg(2048);
+BENCHMARK(BM_LaunchRecording)
+    ->Name("BM_LaunchRecording/cold")
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond)
+    ->Iterations(400)
+    ->Arg(48)
+    ->Arg(2048);
+BENCHMARK(BM_LaunchCounted)
+    ->Name("BM_LaunchCounted/cold")
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond)
+    ->Iterations(400)
+    ->Arg(48)
+    ->Arg(2048);
+BENCHMARK(BM_LaunchOff)
+    ->Name("BM_LaunchOff/cold")
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond)
+    ->Iterations(400)
+    ->Arg(48)
+    ->Arg(2048);
 
 BENCHMARK_MAIN();

@@ -93,7 +93,8 @@ inline PythonLoad timePythonJsonLoad(benchmark::State& state) {
       std::filesystem::temp_directory_path() / ("gpuwise_bench_files_" + std::to_string(getpid()));
   {
     std::ofstream f(list);
-    for (const auto& file : c.files) f << file << "\n";
+    for (const auto& file : c.files)
+      f << file << "\n";
   }
   const std::string cmd =
       "python3 -c 'import json,gzip,sys\n"

@@ -4,4 +4,6 @@ __global__ void shimBenchTinyKernel(float* out) {
   if (out) out[threadIdx.x] = 1.0f;
 }
 
-extern "C" const void* shimBenchKernel() { return reinterpret_cast<const void*>(shimBenchTinyKernel); }
+extern "C" const void* shimBenchKernel() {
+  return reinterpret_cast<const void*>(shimBenchTinyKernel);
+}

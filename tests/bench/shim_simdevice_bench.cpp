@@ -50,7 +50,8 @@ double ticksPerNs() {
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   uint64_t c1 = fencedTicks();
   auto t1 = std::chrono::steady_clock::now();
-  return double(c1 - c0) / double(std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count());
+  return double(c1 - c0) /
+         double(std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count());
 }
 
 double percentile(std::vector<double> v, double p) {
@@ -61,10 +62,12 @@ double percentile(std::vector<double> v, double p) {
 
 void BM_ShimLaunchOnSimulatedDevice(benchmark::State& state) {
   void* cudart = dlopen("libcudart.so.13", RTLD_NOW | RTLD_NOLOAD);
-  auto direct = cudart ? reinterpret_cast<LaunchFn>(dlvsym(cudart, "__cudaLaunchKernel", "libcudart.so.13"))
-                       : nullptr;
+  auto direct =
+      cudart ? reinterpret_cast<LaunchFn>(dlvsym(cudart, "__cudaLaunchKernel", "libcudart.so.13"))
+             : nullptr;
   auto hooked = reinterpret_cast<LaunchFn>(dlsym(RTLD_DEFAULT, "__cudaLaunchKernel"));
-  auto simulated = cudart ? reinterpret_cast<int (*)()>(dlsym(cudart, "gwsimIsSimulated")) : nullptr;
+  auto simulated =
+      cudart ? reinterpret_cast<int (*)()>(dlsym(cudart, "gwsimIsSimulated")) : nullptr;
   if (!direct || !hooked || !simulated || !simulated()) {
     state.SkipWithError("needs the simulated device's libcudart.so.13");
     return;
@@ -100,9 +103,11 @@ void BM_ShimLaunchOnSimulatedDevice(benchmark::State& state) {
       const bool hooked_first = (i / kBlock) % 2 == 1;
       LaunchFn first = hooked_first ? hooked : direct, second = hooked_first ? direct : hooked;
       uint64_t a = fencedTicks();
-      for (int j = 0; j < kBlock; ++j) first(kernel, dim3(4), dim3(32), args, 0, nullptr);
+      for (int j = 0; j < kBlock; ++j)
+        first(kernel, dim3(4), dim3(32), args, 0, nullptr);
       uint64_t b = fencedTicks();
-      for (int j = 0; j < kBlock; ++j) second(kernel, dim3(4), dim3(32), args, 0, nullptr);
+      for (int j = 0; j < kBlock; ++j)
+        second(kernel, dim3(4), dim3(32), args, 0, nullptr);
       uint64_t c = fencedTicks();
       double f = (double(b - a) - timer) * ns_per_tick / kBlock;
       double s = (double(c - b) - timer) * ns_per_tick / kBlock;

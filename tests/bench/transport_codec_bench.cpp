@@ -21,7 +21,8 @@ constexpr int kBatches = 8;
 std::vector<std::vector<model::KernelExec>> loopBatches(model::NameTable& names, int distinct) {
   testing::SteadyLoop loop(names, 42, distinct);
   std::vector<std::vector<model::KernelExec>> out(kBatches + 1);
-  for (auto& b : out) loop.next(kBatch, b);
+  for (auto& b : out)
+    loop.next(kBatch, b);
   return out;
 }
 
@@ -35,9 +36,12 @@ std::vector<std::vector<model::Copy>> copyBatches() {
     for (size_t i = 0; i < kBatch; ++i) {
       model::Copy c;
       c.bytes = sizes[i % 5];
-      c.direction = i % 5 == 2 ? model::CopyDirection::DeviceToHost : model::CopyDirection::HostToDevice;
-      c.src = c.direction == model::CopyDirection::HostToDevice ? model::MemoryKind::Pinned : model::MemoryKind::Device;
-      c.dst = c.direction == model::CopyDirection::HostToDevice ? model::MemoryKind::Device : model::MemoryKind::Pageable;
+      c.direction =
+          i % 5 == 2 ? model::CopyDirection::DeviceToHost : model::CopyDirection::HostToDevice;
+      c.src = c.direction == model::CopyDirection::HostToDevice ? model::MemoryKind::Pinned
+                                                                : model::MemoryKind::Device;
+      c.dst = c.direction == model::CopyDirection::HostToDevice ? model::MemoryKind::Device
+                                                                : model::MemoryKind::Pageable;
       c.async = i % 5 != 2;
       c.device = 0;
       c.stream = 13;
@@ -55,11 +59,13 @@ std::vector<std::vector<model::Copy>> copyBatches() {
 }
 
 template <class T> void addAll(BatchEncoder& enc, const std::vector<T>& v) {
-  for (const auto& e : v) enc.add(e);
+  for (const auto& e : v)
+    enc.add(e);
 }
 
-template <class T> void encodeBench(benchmark::State& state, const std::vector<std::vector<T>>& batches,
-                                    model::NameTable& names, const char* counter) {
+template <class T>
+void encodeBench(benchmark::State& state, const std::vector<std::vector<T>>& batches,
+                 model::NameTable& names, const char* counter) {
   BatchEncoder enc(names, 1, 1);
   addAll(enc, batches[0]); // the epoch's first batch: names and signatures
   (void)enc.encode(0, false, 0);
@@ -78,8 +84,9 @@ template <class T> void encodeBench(benchmark::State& state, const std::vector<s
   state.counters[counter] = double(bytes) / double(events);
 }
 
-template <class T> void decodeBench(benchmark::State& state, const std::vector<std::vector<T>>& batches,
-                                    model::NameTable& names) {
+template <class T>
+void decodeBench(benchmark::State& state, const std::vector<std::vector<T>>& batches,
+                 model::NameTable& names) {
   BatchEncoder enc(names, 1, 1);
   std::vector<std::vector<uint8_t>> msgs;
   for (const auto& b : batches) {

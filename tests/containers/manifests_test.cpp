@@ -17,8 +17,8 @@
 using namespace gpuwise::containers::test;
 namespace fs = std::filesystem;
 using gpuwise::advisor::test::applyJsonPatch;
-using gpuwise::test::decodeBase64;
 using gpuwise::advisor::test::podProblems;
+using gpuwise::test::decodeBase64;
 
 namespace {
 
@@ -222,7 +222,8 @@ TEST_CASE("kustomize: the example workloads, injected by the webhook, are consis
     REQUIRE(answer.http_status == 200);
     json response = json::parse(answer.body)["response"];
     REQUIRE(response.contains("patch"));
-    json patched = applyJsonPatch(pod, json::parse(decodeBase64(response["patch"].get<std::string>())));
+    json patched =
+        applyJsonPatch(pod, json::parse(decodeBase64(response["patch"].get<std::string>())));
     std::string gpu_container = pod["spec"]["containers"][0]["name"];
     auto problems = podProblems(patched, {true, true, {gpu_container}});
     for (const auto& p : problems)

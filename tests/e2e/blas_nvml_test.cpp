@@ -15,13 +15,22 @@ namespace {
 
 constexpr int kIterations = 10;
 
-std::string blasApp() { return buildDir() + "/tests/e2e_blas_app"; }
+std::string blasApp() {
+  return buildDir() + "/tests/e2e_blas_app";
+}
 
 json runBlasApp(const TempDir& dir, const std::vector<std::string>& env, const std::string& tag,
                 std::string* err = nullptr) {
-  std::vector<std::string> argv{gpuwiseExe(), "run", "--simulate", "--report-json",
-                                dir / (tag + ".json"), "--report-html", dir / (tag + ".html"),
-                                "--", blasApp(), std::to_string(kIterations)};
+  std::vector<std::string> argv{gpuwiseExe(),
+                                "run",
+                                "--simulate",
+                                "--report-json",
+                                dir / (tag + ".json"),
+                                "--report-html",
+                                dir / (tag + ".html"),
+                                "--",
+                                blasApp(),
+                                std::to_string(kIterations)};
   Process p(argv, env, dir.path, dir.path, tag);
   auto status = p.wait(60s);
   REQUIRE(status);
@@ -63,17 +72,21 @@ TEST_CASE("cuBLAS calls carry their types to the report, which notes the kernel 
   // Every API appears with the kernel that agrees with it.
   std::set<std::string> agreeing;
   for (const auto& k : b["kernels"])
-    if (k["agrees"] == true) agreeing.insert(k["api"].get<std::string>() + ":" +
-                                             k["requested_precision"].get<std::string>());
+    if (k["agrees"] == true)
+      agreeing.insert(k["api"].get<std::string>() + ":" +
+                      k["requested_precision"].get<std::string>());
   CHECK(agreeing == std::set<std::string>{"cublasGemmEx:tf32", "cublasGemmEx:fp16",
-                                          "cublasGemmStridedBatchedEx:bf16", "cublasLtMatmul:bf16"});
+                                          "cublasGemmStridedBatchedEx:bf16",
+                                          "cublasLtMatmul:bf16"});
   // The terminal summary says it too (lines are wrapped: join them first).
   std::string joined = std::regex_replace(err, std::regex(R"(\n\s+)"), " ");
   CHECK(contains(joined, "10 disagree (tf32 requested, fp32 kernel ran: cutlass_80_simt_sgemm"));
   // And the HTML report's precision section.
   std::string html = readFile(dir / "blas.html");
   CHECK(contains(html, "<p>cuBLAS calls: 50 recorded, 40 ran kernels whose names agree"));
-  CHECK(contains(html, "asked for tf32; its kernel cutlass_80_simt_sgemm_128x128_8x4_nn_align1 is fp32 (10 calls)"));
+  CHECK(contains(
+      html,
+      "asked for tf32; its kernel cutlass_80_simt_sgemm_128x128_8x4_nn_align1 is fp32 (10 calls)"));
 
   // NVML (simulated): the GPU's UUID, no MIG slice.
   REQUIRE(report["gpus"].size() == 1);
@@ -88,7 +101,8 @@ TEST_CASE("cuBLAS calls carry their types to the report, which notes the kernel 
   CHECK(s["gpu_utilization_ratio"].get<double>() == Approx(0.42));
 }
 
-TEST_CASE("on a MIG slice the report names the slice and right_size_mig does not shrink it further") {
+TEST_CASE(
+    "on a MIG slice the report names the slice and right_size_mig does not shrink it further") {
   TempDir dir;
   json report = runBlasApp(dir, {"GWSIM_MIG_PROFILE=1g.18gb"}, "mig");
   REQUIRE(report.is_object());

@@ -38,7 +38,8 @@ __global__ void step(float* x, int n) {
 }
 
 bool launch(float* d, int n) {
-  for (int i = 0; i < n; ++i) step<<<4, 256>>>(d, 1024);
+  for (int i = 0; i < n; ++i)
+    step<<<4, 256>>>(d, 1024);
   return cudaDeviceSynchronize() == cudaSuccess;
 }
 

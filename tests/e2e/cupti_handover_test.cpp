@@ -12,7 +12,9 @@ using namespace std::chrono_literals;
 
 namespace {
 
-std::string clientApp() { return buildDir() + "/tests/e2e_cupti_client_app"; }
+std::string clientApp() {
+  return buildDir() + "/tests/e2e_cupti_client_app";
+}
 
 struct Run {
   int status = -1;
@@ -43,7 +45,8 @@ TEST_CASE("Without gpuwise the client sees its kernels (the control)") {
   CHECK(contains(p.out(), "cupti_client subscribe=0 register=0 enable=0 launched=50 seen=30"));
 }
 
-TEST_CASE("A client started mid-run gets CUPTI from gpuwise, which goes on at the interposer tier") {
+TEST_CASE(
+    "A client started mid-run gets CUPTI from gpuwise, which goes on at the interposer tier") {
   TempDir dir;
   Run r = run(dir, "late", "late");
   INFO(r.err);
@@ -57,9 +60,9 @@ TEST_CASE("A client started mid-run gets CUPTI from gpuwise, which goes on at th
   const std::string reason = p["tier_reason"].get<std::string>();
   INFO(reason);
   CHECK(std::regex_match(reason, std::regex(R"(handed to the application's own CUPTI client )"
-                                             R"(\d+\.\d\d s into the session \(it called )"
-                                             R"(cuptiSubscribe, as torch\.profiler does\); CUPTI's )"
-                                             R"(records until then, the hooks' since)")));
+                                            R"(\d+\.\d\d s into the session \(it called )"
+                                            R"(cuptiSubscribe, as torch\.profiler does\); CUPTI's )"
+                                            R"(records until then, the hooks' since)")));
   // Every launch once: the first 20 from CUPTI's records, the last 30 from the hooks'.
   CHECK(reportKernels(r.report) == 50);
   CHECK(p["events_dropped"] == 0);

@@ -11,8 +11,12 @@ using namespace gpuwise::advisor::test;
 
 namespace {
 
-std::string gpuwiseExe() { return buildDir() + "/bin/gpuwise"; }
-std::string sample(const std::string& name) { return buildDir() + "/samples/" + name; }
+std::string gpuwiseExe() {
+  return buildDir() + "/bin/gpuwise";
+}
+std::string sample(const std::string& name) {
+  return buildDir() + "/samples/" + name;
+}
 
 size_t lineCount(const std::string& text) {
   return size_t(std::count(text.begin(), text.end(), '\n')) +
@@ -42,8 +46,8 @@ TEST_CASE("no advisor listening: the program runs to completion, exit code uncha
 TEST_CASE("advisor killed mid-run: the program runs to completion, exit code unchanged, quiet") {
   TempDir tmp;
   std::string endpoint = "ipc://" + tmp.path + "/sock/advisor.sock";
-  Process advisor({gpuwiseExe(), "advisor", "--listen", endpoint, "--report-dir", tmp / "reports"}, {},
-                  tmp.path, tmp.path, "advisor");
+  Process advisor({gpuwiseExe(), "advisor", "--listen", endpoint, "--report-dir", tmp / "reports"},
+                  {}, tmp.path, tmp.path, "advisor");
   REQUIRE(eventually([&] { return advisor.err().find("listening on") != std::string::npos; }));
 
   // Long enough that the advisor dies while the sample is still launching.
@@ -77,7 +81,8 @@ TEST_CASE("the advisor writes its report for a process it served, into a directo
   auto status = run.wait(std::chrono::seconds(120));
   REQUIRE(status);
   CHECK(*status == 0);
-  REQUIRE(eventually([&] { return advisor.err().find("1 of 1 process finished") != std::string::npos; }));
+  REQUIRE(eventually(
+      [&] { return advisor.err().find("1 of 1 process finished") != std::string::npos; }));
   ::kill(advisor.pid(), SIGTERM);
   auto advisor_status = advisor.wait(std::chrono::seconds(30));
   REQUIRE(advisor_status);

@@ -129,7 +129,8 @@ TEST_CASE("prometheus scrapes a live advisor; its answers equal the report", "[e
     return r && r->status == 200;
   }));
 
-  Process prometheus({which("prometheus"), "--config.file=" + writePrometheusConfig(dir, metrics_port),
+  Process prometheus({which("prometheus"),
+                      "--config.file=" + writePrometheusConfig(dir, metrics_port),
                       "--storage.tsdb.path=" + (dir / "tsdb"),
                       "--web.listen-address=127.0.0.1:" + std::to_string(prom_port)},
                      {}, dir.path, dir.path, "prometheus");

@@ -33,7 +33,8 @@ json runSample(const TempDir& dir, const std::string& name) {
 
 std::string ids(const json& recs) {
   std::string s;
-  for (const auto& r : recs) s += r["id"].get<std::string>() + " ";
+  for (const auto& r : recs)
+    s += r["id"].get<std::string>() + " ";
   return s;
 }
 

@@ -29,7 +29,8 @@ namespace {
 using nlohmann::json;
 
 [[noreturn]] void fail(const char* what, std::string_view detail) {
-  std::fprintf(stderr, "fuzz_admission_review: oracle failed: %s: %.*s\n", what, int(detail.size()), detail.data());
+  std::fprintf(stderr, "fuzz_admission_review: oracle failed: %s: %.*s\n", what, int(detail.size()),
+               detail.data());
   std::abort();
 }
 
@@ -42,8 +43,8 @@ const gpuwise::advisor::InjectionConfig& config(bool classic, bool metrics) {
     c.metrics_port = metrics ? 9464 : 0;
     return c;
   };
-  static const gpuwise::advisor::InjectionConfig configs[4] = {make(false, false), make(false, true),
-                                                                make(true, false), make(true, true)};
+  static const gpuwise::advisor::InjectionConfig configs[4] = {
+      make(false, false), make(false, true), make(true, false), make(true, true)};
   return configs[(classic ? 2 : 0) + (metrics ? 1 : 0)];
 }
 
@@ -55,18 +56,21 @@ void checkAccepted(std::string_view body, const gpuwise::advisor::AdmissionResul
     fail("a 200 body is not an AdmissionReview v1", r.body);
   const auto response = review.find("response");
   if (response == review.end() || !response->is_object()) fail("no response object", r.body);
-  if (!response->contains("allowed") || (*response)["allowed"] != true) fail("a pod was not allowed", r.body);
+  if (!response->contains("allowed") || (*response)["allowed"] != true)
+    fail("a pod was not allowed", r.body);
 
   // The request was accepted, so it parses; its uid is what the response must echo.
   const json request = json::parse(body, nullptr, false);
   if (request.is_discarded()) fail("a 200 answered a body that is not JSON", r.body);
   const json& req = request.at("request");
-  if (!response->contains("uid") || (*response)["uid"] != req.at("uid")) fail("response.uid is not request.uid", r.body);
+  if (!response->contains("uid") || (*response)["uid"] != req.at("uid"))
+    fail("response.uid is not request.uid", r.body);
 
   const bool has_patch = response->contains("patch");
   if (has_patch != r.patched) fail("patched flag and body disagree", r.body);
   if (!has_patch) return;
-  if (response->value("patchType", "") != "JSONPatch") fail("a patch without patchType JSONPatch", r.body);
+  if (response->value("patchType", "") != "JSONPatch")
+    fail("a patch without patchType JSONPatch", r.body);
   const auto& encoded = (*response)["patch"];
   if (!encoded.is_string()) fail("the patch is not a base64 string", r.body);
   const auto text = gpuwise::test::tryDecodeBase64(encoded.get<std::string>());
@@ -94,12 +98,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (depth < 0 || depth > 16) fail("jsonDepth counted past its stop", body);
 
   const auto r = gpuwise::advisor::reviewAdmission(body, cfg, limits);
-  if (r.log_line.find('\n') != std::string::npos) fail("the log line is more than one line", r.log_line);
+  if (r.log_line.find('\n') != std::string::npos)
+    fail("the log line is more than one line", r.log_line);
   if (r.http_status == 400) {
     if (r.content_type.rfind("text/plain", 0) != 0) fail("a 400 is not text/plain", r.content_type);
     const std::string_view text = r.body;
-    const std::string_view line = text.substr(0, text.size() && text.back() == '\n' ? text.size() - 1 : text.size());
-    if (line.empty() || line.find('\n') != std::string_view::npos) fail("a 400 body is not one line", r.body);
+    const std::string_view line =
+        text.substr(0, text.size() && text.back() == '\n' ? text.size() - 1 : text.size());
+    if (line.empty() || line.find('\n') != std::string_view::npos)
+      fail("a 400 body is not one line", r.body);
     if (r.patched) fail("a 400 claims a patch", r.body);
   } else if (r.http_status == 200) {
     try {

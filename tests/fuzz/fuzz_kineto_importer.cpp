@@ -13,10 +13,10 @@
 //   size / 8 % 4==0 the bytes are gzip-compressed first, so mutated JSON also goes through inflate
 //
 // Oracles beyond "no crash, no sanitizer finding": an error is one line that names the file; a
-// success has exactly one process trace and lists the file; nothing partial comes back with an error.
-// A success is within the input bounds (profiler/model/record_limits.h), which keep the analysis
-// of any trace finite: every known time inside +-2^62 and no span ending before it starts, at
-// most 64 devices, no name or identity string over 16 KiB.
+// success has exactly one process trace and lists the file; nothing partial comes back with an
+// error. A success is within the input bounds (profiler/model/record_limits.h), which keep the
+// analysis of any trace finite: every known time inside +-2^62 and no span ending before it starts,
+// at most 64 devices, no name or identity string over 16 KiB.
 #include "advisor/import/kineto_importer.h"
 #include "profiler/model/record_limits.h"
 
@@ -47,8 +47,10 @@ std::string gzip(std::string_view text) {
 
 void checkSpan(gpuwise::model::TimeNs start, gpuwise::model::TimeNs end) {
   using gpuwise::model::plausibleTime;
-  if (!plausibleTime(start) || !plausibleTime(end)) fail("a time beyond the bounds", std::to_string(end));
-  if (start != 0 && end != 0 && end < start) fail("a span ending before it starts", std::to_string(end));
+  if (!plausibleTime(start) || !plausibleTime(end))
+    fail("a time beyond the bounds", std::to_string(end));
+  if (start != 0 && end != 0 && end < start)
+    fail("a span ending before it starts", std::to_string(end));
 }
 
 void checkBounds(const gpuwise::model::ProcessTrace& p) {
@@ -69,10 +71,12 @@ void checkBounds(const gpuwise::model::ProcessTrace& p) {
   spans(p.ranges);
   instants(p.allocations);
   instants(p.memory_samples);
-  if (p.devices.size() > model::kMaxDevicesPerTrace || p.activeDevices().size() > model::kMaxDevicesPerTrace)
+  if (p.devices.size() > model::kMaxDevicesPerTrace ||
+      p.activeDevices().size() > model::kMaxDevicesPerTrace)
     fail("more devices than the bound", std::to_string(p.devices.size()));
   for (size_t id = 0; id < p.names.size(); ++id)
-    if (p.names.get(model::NameId(id)).size() > model::kMaxNameBytes) fail("a name over the bound", "");
+    if (p.names.get(model::NameId(id)).size() > model::kMaxNameBytes)
+      fail("a name over the bound", "");
   for (const auto* s : {&p.info.command, &p.info.host, &p.info.pod, &p.info.ns, &p.info.container})
     if (s->size() > model::kMaxNameBytes) fail("an identity string over the bound", "");
   for (const auto& d : p.devices)
@@ -105,11 +109,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string name = "fuzz.json";
   const auto result = gpuwise::advisor::importKinetoBuffer(input, name, options);
   if (!result.ok()) {
-    if (result.error.find('\n') != std::string::npos) fail("error is more than one line", result.error);
-    if (result.error.rfind(name, 0) != 0) fail("error does not start with the file name", result.error);
+    if (result.error.find('\n') != std::string::npos)
+      fail("error is more than one line", result.error);
+    if (result.error.rfind(name, 0) != 0)
+      fail("error does not start with the file name", result.error);
     if (!result.trace.processes.empty()) fail("an error came with a partial trace", result.error);
   } else {
-    if (result.trace.processes.size() != 1) fail("one file gave other than one process", result.error);
+    if (result.trace.processes.size() != 1)
+      fail("one file gave other than one process", result.error);
     if (result.trace.source.files.size() != 1 || result.trace.source.files[0] != name)
       fail("the trace does not list its file", result.error);
     checkBounds(result.trace.processes[0]);

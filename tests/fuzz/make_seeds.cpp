@@ -141,7 +141,8 @@ void addEveryKind(transport::BatchEncoder& enc, model::NameTable& names, int64_t
   a.start = t + 100, a.end = t + 900, a.name = names.intern("cudaMalloc"), a.thread = 4242;
   enc.add(a);
   model::Allocation al;
-  al.time = t + 150, al.address = 0x7f0000000000ull, al.bytes = 1 << 30, al.kind = model::MemoryKind::Device;
+  al.time = t + 150, al.address = 0x7f0000000000ull, al.bytes = 1 << 30,
+  al.kind = model::MemoryKind::Device;
   enc.add(al);
   al.is_free = true, al.time = t + 50000;
   enc.add(al);
@@ -181,7 +182,8 @@ int main(int argc, char** argv) {
     msgs.push_back(enc.encode(0, true, t0 + 1'200000));
     write(dir, "every-kind", msgs);
   }
-  { // A steady training loop: interned signatures, delta-coded times, zstd (big enough to compress).
+  { // A steady training loop: interned signatures, delta-coded times, zstd (big enough to
+    // compress).
     model::NameTable names;
     transport::testing::SteadyLoop loop(names, 42, 24);
     transport::BatchEncoder enc(names, session, pid);
@@ -189,7 +191,8 @@ int main(int argc, char** argv) {
     for (int b = 0; b < 3; ++b) {
       std::vector<model::KernelExec> ks;
       loop.next(b == 0 ? 200 : 40, ks);
-      for (const auto& k : ks) enc.add(k);
+      for (const auto& k : ks)
+        enc.add(k);
       msgs.push_back(enc.encode(0, false, ks.back().end));
     }
     write(dir, "steady-loop", msgs);

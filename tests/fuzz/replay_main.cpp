@@ -27,9 +27,10 @@ int main(int argc, char** argv) {
     std::error_code ec;
     const fs::path arg = argv[i];
     if (fs::is_directory(arg, ec)) {
-      for (auto it = fs::recursive_directory_iterator(arg, ec); !ec && it != fs::recursive_directory_iterator();
-           it.increment(ec))
-        if (it->is_regular_file(ec) && it->path().filename().string()[0] != '.') inputs.push_back(it->path());
+      for (auto it = fs::recursive_directory_iterator(arg, ec);
+           !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
+        if (it->is_regular_file(ec) && it->path().filename().string()[0] != '.')
+          inputs.push_back(it->path());
     } else if (fs::is_regular_file(arg, ec)) {
       inputs.push_back(arg);
     }
@@ -40,12 +41,14 @@ int main(int argc, char** argv) {
   }
   std::sort(inputs.begin(), inputs.end());
   if (inputs.empty()) {
-    std::fprintf(stderr, "%s: no inputs (give corpus files or directories)\n", argc > 0 ? argv[0] : "replay");
+    std::fprintf(stderr, "%s: no inputs (give corpus files or directories)\n",
+                 argc > 0 ? argv[0] : "replay");
     return 2;
   }
   for (const auto& path : inputs) {
     std::ifstream in(path, std::ios::binary);
-    const std::vector<char> bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    const std::vector<char> bytes{std::istreambuf_iterator<char>(in),
+                                  std::istreambuf_iterator<char>()};
     if (!in.good() && !in.eof()) {
       std::fprintf(stderr, "%s: cannot read\n", path.c_str());
       return 2;

@@ -112,7 +112,9 @@ struct Harness {
       std::this_thread::sleep_for(std::chrono::microseconds(200));
     }
   }
-  size_t kernelsReceived() { return sink->count([](const auto& b) { return b.batch.kernels.size(); }); }
+  size_t kernelsReceived() {
+    return sink->count([](const auto& b) { return b.batch.kernels.size(); });
+  }
 };
 
 DrainOptions slow() {
@@ -161,13 +163,15 @@ TEST_CASE("Events become named, timed model records in batches") {
 TEST_CASE("Ring drops and failed sends are counted and carried by the next batch through") {
   Harness h(slow(), nullptr, nullptr, 64);
   int kept = 0;
-  for (int i = 0; i < 100; ++i) kept += h.launch(nullptr, 10 + uint64_t(i), 11 + uint64_t(i));
+  for (int i = 0; i < 100; ++i)
+    kept += h.launch(nullptr, 10 + uint64_t(i), 11 + uint64_t(i));
   CHECK(kept == 64);
   h.sink->with([](auto& s) { return s.refuse_next = 1; });
   h.cycle(); // 64 records refused: lost, counted with the 36 ring drops
   CHECK(h.sink->with([](auto& s) { return s.refused; }) == 1);
   CHECK(h.sink->with([](auto& s) { return s.batches.size(); }) == 0);
-  for (int i = 0; i < 10; ++i) REQUIRE(h.launch(nullptr, 1000, 1001));
+  for (int i = 0; i < 10; ++i)
+    REQUIRE(h.launch(nullptr, 1000, 1001));
   h.unringed.store(5); // five events no ring could take
   h.cycle();
   REQUIRE(h.sink->waitFor([](auto& s) { return s.batches.size() == 1; }));
@@ -190,7 +194,8 @@ TEST_CASE("Shutdown sends a final batch with the last events and closes the sink
   o.batch_ms = 5; // a running drain, cycling on its own
   Harness h(o);
   REQUIRE(h.sink->waitFor([](auto& s) { return s.hellos.size() == 1; }));
-  for (int i = 0; i < 20; ++i) REQUIRE(h.launch(nullptr, 100, 200));
+  for (int i = 0; i < 20; ++i)
+    REQUIRE(h.launch(nullptr, 100, 200));
   auto t0 = std::chrono::steady_clock::now();
   REQUIRE(h.drain->finish(std::chrono::seconds(5)));
   CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(2));
@@ -198,7 +203,8 @@ TEST_CASE("Shutdown sends a final batch with the last events and closes the sink
   REQUIRE_FALSE(s.batches.empty());
   CHECK(s.batches.back().batch.final);
   int finals = 0;
-  for (const auto& b : s.batches) finals += b.batch.final;
+  for (const auto& b : s.batches)
+    finals += b.batch.final;
   CHECK(finals == 1);
   CHECK(h.kernelsReceived() == 20);
   CHECK(s.closed);
@@ -228,10 +234,10 @@ TEST_CASE("A stuck sink cannot hold shutdown past its deadline") {
 }
 
 TEST_CASE("Nothing is sent before a Hello; every reconnection gets a new Hello") {
-  Harness h(slow(), nullptr, nullptr, 1024, [](FakeBatchSink& s) {
-    s.with([](auto& st) { return st.connected = false; });
-  });
-  for (int i = 0; i < 5; ++i) REQUIRE(h.launch(nullptr, 1, 2));
+  Harness h(slow(), nullptr, nullptr, 1024,
+            [](FakeBatchSink& s) { s.with([](auto& st) { return st.connected = false; }); });
+  for (int i = 0; i < 5; ++i)
+    REQUIRE(h.launch(nullptr, 1, 2));
   h.cycle();
   h.cycle();
   CHECK(h.sink->with([](auto& s) { return s.batches.size() + s.hellos.size(); }) == 0);
@@ -252,12 +258,13 @@ TEST_CASE("Nothing is sent before a Hello; every reconnection gets a new Hello")
 TEST_CASE("Events waiting for a first connection are bounded; the overflow is counted") {
   DrainOptions o = slow();
   o.max_pending_events = 10;
-  Harness h(o, nullptr, nullptr, 1024, [](FakeBatchSink& s) {
-    s.with([](auto& st) { return st.connected = false; });
-  });
-  for (int i = 0; i < 8; ++i) REQUIRE(h.launch(nullptr, 1, 2));
+  Harness h(o, nullptr, nullptr, 1024,
+            [](FakeBatchSink& s) { s.with([](auto& st) { return st.connected = false; }); });
+  for (int i = 0; i < 8; ++i)
+    REQUIRE(h.launch(nullptr, 1, 2));
   h.cycle(); // 8 pending: kept
-  for (int i = 0; i < 8; ++i) REQUIRE(h.launch(nullptr, 1, 2));
+  for (int i = 0; i < 8; ++i)
+    REQUIRE(h.launch(nullptr, 1, 2));
   h.cycle(); // 16 pending > 10: dropped and counted
   CHECK(h.drain->stats().dropped_total == 16);
   h.sink->with([](auto& s) { return s.connected = true; });
@@ -273,7 +280,8 @@ TEST_CASE("Large sends are split into several batches; only the last one is fina
   DrainOptions o = slow();
   o.max_batch_events = 10;
   Harness h(o);
-  for (int i = 0; i < 25; ++i) REQUIRE(h.launch(nullptr, 1, 2));
+  for (int i = 0; i < 25; ++i)
+    REQUIRE(h.launch(nullptr, 1, 2));
   REQUIRE(h.drain->finish(std::chrono::seconds(5)));
   auto s = h.sink->with([](auto& st) { return st; });
   REQUIRE(s.batches.size() == 3);
@@ -300,8 +308,8 @@ TEST_CASE("CUPTI tier: GPU records replace the hooks' records of the same calls"
   // A stream sync both saw; CUPTI's copy of it must not double the host's blocked time.
   h.sync(model::SyncKind::Stream, 5000, 9000);
   const uint64_t b = h.base;
-  port.add(profiler::build::api(true, CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000, 11,
-                                kTid, b + 1100, b + 1900));
+  port.add(profiler::build::api(true, CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000, 11, kTid,
+                                b + 1100, b + 1900));
   profiler::build::KernelArgs k;
   k.correlation = 11;
   k.start = b + 2500;
@@ -352,7 +360,8 @@ TEST_CASE("CUPTI tier: NVTX ranges, CUPTI's overhead and its dropped records rea
   Harness h(slow(), &cupti, &port);
   const uint64_t b = h.base;
   port.add(profiler::build::marker(1, CUPTI_ACTIVITY_FLAG_MARKER_START, b + 100, "step 7", kTid));
-  port.add(profiler::build::marker(2, CUPTI_ACTIVITY_FLAG_MARKER_INSTANTANEOUS, b + 150, "mark", kTid));
+  port.add(
+      profiler::build::marker(2, CUPTI_ACTIVITY_FLAG_MARKER_INSTANTANEOUS, b + 150, "mark", kTid));
   port.add(profiler::build::marker(1, CUPTI_ACTIVITY_FLAG_MARKER_END, b + 900, nullptr, kTid));
   port.add(profiler::build::overhead(CUPTI_ACTIVITY_OVERHEAD_CUPTI_BUFFER_FLUSH, b + 10, b + 260));
   port.dropped_ = 5; // CUPTI found no buffer for five records
@@ -430,7 +439,8 @@ TEST_CASE("cuBLAS events become BlasCall records with their types, shape and str
   CHECK(c.end - c.start == 3000);
   CHECK(c.thread == kTid);
   CHECK(c.stream != 0);
-  CHECK(std::tie(c.m, c.n, c.k, c.batch) == std::make_tuple(int64_t{1024}, int64_t{512}, int64_t{768}, int64_t{4}));
+  CHECK(std::tie(c.m, c.n, c.k, c.batch) ==
+        std::make_tuple(int64_t{1024}, int64_t{512}, int64_t{768}, int64_t{4}));
   CHECK(std::tie(c.a_type, c.b_type, c.c_type, c.scale_type, c.compute_type, c.math_mode) ==
         std::make_tuple(14, 14, 0, 0, 68, -1));
   CHECK(apis == std::vector<std::string>{"cublasGemmEx"});

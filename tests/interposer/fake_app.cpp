@@ -3,7 +3,8 @@
 // computed (so forwarding is checked from the outside) and whether a "gpuwise-drain" thread exists.
 //
 //   fake_app                 the workload
-//   fake_app --inject LIB    dlopen LIB and call its InitializeInjection twice (CUDA_INJECTION64_PATH)
+//   fake_app --inject LIB    dlopen LIB and call its InitializeInjection twice
+//   (CUDA_INJECTION64_PATH)
 #include "interposer/cuda_declarations.h"
 
 #include <cuda_runtime_api.h>
@@ -29,7 +30,8 @@ bool drainThreadRunning() {
     std::string path = std::string("/proc/self/task/") + e->d_name + "/comm";
     if (FILE* f = std::fopen(path.c_str(), "r")) {
       char comm[64] = {};
-      if (std::fgets(comm, sizeof comm, f) && std::strncmp(comm, "gpuwise-drain", 13) == 0) found = true;
+      if (std::fgets(comm, sizeof comm, f) && std::strncmp(comm, "gpuwise-drain", 13) == 0)
+        found = true;
       std::fclose(f);
     }
   }
@@ -63,24 +65,28 @@ int main(int argc, char** argv) {
                          "_Z10kernelStubv", -1, nullptr, nullptr, nullptr, nullptr, nullptr);
   constexpr int kN = 1024;
   std::vector<int> host(kN), back(kN, 0);
-  for (int i = 0; i < kN; ++i) host[size_t(i)] = i;
+  for (int i = 0; i < kN; ++i)
+    host[size_t(i)] = i;
   void* dev = nullptr;
-  if (cudaMalloc(&dev, kN * sizeof(int)) != cudaSuccess) return 10;                  // 1
-  cudaMemcpy(dev, host.data(), kN * sizeof(int), cudaMemcpyHostToDevice);           // 1
-  for (int i = 0; i < 100; ++i)                                                       // 100
+  if (cudaMalloc(&dev, kN * sizeof(int)) != cudaSuccess) return 10;       // 1
+  cudaMemcpy(dev, host.data(), kN * sizeof(int), cudaMemcpyHostToDevice); // 1
+  for (int i = 0; i < 100; ++i)                                           // 100
     cudaLaunchKernel(reinterpret_cast<const void*>(&kernelStub), dim3(4), dim3(256), nullptr, 0,
                      nullptr);
-  cudaDeviceSynchronize();                                                            // 1
+  cudaDeviceSynchronize(); // 1
   std::vector<std::thread> threads;
-  for (int t = 0; t < 4; ++t)                                                         // 200
+  for (int t = 0; t < 4; ++t) // 200
     threads.emplace_back([&] {
-      for (int i = 0; i < 50; ++i) cudaMemsetAsync(static_cast<char*>(dev) + kN * sizeof(int) - 4, 0, 4, nullptr);
+      for (int i = 0; i < 50; ++i)
+        cudaMemsetAsync(static_cast<char*>(dev) + kN * sizeof(int) - 4, 0, 4, nullptr);
     });
-  for (auto& t : threads) t.join();
-  cudaMemcpy(back.data(), dev, kN * sizeof(int), cudaMemcpyDeviceToHost);            // 1
-  if (cudaFree(dev) != cudaSuccess) return 11;                                        // 1
+  for (auto& t : threads)
+    t.join();
+  cudaMemcpy(back.data(), dev, kN * sizeof(int), cudaMemcpyDeviceToHost); // 1
+  if (cudaFree(dev) != cudaSuccess) return 11;                            // 1
   long sum = 0;
-  for (int i = 0; i < kN - 1; ++i) sum += back[size_t(i)];
+  for (int i = 0; i < kN - 1; ++i)
+    sum += back[size_t(i)];
   std::printf("sum=%ld drain=%s\n", sum, drainThreadRunning() ? "yes" : "no");
   return 0;
 }

@@ -27,11 +27,11 @@ struct SentBatch {
 class FakeBatchSink final : public BatchSink {
 public:
   struct State {
-    bool connected = true;          // a peer is there: the first takeReconnected() says so
-    int reconnects_pending = 0;     // extra reconnections to report
-    int refuse_next = 0;            // sends (batches) answered WouldBlock
+    bool connected = true;      // a peer is there: the first takeReconnected() says so
+    int reconnects_pending = 0; // extra reconnections to report
+    int refuse_next = 0;        // sends (batches) answered WouldBlock
     bool refuse_hello = false;
-    bool stuck = false;             // sendBatch blocks until released
+    bool stuck = false; // sendBatch blocks until released
     bool closed = false;
     int close_calls = 0;
     std::vector<transport::Hello> hellos;
@@ -76,8 +76,10 @@ public:
     }
     SentBatch sent{b, {}, {}};
     if (names_) {
-      for (const auto& k : b.kernels) sent.kernel_names.emplace_back(names_->get(k.name));
-      for (const auto& a : b.api_calls) sent.api_names.emplace_back(names_->get(a.name));
+      for (const auto& k : b.kernels)
+        sent.kernel_names.emplace_back(names_->get(k.name));
+      for (const auto& a : b.api_calls)
+        sent.api_names.emplace_back(names_->get(a.name));
     }
     s_.batches.push_back(std::move(sent));
     cv_.notify_all();
@@ -115,7 +117,8 @@ public:
   template <class Fn> size_t count(Fn&& per_batch) {
     std::lock_guard<std::mutex> l(m_);
     size_t n = 0;
-    for (const auto& b : s_.batches) n += per_batch(b);
+    for (const auto& b : s_.batches)
+      n += per_batch(b);
     return n;
   }
 

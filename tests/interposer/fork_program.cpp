@@ -44,16 +44,19 @@ int child(uint64_t parent_session, void* pinned_in_parent) {
   g_sink = nullptr;
   void* dev = nullptr;
   if (cudaMalloc(&dev, 4096) != cudaSuccess) return fail(12, "cudaMalloc failed in the child");
-  for (int i = 0; i < 5; ++i) cudaMemset(dev, i, 64);
+  for (int i = 0; i < 5; ++i)
+    cudaMemset(dev, i, 64);
   st = shimStatus();
-  if (!st.session || st.session_id == parent_session) return fail(13, "no new session in the child");
+  if (!st.session || st.session_id == parent_session)
+    return fail(13, "no new session in the child");
   // The parent's pinned ranges are not the child's.
   cudaMemcpy(dev, pinned_in_parent, 64, cudaMemcpyHostToDevice);
   if (!drainAndWait(std::chrono::seconds(10), 2)) return fail(14, "child drain made no progress");
   if (memsetsReceived() != 5) return fail(15, "child's sink did not get exactly its 5 memsets");
   auto copies = g_sink->with([](auto& s) {
     std::vector<model::Copy> c;
-    for (auto& b : s.batches) c.insert(c.end(), b.batch.copies.begin(), b.batch.copies.end());
+    for (auto& b : s.batches)
+      c.insert(c.end(), b.batch.copies.begin(), b.batch.copies.end());
     return c;
   });
   if (copies.size() != 1 || copies[0].src != model::MemoryKind::Pageable)
@@ -91,7 +94,8 @@ int main() {
   std::atomic<bool> stop{false};
   static char churn[1 << 16];
   std::thread copier([&] {
-    while (!stop.load()) cudaMemsetAsync(dev, 0, 64, nullptr);
+    while (!stop.load())
+      cudaMemsetAsync(dev, 0, 64, nullptr);
   });
   std::thread registrar([&] {
     while (!stop.load()) {
@@ -111,7 +115,8 @@ int main() {
 
   // The parent carries on recording with its own session.
   size_t before = memsetsReceived();
-  for (int i = 0; i < 3; ++i) cudaMemset(dev, 1, 64);
+  for (int i = 0; i < 3; ++i)
+    cudaMemset(dev, 1, 64);
   stop = true;
   copier.join();
   registrar.join();

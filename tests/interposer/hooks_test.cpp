@@ -12,8 +12,8 @@
 #include <catch2/catch.hpp>
 
 #include <cuda.h>
-#include <cupti.h>
 #include <cuda_runtime_api.h>
+#include <cupti.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -160,8 +160,10 @@ void checkAllocationsAndApiCalls(const Received& r, void* dev, void* pinned, CUd
   CHECK(pin_free->kind == MemoryKind::Pinned);
   CHECK(pin_free->bytes == 8192);
   CHECK(alloc(uint64_t(dptr), false) != r.allocations.end());
-  auto api = [&](const char* name) { return std::count(r.api_names.begin(), r.api_names.end(), name); };
-  CHECK(api("cudaMalloc") == 2); // one good, one failed
+  auto api = [&](const char* name) {
+    return std::count(r.api_names.begin(), r.api_names.end(), name);
+  };
+  CHECK(api("cudaMalloc") == 2);       // one good, one failed
   CHECK(api("cudaLaunchKernel") == 1); // the failed launch
   CHECK(api("cuMemAlloc_v2") == 2);
   CHECK(api("cudaGraphLaunch") == 1);
@@ -318,7 +320,8 @@ TEST_CASE("Each thread records into its own ring, released at exit and reused") 
   }
   Received r = received();
   CHECK(r.memsets.size() == 20);
-  for (size_t i = 0; i < r.memsets.size(); ++i) CHECK(r.memsets[i].thread == tids[i]);
+  for (size_t i = 0; i < r.memsets.size(); ++i)
+    CHECK(r.memsets[i].thread == tids[i]);
   CHECK(shimStatus().unringed_drops == 0);
   // More live threads than rings: the extra threads' events are dropped and counted.
   std::atomic<int> ready{0};
@@ -330,12 +333,15 @@ TEST_CASE("Each thread records into its own ring, released at exit and reused") 
       // Zero bytes: the calls are what counts, and the threads do not write the same memory.
       if (cudaMemsetAsync(p, 0, 0, nullptr) != cudaSuccess) failures.fetch_add(1);
       ready.fetch_add(1);
-      while (!go.load()) std::this_thread::yield();
+      while (!go.load())
+        std::this_thread::yield();
     });
   }
-  while (ready.load() < kLive) std::this_thread::yield();
+  while (ready.load() < kLive)
+    std::this_thread::yield();
   go = true;
-  for (auto& t : live) t.join();
+  for (auto& t : live)
+    t.join();
   CHECK(failures.load() == 0);
   Received r2 = received();
   CHECK(r2.memsets.size() - 20 + shimStatus().unringed_drops == kLive);
@@ -359,8 +365,8 @@ TEST_CASE("cuGetProcAddress hands out our wrappers for hooked entry points only"
   // Calling through the handed-out pointer records like a direct call.
   REQUIRE(cuGetProcAddress_v2("cuLaunchKernel", &fn, 13000, 0, &status) == CUDA_SUCCESS);
   auto launch = reinterpret_cast<decltype(&cuLaunchKernel)>(fn);
-  CHECK(launch(reinterpret_cast<CUfunction>(0x1), 1, 1, 1, 1, 1, 1, 0, nullptr, nullptr,
-               nullptr) == CUDA_SUCCESS);
+  CHECK(launch(reinterpret_cast<CUfunction>(0x1), 1, 1, 1, 1, 1, 1, 0, nullptr, nullptr, nullptr) ==
+        CUDA_SUCCESS);
   CHECK(received().kernels.size() == 1);
 }
 
@@ -414,7 +420,8 @@ TEST_CASE("CUPTI tier when CUPTI is free; interposer tier, with the reason, when
   CHECK(resetForTest(std::chrono::seconds(10)));
 }
 
-TEST_CASE("Launches CUPTI records are only counted by the hooks; LAUNCH_DETAIL=full records them too") {
+TEST_CASE(
+    "Launches CUPTI records are only counted by the hooks; LAUNCH_DETAIL=full records them too") {
   // The CUPTI tier: the fake port covers launches, so the launch hooks take the counting path.
   startWith({.cupti = true});
   auto launch = [] {
@@ -422,7 +429,8 @@ TEST_CASE("Launches CUPTI records are only counted by the hooks; LAUNCH_DETAIL=f
                             nullptr);
   };
   REQUIRE(launch() == cudaSuccess); // starts the shim
-  for (int i = 0; i < 99; ++i) REQUIRE(launch() == cudaSuccess);
+  for (int i = 0; i < 99; ++i)
+    REQUIRE(launch() == cudaSuccess);
   void* p = nullptr;
   REQUIRE(cudaMalloc(&p, 64) == cudaSuccess); // still recorded in full
   Received r = received();
@@ -445,7 +453,8 @@ TEST_CASE("Launches CUPTI records are only counted by the hooks; LAUNCH_DETAIL=f
   CHECK(cudaFree(p) == cudaSuccess);
 
   startWith({.cupti = true, .record_covered_launches = true});
-  for (int i = 0; i < 100; ++i) REQUIRE(launch() == cudaSuccess);
+  for (int i = 0; i < 100; ++i)
+    REQUIRE(launch() == cudaSuccess);
   r = received();
   // (No batch yet: recorded launches wait in the coverage tracker for CUPTI's verdict.)
   CHECK(shimStatus().drain.launches_counted == 0);
@@ -453,7 +462,8 @@ TEST_CASE("Launches CUPTI records are only counted by the hooks; LAUNCH_DETAIL=f
 
   // The interposer tier records every launch: there is nothing else to learn them from.
   startWith({.cupti = false});
-  for (int i = 0; i < 100; ++i) REQUIRE(launch() == cudaSuccess);
+  for (int i = 0; i < 100; ++i)
+    REQUIRE(launch() == cudaSuccess);
   r = received();
   CHECK(r.cost.launches_counted == 0);
   CHECK(r.kernels.size() == 100);
@@ -468,13 +478,14 @@ TEST_CASE("A tool holding CUPTI's activity: the shim gives CUPTI back, records w
     return cudaLaunchKernel(reinterpret_cast<const void*>(&stubA), dim3(8), dim3(128), nullptr, 0,
                             nullptr);
   };
-  for (int i = 0; i < 10; ++i) REQUIRE(launch() == cudaSuccess);
+  for (int i = 0; i < 10; ++i)
+    REQUIRE(launch() == cudaSuccess);
   auto st = shimStatus();
   CHECK(st.tier == model::CollectionTier::Interposer);
   CHECK(st.tier_reason.find("another subscriber") != std::string::npos);
   CHECK(st.tier_reason.find("cuptiActivityEnable(CONCURRENT_KERNEL)") != std::string::npos);
   REQUIRE(g_port);
-  CHECK_FALSE(g_port->subscribed_);          // unsubscribed again: the other tool is undisturbed
+  CHECK_FALSE(g_port->subscribed_); // unsubscribed again: the other tool is undisturbed
   CHECK(g_port->enabled_kinds_.empty());
   CHECK(g_port->runtime_cbids_.empty());
   Received r = received();
@@ -482,7 +493,8 @@ TEST_CASE("A tool holding CUPTI's activity: the shim gives CUPTI back, records w
   CHECK(r.hellos[0].process.tier == model::CollectionTier::Interposer);
   CHECK(r.hellos[0].process.tier_reason == st.tier_reason);
   CHECK(r.kernels.size() == 10); // every launch recorded by the hooks, host times only
-  for (const auto& k : r.kernels) CHECK(k.start == 0);
+  for (const auto& k : r.kernels)
+    CHECK(k.start == 0);
   CHECK(r.cost.launches_counted == 0);
 
   // Profiling restricted to administrators: the same fallback, a different reason.
@@ -500,7 +512,8 @@ TEST_CASE("The application's own CUPTI client: the shim hands CUPTI over, then r
     return cudaLaunchKernel(reinterpret_cast<const void*>(&stubA), dim3(8), dim3(128), nullptr, 0,
                             nullptr);
   };
-  for (int i = 0; i < 20; ++i) REQUIRE(launch() == cudaSuccess);
+  for (int i = 0; i < 20; ++i)
+    REQUIRE(launch() == cudaSuccess);
   REQUIRE(shimStatus().tier == model::CollectionTier::Cupti);
   REQUIRE(g_port);
   REQUIRE(g_port->subscribed_);
@@ -525,7 +538,8 @@ TEST_CASE("The application's own CUPTI client: the shim hands CUPTI over, then r
   CHECK(std::llabs(int64_t(g_port->timestamp_()) - real) < 50000000);
 
   // From here the hooks record every launch, with nothing for CUPTI to add.
-  for (int i = 0; i < 30; ++i) REQUIRE(launch() == cudaSuccess);
+  for (int i = 0; i < 30; ++i)
+    REQUIRE(launch() == cudaSuccess);
   Received r = received();
   CHECK(r.cost.launches_counted == 19); // the first launch started the shim and was recorded
   CHECK(r.kernels.size() == 31);

@@ -9,7 +9,9 @@
 using gpuwise::interposer::MathModeTable;
 
 namespace {
-const void* handle(uintptr_t i) { return reinterpret_cast<const void*>(0x10000 + i * 64); }
+const void* handle(uintptr_t i) {
+  return reinterpret_cast<const void*>(0x10000 + i * 64);
+}
 } // namespace
 
 TEST_CASE("modes are remembered per handle; unknown handles answer -1") {
@@ -28,7 +30,8 @@ TEST_CASE("modes are remembered per handle; unknown handles answer -1") {
 
 TEST_CASE("past the capacity, further handles are not tracked and nothing breaks") {
   static MathModeTable table;
-  for (uintptr_t i = 0; i < MathModeTable::kCapacity + 100; ++i) table.set(handle(i), int32_t(i % 7));
+  for (uintptr_t i = 0; i < MathModeTable::kCapacity + 100; ++i)
+    table.set(handle(i), int32_t(i % 7));
   size_t tracked = 0;
   for (uintptr_t i = 0; i < MathModeTable::kCapacity + 100; ++i) {
     int32_t m = table.get(handle(i));
@@ -45,9 +48,12 @@ TEST_CASE("threads setting their own handles at once all land", "[concurrency]")
   std::vector<std::thread> threads;
   for (int t = 0; t < 8; ++t)
     threads.emplace_back([t] {
-      for (uintptr_t i = 0; i < 64; ++i) table.set(handle(uintptr_t(t) * 1000 + i), t);
+      for (uintptr_t i = 0; i < 64; ++i)
+        table.set(handle(uintptr_t(t) * 1000 + i), t);
     });
-  for (auto& th : threads) th.join();
+  for (auto& th : threads)
+    th.join();
   for (int t = 0; t < 8; ++t)
-    for (uintptr_t i = 0; i < 64; ++i) REQUIRE(table.get(handle(uintptr_t(t) * 1000 + i)) == t);
+    for (uintptr_t i = 0; i < 64; ++i)
+      REQUIRE(table.get(handle(uintptr_t(t) * 1000 + i)) == t);
 }

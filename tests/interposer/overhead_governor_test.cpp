@@ -40,14 +40,17 @@ TEST_CASE("Within the budget every launch is recorded; CUPTI's launches are alwa
   for (int i = 1; i <= 60; ++i)
     CHECK(g.onCycle({.now_ns = i * 50 * kMs, .recorded = 5000}) == Mode::Record);
   CHECK_FALSE(g.shedding());
-  CHECK(g.onCycle({.now_ns = 61 * 50 * kMs, .recorded = 5000, .launches_covered = true}) == Mode::Count);
+  CHECK(g.onCycle({.now_ns = 61 * 50 * kMs, .recorded = 5000, .launches_covered = true}) ==
+        Mode::Count);
 }
 
-TEST_CASE("Over the budget, one cycle in `period` records and the rest count; back under, all record") {
+TEST_CASE(
+    "Over the budget, one cycle in `period` records and the rest count; back under, all record") {
   OverheadGovernor g({.full_ns = 40, .counted_ns = 4}, 0.01, 0);
   // 1M launches/s x 40 ns = 4% of wall time: four times the budget.
   int64_t t = 0;
-  for (int i = 0; i < 20; ++i) g.onCycle({.now_ns = t += 50 * kMs, .recorded = 50000});
+  for (int i = 0; i < 20; ++i)
+    g.onCycle({.now_ns = t += 50 * kMs, .recorded = 50000});
   REQUIRE(g.shedding());
   CHECK(g.period() == 4);
   // The launch rate stays the same; the hooks now record one cycle in four and count the rest.
@@ -65,7 +68,8 @@ TEST_CASE("Over the budget, one cycle in `period` records and the rest count; ba
   CHECK(cost.shed_ns < uint64_t(1600 * kMs));
 
   // The job slows its launches to 100k/s: 0.4%, under 80% of the budget, so shedding stops.
-  for (int i = 0; i < 40; ++i) g.onCycle({.now_ns = t += 50 * kMs, .recorded = 1250, .counted = 3750});
+  for (int i = 0; i < 40; ++i)
+    g.onCycle({.now_ns = t += 50 * kMs, .recorded = 1250, .counted = 3750});
   CHECK_FALSE(g.shedding());
   CHECK(g.onCycle({.now_ns = t += 50 * kMs, .recorded = 5000}) == Mode::Record);
 }
@@ -73,5 +77,6 @@ TEST_CASE("Over the budget, one cycle in `period` records and the rest count; ba
 TEST_CASE("A zero budget never sheds") {
   OverheadGovernor g({.full_ns = 40, .counted_ns = 4}, 0.0, 0);
   int64_t t = 0;
-  for (int i = 0; i < 40; ++i) CHECK(g.onCycle({.now_ns = t += 50 * kMs, .recorded = 500000}) == Mode::Record);
+  for (int i = 0; i < 40; ++i)
+    CHECK(g.onCycle({.now_ns = t += 50 * kMs, .recorded = 500000}) == Mode::Record);
 }

@@ -64,9 +64,11 @@ TEST_CASE("Readers classify while a writer churns registrations; retired arrays 
     r.add(p, 4096, MemoryKind::Pinned);
     r.remove(p);
   }
-  while (reads.load() < 10000) std::this_thread::yield();
+  while (reads.load() < 10000)
+    std::this_thread::yield();
   stop = true;
-  for (auto& t : readers) t.join();
+  for (auto& t : readers)
+    t.join();
   CHECK(wrong.load() == 0);
   CHECK(r.rangeCount() == 1);
   // Readers are gone; the next publish frees whatever they still held at the end.

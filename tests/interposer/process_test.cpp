@@ -39,7 +39,9 @@ std::string buildDir() {
   std::free(abs);
   return s;
 }
-std::string shim() { return buildDir() + "/lib/libgpuwise.so"; }
+std::string shim() {
+  return buildDir() + "/lib/libgpuwise.so";
+}
 
 // Runs argv with exactly `env` as its environment (plus PATH), capturing output, killing it at
 // the deadline.
@@ -48,7 +50,8 @@ Result run(std::vector<std::string> argv, std::vector<std::string> env,
   int out[2], err[2];
   REQUIRE(pipe2(out, O_CLOEXEC) == 0);
   REQUIRE(pipe2(err, O_CLOEXEC) == 0);
-  env.push_back(std::string("PATH=") + (std::getenv("PATH") ? std::getenv("PATH") : "/usr/bin:/bin"));
+  env.push_back(std::string("PATH=") +
+                (std::getenv("PATH") ? std::getenv("PATH") : "/usr/bin:/bin"));
   gpuwise::test::passSanitizerEnvironment(env);
   auto t0 = std::chrono::steady_clock::now();
   pid_t pid = fork();
@@ -57,9 +60,11 @@ Result run(std::vector<std::string> argv, std::vector<std::string> env,
     dup2(out[1], 1);
     dup2(err[1], 2);
     std::vector<char*> a, e;
-    for (auto& s : argv) a.push_back(s.data());
+    for (auto& s : argv)
+      a.push_back(s.data());
     a.push_back(nullptr);
-    for (auto& s : env) e.push_back(s.data());
+    for (auto& s : env)
+      e.push_back(s.data());
     e.push_back(nullptr);
     execvpe(a[0], a.data(), e.data());
     _exit(127);
@@ -71,7 +76,8 @@ Result run(std::vector<std::string> argv, std::vector<std::string> env,
   int open_fds = 2;
   auto until = t0 + deadline;
   while (open_fds > 0) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - std::chrono::steady_clock::now());
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        until - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
       r.timed_out = true;
       kill(pid, SIGKILL);
@@ -151,8 +157,8 @@ TEST_CASE("Preloaded into a CUDA program: forwards, records every call, exits pr
   REQUIRE(plain.code == 0);
   CHECK(plain.out == "sum=522753 drain=no\n");
 
-  Result rec = run({app}, {libs, preload, "GPUWISE_ENDPOINT=null:", "GPUWISE_LOG=debug",
-                           "GPUWISE_CUPTI=0"});
+  Result rec =
+      run({app}, {libs, preload, "GPUWISE_ENDPOINT=null:", "GPUWISE_LOG=debug", "GPUWISE_CUPTI=0"});
   INFO(rec.err);
   CHECK(rec.code == 0);
   CHECK(rec.out == "sum=522753 drain=yes\n");
@@ -189,8 +195,8 @@ TEST_CASE("Preloaded into a CUDA program: forwards, records every call, exits pr
                        "loadable: ") != std::string::npos);
 
   // An endpoint this build cannot reach: the program is unaffected and exits within the budget.
-  Result far = run({app}, {libs, preload, "GPUWISE_ENDPOINT=tcp://127.0.0.1:9",
-                           "GPUWISE_EXIT_TIMEOUT_MS=1000"});
+  Result far = run(
+      {app}, {libs, preload, "GPUWISE_ENDPOINT=tcp://127.0.0.1:9", "GPUWISE_EXIT_TIMEOUT_MS=1000"});
   CHECK(far.code == 0);
   CHECK(far.out.rfind("sum=522753", 0) == 0);
   CHECK(far.seconds < 10);
@@ -248,8 +254,8 @@ TEST_CASE("An nvcc-built program's runtime references bind to the hooks and forw
                              "__cudaLaunchKernel", "cudaDeviceSynchronize", "cudaFree"}) {
     INFO(symbol);
     // The program's reference binds to us, with the version the real runtime gives it ...
-    CHECK(bindings.find("interposer_cuda_app [0] to " + shim() + " [0]: normal symbol `" +
-                        symbol + "' [libcudart.so.13]") != std::string::npos);
+    CHECK(bindings.find("interposer_cuda_app [0] to " + shim() + " [0]: normal symbol `" + symbol +
+                        "' [libcudart.so.13]") != std::string::npos);
     // ... and our forwarding reference binds to the real libcudart.so.13.
     CHECK(bindings.find("libgpuwise.so [0] to ") != std::string::npos);
   }

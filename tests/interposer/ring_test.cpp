@@ -44,7 +44,8 @@ TEST_CASE("A full ring drops and counts exactly; the reader sees the rest in ord
   std::vector<uint64_t> seen;
   CHECK(ring.drain([&](const RawEvent& e) { seen.push_back(e.t0); }) == 64);
   REQUIRE(seen.size() == 64);
-  for (uint64_t i = 0; i < 64; ++i) CHECK(seen[i] == i);
+  for (uint64_t i = 0; i < 64; ++i)
+    CHECK(seen[i] == i);
   // Space again once drained.
   CHECK(ring.tryReserve() != nullptr);
 }
@@ -71,25 +72,28 @@ TEST_CASE("Eight writers and one reader: every event once, per-thread order, exa
   std::atomic<uint32_t> finished{0};
   std::vector<uint64_t> dropped_by_writer(kWriters, 0);
   std::vector<RingSlot*> slots;
-  for (uint32_t w = 0; w < kWriters; ++w) slots.push_back(pool.claim(1000 + w));
-  for (RingSlot* s : slots) REQUIRE(s);
+  for (uint32_t w = 0; w < kWriters; ++w)
+    slots.push_back(pool.claim(1000 + w));
+  for (RingSlot* s : slots)
+    REQUIRE(s);
   std::vector<std::thread> writers;
   for (uint32_t w = 0; w < kWriters; ++w) {
-    writers.emplace_back([&, w] { // no Catch2 assertions on these threads: Catch2 is not thread-safe
-      RingSlot* slot = slots[w];
-      uint64_t drops = 0;
-      for (uint64_t i = 0; i < kEvents; ++i) {
-        if (RawEvent* e = slot->ring.tryReserve()) {
-          *e = tagged(w, i);
-          slot->ring.publish();
-        } else {
-          ++drops;
-        }
-      }
-      dropped_by_writer[w] = drops;
-      pool.release(slot);
-      finished.fetch_add(1);
-    });
+    writers.emplace_back(
+        [&, w] { // no Catch2 assertions on these threads: Catch2 is not thread-safe
+          RingSlot* slot = slots[w];
+          uint64_t drops = 0;
+          for (uint64_t i = 0; i < kEvents; ++i) {
+            if (RawEvent* e = slot->ring.tryReserve()) {
+              *e = tagged(w, i);
+              slot->ring.publish();
+            } else {
+              ++drops;
+            }
+          }
+          dropped_by_writer[w] = drops;
+          pool.release(slot);
+          finished.fetch_add(1);
+        });
   }
   std::vector<uint64_t> next(kWriters, 0), received(kWriters, 0), drops_seen(kWriters, 0);
   bool in_order = true, right_ring = true;
@@ -106,8 +110,10 @@ TEST_CASE("Eight writers and one reader: every event once, per-thread order, exa
       pool.recycle(s);
     });
   };
-  while (finished.load() < kWriters) drainAll();
-  for (auto& t : writers) t.join();
+  while (finished.load() < kWriters)
+    drainAll();
+  for (auto& t : writers)
+    t.join();
   drainAll();
   done = true;
   CHECK(in_order);
@@ -166,7 +172,8 @@ TEST_CASE("The pool hands out each ring once, refuses when exhausted, recycles r
       owned[size_t(i)] = small.claim(uint32_t(100 + i));
       if (owned[size_t(i)]) got.fetch_add(1);
     });
-  for (auto& t : ts) t.join();
+  for (auto& t : ts)
+    t.join();
   CHECK(got.load() == 4);
   std::vector<RingSlot*> distinct;
   for (RingSlot* s : owned)

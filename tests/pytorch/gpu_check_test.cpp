@@ -40,13 +40,15 @@ Table parseTable(const std::string& out) {
     if (line.rfind("| ", 0) != 0) continue;
     std::vector<std::string> cells;
     std::istringstream cs(line.substr(1));
-    for (std::string c; std::getline(cs, c, '|');) cells.push_back(trim(c));
+    for (std::string c; std::getline(cs, c, '|');)
+      cells.push_back(trim(c));
     if (t.header.empty()) {
       t.header = cells;
       continue;
     }
     std::map<std::string, std::string> row;
-    for (size_t i = 0; i < cells.size() && i < t.header.size(); ++i) row[t.header[i]] = cells[i];
+    for (size_t i = 0; i < cells.size() && i < t.header.size(); ++i)
+      row[t.header[i]] = cells[i];
     t.rows.push_back(row);
   }
   return t;
@@ -72,13 +74,24 @@ TEST_CASE("gpu-check --simulate runs every check and prints one table that says 
   CHECK(t.header.front() == "check");
   CHECK(t.header.back() == "result");
   std::map<std::string, std::map<std::string, std::string>> by_name;
-  for (const auto& r : t.rows) by_name[r.at("check")] = r;
-  const char* expected_rows[] = {
-      "sample pageable_copies", "sample fp32_gemm", "sample launch_bound", "sample input_stall",
-      "sample host_sync", "sample small_footprint", "sample healthy", "train.py healthy",
-      "train.py no_pin_memory", "train.py num_workers_0", "train.py amp_none",
-      "train.py sync_every_1", "train.py small_batch", "train.py small_batch_graphs",
-      "train.py 2 ranks (launch.py)", "train.py healthy: shim overhead"};
+  for (const auto& r : t.rows)
+    by_name[r.at("check")] = r;
+  const char* expected_rows[] = {"sample pageable_copies",
+                                 "sample fp32_gemm",
+                                 "sample launch_bound",
+                                 "sample input_stall",
+                                 "sample host_sync",
+                                 "sample small_footprint",
+                                 "sample healthy",
+                                 "train.py healthy",
+                                 "train.py no_pin_memory",
+                                 "train.py num_workers_0",
+                                 "train.py amp_none",
+                                 "train.py sync_every_1",
+                                 "train.py small_batch",
+                                 "train.py small_batch_graphs",
+                                 "train.py 2 ranks (launch.py)",
+                                 "train.py healthy: shim overhead"};
   for (const char* name : expected_rows) {
     INFO(name);
     REQUIRE(by_name.count(name) == 1);
@@ -101,9 +114,9 @@ TEST_CASE("gpu-check --simulate runs every check and prints one table that says 
 
   // The checks whose outcome does not depend on the shared CPU's timing must pass here: the
   // process lists and ranks, the precision and pageable-copy findings, every run's exit.
-  for (const char* name : {"train.py 2 ranks (launch.py)", "sample pageable_copies",
-                           "sample fp32_gemm", "train.py no_pin_memory", "train.py amp_none",
-                           "train.py num_workers_0"}) {
+  for (const char* name :
+       {"train.py 2 ranks (launch.py)", "sample pageable_copies", "sample fp32_gemm",
+        "train.py no_pin_memory", "train.py amp_none", "train.py num_workers_0"}) {
     INFO(name);
     CHECK(by_name[name].at("result") == "PASS");
   }
@@ -136,10 +149,12 @@ std::string resolvedOutside(const std::string& file, const std::string& dir) {
     std::string soname, arrow, path;
     words >> soname >> arrow >> path;
     if (arrow != "=>") continue;
-    static const char* system[] = {"libc.so", "libm.so", "libdl.so", "libpthread.so", "librt.so",
-                                   "libresolv.so", "libstdc++.so", "libgcc_s.so", "ld-linux"};
+    static const char* system[] = {"libc.so",       "libm.so",     "libdl.so",
+                                   "libpthread.so", "librt.so",    "libresolv.so",
+                                   "libstdc++.so",  "libgcc_s.so", "ld-linux"};
     bool runtime = false;
-    for (const char* s : system) runtime = runtime || soname.rfind(s, 0) == 0;
+    for (const char* s : system)
+      runtime = runtime || soname.rfind(s, 0) == 0;
     if (!runtime && path.rfind(dir + "/", 0) != 0) outside += soname + " => " + path + "\n";
   }
   return outside;
@@ -151,8 +166,8 @@ TEST_CASE("gpu-bundle packs what gpu-check runs, with its libraries, and gpu-che
   namespace fs = std::filesystem;
   TempDir dir;
   const std::string bundle = dir / "bundle";
-  Process pack({sourceDir() + "/scripts/gpu-bundle", "--ordinary-shim", buildDir(), bundle},
-               {}, dir.path, dir.path, "gpu-bundle");
+  Process pack({sourceDir() + "/scripts/gpu-bundle", "--ordinary-shim", buildDir(), bundle}, {},
+               dir.path, dir.path, "gpu-bundle");
   auto packed = pack.wait(std::chrono::seconds(300));
   INFO(pack.err());
   REQUIRE(packed == 0);

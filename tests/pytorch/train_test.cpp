@@ -65,17 +65,18 @@ struct Run {
 Run runTrain(const TempDir& dir, const std::string& tag, const std::vector<std::string>& flags,
              const std::vector<std::string>& env = {}, int ranks = 0) {
   std::vector<std::string> cmd{buildDir() + "/bin/gpuwise", "run", "--simulate", "--report-json",
-                               dir / (tag + ".json"), "--"};
+                               dir / (tag + ".json"),       "--"};
   std::string train = sourceDir() + "/samples/pytorch/train.py";
   if (ranks > 0) {
-    for (const std::string& a : {python(), sourceDir() + "/samples/pytorch/launch.py",
-                                 std::string("--stand-in"), std::string("--nproc-per-node"),
-                                 std::to_string(ranks), std::string("--")})
+    for (const std::string& a :
+         {python(), sourceDir() + "/samples/pytorch/launch.py", std::string("--stand-in"),
+          std::string("--nproc-per-node"), std::to_string(ranks), std::string("--")})
       cmd.push_back(a);
   } else {
     cmd.push_back(python());
   }
-  for (const std::string& a : {train, std::string("--steps"), std::string("60")}) cmd.push_back(a);
+  for (const std::string& a : {train, std::string("--steps"), std::string("60")})
+    cmd.push_back(a);
   cmd.insert(cmd.end(), flags.begin(), flags.end());
   std::vector<std::string> child_env = env;
   gpuwise::test::withoutLeakChecks(child_env); // python (tests/sanitizer_env.h)
@@ -91,7 +92,8 @@ Run runTrain(const TempDir& dir, const std::string& tag, const std::vector<std::
 
 std::string ids(const json& report) {
   std::string s;
-  for (const auto& r : report["recommendations"]) s += r["id"].get<std::string>() + " ";
+  for (const auto& r : report["recommendations"])
+    s += r["id"].get<std::string>() + " ";
   return s;
 }
 bool has(const json& report, const std::string& id) {
@@ -147,7 +149,8 @@ TEST_CASE("a 2-rank launch (launch.py's torchrun stand-in) lists both ranks and 
   REQUIRE(r.status == 0);
   REQUIRE(r.lines.size() == 2);
   std::map<int64_t, int64_t> want; // pid -> rank, from the trainers themselves
-  for (const auto& l : r.lines) want[std::stoll(l.at("pid"))] = std::stoll(l.at("rank"));
+  for (const auto& l : r.lines)
+    want[std::stoll(l.at("pid"))] = std::stoll(l.at("rank"));
   REQUIRE(r.report["processes"].size() == 2);
   std::map<int64_t, int64_t> got;
   for (const auto& p : r.report["processes"]) {
@@ -156,7 +159,8 @@ TEST_CASE("a 2-rank launch (launch.py's torchrun stand-in) lists both ranks and 
   }
   CHECK(got == want);
   std::set<int64_t> ranks;
-  for (const auto& [pid, rank] : got) ranks.insert(rank);
+  for (const auto& [pid, rank] : got)
+    ranks.insert(rank);
   CHECK(ranks == std::set<int64_t>{0, 1});
 }
 
@@ -171,7 +175,8 @@ TEST_CASE("train.py's flags plant the recommendations they are documented to") {
       {"--num-workers 0, slow loader",
        {"--amp", "bf16", "--pin-memory", "--num-workers", "0", "--loader-ms", "20"},
        "prefetch_input"},
-      {"--amp none", {"--amp", "none", "--pin-memory", "--num-workers", "4"},
+      {"--amp none",
+       {"--amp", "none", "--pin-memory", "--num-workers", "4"},
        "enable_mixed_precision"},
   };
   TempDir dir;
@@ -193,7 +198,8 @@ TEST_CASE("train.py's flags plant the recommendations they are documented to") {
   // The healthy flags: neither pageable copies nor FP32 GEMMs. Its input stall is compared with
   // the loader-starved run's rather than with the rule's threshold: the simulated device keeps
   // real time, so a starved shared CPU (load several times the core count) makes any loop wait
-  // for its host, and the healthy one may then cross 0.15 too. gpu-check gates it strictly on a GPU.
+  // for its host, and the healthy one may then cross 0.15 too. gpu-check gates it strictly on a
+  // GPU.
   const auto& hs = healthy.report["summary"];
   const double stall = hs["input_stall_ratio"].get<double>();
   const double starved = reports["prefetch_input"]["summary"]["input_stall_ratio"].get<double>();
@@ -212,8 +218,8 @@ TEST_CASE("train.py --sync-every N: every loss read-back is a stream sync in the
   for (int every : {1, 5, 0}) {
     DYNAMIC_SECTION("--sync-every " << every) {
       auto r = runTrain(dir, "sync" + std::to_string(every),
-                        {"--pin-memory", "--num-workers", "2", "--sync-every", std::to_string(every),
-                         "--batch-size", "32"});
+                        {"--pin-memory", "--num-workers", "2", "--sync-every",
+                         std::to_string(every), "--batch-size", "32"});
       INFO(r.err);
       REQUIRE(r.status == 0);
       REQUIRE(r.lines.size() == 1);

@@ -59,11 +59,14 @@ void CUPTIAPI CuptiRecorder::onCallback(void* userdata, CUpti_CallbackDomain dom
   auto* self = static_cast<CuptiRecorder*>(userdata);
   if (domain != CUPTI_CB_DOMAIN_RUNTIME_API && domain != CUPTI_CB_DOMAIN_DRIVER_API) return;
   const auto* cb = static_cast<const CUpti_CallbackData*>(data);
-  Callback seen{domain, cbid, cb->callbackSite, cb->correlationId,
+  Callback seen{domain,
+                cbid,
+                cb->callbackSite,
+                cb->correlationId,
                 cb->functionName != nullptr ? cb->functionName : "",
                 cb->symbolName != nullptr ? cb->symbolName : ""};
-  if (domain == CUPTI_CB_DOMAIN_RUNTIME_API && cbid == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000 &&
-      cb->functionParams != nullptr) {
+  if (domain == CUPTI_CB_DOMAIN_RUNTIME_API &&
+      cbid == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000 && cb->functionParams != nullptr) {
     const auto* params = static_cast<const cudaLaunchKernel_v7000_params*>(cb->functionParams);
     seen.grid_x = params->gridDim.x;
     seen.block_x = params->blockDim.x;

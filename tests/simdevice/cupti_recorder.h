@@ -20,8 +20,7 @@ namespace gwsim_test {
 struct ActivityRecord {
   CUpti_ActivityKind kind;
   std::vector<uint8_t> bytes;
-  template <typename T>
-  T as() const {
+  template <typename T> T as() const {
     T value;
     std::memcpy(&value, bytes.data(), sizeof(T));
     return value;

@@ -24,10 +24,18 @@ using gwsim_test::monotonicNs;
 namespace {
 
 volatile int g_sink = 0;
-void quickStub() { g_sink = 1; }   // default cost: a couple of microseconds
-void workStub() { g_sink = 2; }    // 100 us with 264 blocks of 128 threads
-void longStub() { g_sink = 3; }    // 5 ms with 132 blocks of 256 threads
-void flushStub() { g_sink = 4; }   // 50 ms with 132 blocks of 256 threads
+void quickStub() {
+  g_sink = 1;
+} // default cost: a couple of microseconds
+void workStub() {
+  g_sink = 2;
+} // 100 us with 264 blocks of 128 threads
+void longStub() {
+  g_sink = 3;
+} // 5 ms with 132 blocks of 256 threads
+void flushStub() {
+  g_sink = 4;
+} // 50 ms with 132 blocks of 256 threads
 
 constexpr uint64_t kLaunchLatencyNs = 4000;
 
@@ -51,7 +59,9 @@ void launch(void (*f)(), dim3 grid, dim3 block, cudaStream_t stream = nullptr, s
   REQUIRE(cudaLaunchKernel(fn(f), grid, block, nullptr, shared, stream) == cudaSuccess);
 }
 
-CuptiRecorder& recorder() { return CuptiRecorder::instance(); }
+CuptiRecorder& recorder() {
+  return CuptiRecorder::instance();
+}
 
 // Enables activity kinds for one test case and starts from an empty record list.
 struct Kinds {
@@ -59,10 +69,12 @@ struct Kinds {
   Kinds(std::initializer_list<CUpti_ActivityKind> list) : kinds(list) {
     fn(quickStub);
     recorder().reset();
-    for (CUpti_ActivityKind kind : kinds) REQUIRE(cuptiActivityEnable(kind) == CUPTI_SUCCESS);
+    for (CUpti_ActivityKind kind : kinds)
+      REQUIRE(cuptiActivityEnable(kind) == CUPTI_SUCCESS);
   }
   ~Kinds() {
-    for (CUpti_ActivityKind kind : kinds) cuptiActivityDisable(kind);
+    for (CUpti_ActivityKind kind : kinds)
+      cuptiActivityDisable(kind);
     cudaDeviceSynchronize();
     recorder().reset();
   }
@@ -73,7 +85,8 @@ using Api = CUpti_ActivityAPI;
 
 std::vector<Kernel> kernelsOf(const std::vector<gwsim_test::ActivityRecord>& all) {
   auto kernels = recorder().records<Kernel>(all, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
-  std::sort(kernels.begin(), kernels.end(), [](const Kernel& a, const Kernel& b) { return a.start < b.start; });
+  std::sort(kernels.begin(), kernels.end(),
+            [](const Kernel& a, const Kernel& b) { return a.start < b.start; });
   return kernels;
 }
 
@@ -133,7 +146,8 @@ TEST_CASE("a kernel record carries its launch and sits on the timeline after the
   CHECK(k.start >= api->start + kLaunchLatencyNs);
   CHECK(api->returnValue == cudaSuccess);
   bool saw_sync = false;
-  for (const Api& a : apis) saw_sync |= a.cbid == CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020 && a.end <= after;
+  for (const Api& a : apis)
+    saw_sync |= a.cbid == CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020 && a.end <= after;
   CHECK(saw_sync);
   REQUIRE(cudaStreamDestroy(stream) == cudaSuccess);
 }
@@ -143,7 +157,8 @@ TEST_CASE("one stream runs its kernels in order; non-blocking streams overlap") 
   cudaStream_t a = nullptr, b = nullptr;
   REQUIRE(cudaStreamCreateWithFlags(&a, cudaStreamNonBlocking) == cudaSuccess);
   REQUIRE(cudaStreamCreateWithFlags(&b, cudaStreamNonBlocking) == cudaSuccess);
-  for (int i = 0; i < 4; ++i) launch(longStub, dim3(132), dim3(256), a);
+  for (int i = 0; i < 4; ++i)
+    launch(longStub, dim3(132), dim3(256), a);
   launch(longStub, dim3(132), dim3(256), b);
   REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
   const auto kernels = kernelsOf(recorder().flush());
@@ -171,15 +186,17 @@ TEST_CASE("the legacy default stream serialises with blocking streams only") {
   REQUIRE(cudaStreamCreate(&blocking) == cudaSuccess);
   REQUIRE(cudaStreamCreateWithFlags(&non_blocking, cudaStreamNonBlocking) == cudaSuccess);
   launch(longStub, dim3(132), dim3(256), blocking);
-  launch(quickStub, dim3(1), dim3(32), nullptr);     // waits for `blocking`
-  launch(quickStub, dim3(1), dim3(32), blocking);    // waits for the legacy stream
+  launch(quickStub, dim3(1), dim3(32), nullptr);  // waits for `blocking`
+  launch(quickStub, dim3(1), dim3(32), blocking); // waits for the legacy stream
   REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
   launch(flushStub, dim3(132), dim3(256), non_blocking); // 50 ms: outlasts any host preemption
-  launch(quickStub, dim3(1), dim3(32), nullptr);     // does not wait for `non_blocking`
+  launch(quickStub, dim3(1), dim3(32), nullptr);         // does not wait for `non_blocking`
   REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
-  auto kernels = recorder().records<Kernel>(recorder().flush(), CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  auto kernels =
+      recorder().records<Kernel>(recorder().flush(), CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
   REQUIRE(kernels.size() == 5);
-  std::sort(kernels.begin(), kernels.end(), [](const Kernel& x, const Kernel& y) { return x.correlationId < y.correlationId; });
+  std::sort(kernels.begin(), kernels.end(),
+            [](const Kernel& x, const Kernel& y) { return x.correlationId < y.correlationId; });
   CHECK(kernels[1].streamId == 7);
   CHECK(kernels[1].start >= kernels[0].end);
   CHECK(kernels[2].start >= kernels[1].end);
@@ -200,14 +217,16 @@ TEST_CASE("copy records say direction, memory kinds and async; pageable copies a
   REQUIRE(cudaMalloc(&device2, kBytes) == cudaSuccess);
   REQUIRE(cudaMallocHost(&pinned, kBytes) == cudaSuccess);
   REQUIRE(cudaMemcpyAsync(device, pinned, kBytes, cudaMemcpyHostToDevice, stream) == cudaSuccess);
-  REQUIRE(cudaMemcpyAsync(device, pageable.data(), kBytes, cudaMemcpyHostToDevice, stream) == cudaSuccess);
+  REQUIRE(cudaMemcpyAsync(device, pageable.data(), kBytes, cudaMemcpyHostToDevice, stream) ==
+          cudaSuccess);
   REQUIRE(cudaMemcpy(pinned, device, kBytes, cudaMemcpyDeviceToHost) == cudaSuccess);
   REQUIRE(cudaMemcpy(device2, device, kBytes, cudaMemcpyDeviceToDevice) == cudaSuccess);
   REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
   const auto all = recorder().flush();
   auto copies = recorder().records<CUpti_ActivityMemcpy6>(all, CUPTI_ACTIVITY_KIND_MEMCPY);
   REQUIRE(copies.size() == 4);
-  std::sort(copies.begin(), copies.end(), [](const auto& x, const auto& y) { return x.correlationId < y.correlationId; });
+  std::sort(copies.begin(), copies.end(),
+            [](const auto& x, const auto& y) { return x.correlationId < y.correlationId; });
   const auto& pinned_h2d = copies[0];
   const auto& pageable_h2d = copies[1];
   const auto& d2h = copies[2];
@@ -225,7 +244,8 @@ TEST_CASE("copy records say direction, memory kinds and async; pageable copies a
   CHECK(d2h.flags == 0); // synchronous cudaMemcpy
   CHECK(d2h.streamId == 7);
   CHECK(d2d.copyKind == CUPTI_ACTIVITY_MEMCPY_KIND_DTOD);
-  // Bandwidths: pinned 50 GB/s, pageable 12 GB/s (or slower: the host stages the bytes), D2D 2 TB/s.
+  // Bandwidths: pinned 50 GB/s, pageable 12 GB/s (or slower: the host stages the bytes), D2D 2
+  // TB/s.
   const double pinned_ns = double(pinned_h2d.end - pinned_h2d.start);
   const double pageable_ns = double(pageable_h2d.end - pageable_h2d.start);
   CHECK(pinned_ns == Approx(1500 + kBytes / 50.0).epsilon(0.04));
@@ -234,7 +254,8 @@ TEST_CASE("copy records say direction, memory kinds and async; pageable copies a
   CHECK(double(d2d.end - d2d.start) < pinned_ns / 5);
   for (const auto& copy : copies) {
     CHECK(copy.correlationId == copy.runtimeCorrelationId);
-    CHECK(apiFor(recorder().records<Api>(all, CUPTI_ACTIVITY_KIND_RUNTIME), copy.correlationId) != nullptr);
+    CHECK(apiFor(recorder().records<Api>(all, CUPTI_ACTIVITY_KIND_RUNTIME), copy.correlationId) !=
+          nullptr);
   }
   REQUIRE(cudaFree(device) == cudaSuccess);
   REQUIRE(cudaFree(device2) == cudaSuccess);
@@ -254,7 +275,8 @@ TEST_CASE("memset and memory records describe the operation and the allocation")
   const auto all = recorder().flush();
   auto memsets = recorder().records<CUpti_ActivityMemset4>(all, CUPTI_ACTIVITY_KIND_MEMSET);
   REQUIRE(memsets.size() == 2);
-  std::sort(memsets.begin(), memsets.end(), [](const auto& x, const auto& y) { return x.correlationId < y.correlationId; });
+  std::sort(memsets.begin(), memsets.end(),
+            [](const auto& x, const auto& y) { return x.correlationId < y.correlationId; });
   CHECK(memsets[0].value == 0x11);
   CHECK(memsets[0].bytes == (1u << 20));
   CHECK(memsets[0].flags == CUPTI_ACTIVITY_FLAG_MEMSET_ASYNC);
@@ -299,9 +321,11 @@ TEST_CASE("a synchronising call returns no earlier than the awaited work's end")
   CHECK(after_stream_sync >= kernels[0].end);
   CHECK(after_event_sync >= kernels[1].end);
   CHECK(after_device_sync >= kernels[2].end);
-  auto syncs = recorder().records<CUpti_ActivitySynchronization2>(all, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION);
+  auto syncs =
+      recorder().records<CUpti_ActivitySynchronization2>(all, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION);
   REQUIRE(syncs.size() == 4);
-  std::sort(syncs.begin(), syncs.end(), [](const auto& x, const auto& y) { return x.correlationId < y.correlationId; });
+  std::sort(syncs.begin(), syncs.end(),
+            [](const auto& x, const auto& y) { return x.correlationId < y.correlationId; });
   CHECK(syncs[0].type == CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE);
   CHECK(syncs[0].streamId == streamId(stream));
   CHECK(syncs[0].end >= kernels[0].end);
@@ -319,7 +343,8 @@ TEST_CASE("a synchronising call returns no earlier than the awaited work's end")
 
 TEST_CASE("API records follow the per-cbid runtime and driver filters") {
   Kinds on{CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL};
-  REQUIRE(cuptiActivityEnableRuntimeApi(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, 1) == CUPTI_SUCCESS);
+  REQUIRE(cuptiActivityEnableRuntimeApi(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, 1) ==
+          CUPTI_SUCCESS);
   REQUIRE(cuptiActivityEnableDriverApi(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, 1) == CUPTI_SUCCESS);
   void* p = nullptr;
   REQUIRE(cudaMalloc(&p, 4096) == cudaSuccess);
@@ -327,7 +352,8 @@ TEST_CASE("API records follow the per-cbid runtime and driver filters") {
   REQUIRE(cudaFree(p) == cudaSuccess);
   REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
   const auto all = recorder().flush();
-  REQUIRE(cuptiActivityEnableRuntimeApi(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, 0) == CUPTI_SUCCESS);
+  REQUIRE(cuptiActivityEnableRuntimeApi(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, 0) ==
+          CUPTI_SUCCESS);
   REQUIRE(cuptiActivityEnableDriverApi(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, 0) == CUPTI_SUCCESS);
   const auto runtime = recorder().records<Api>(all, CUPTI_ACTIVITY_KIND_RUNTIME);
   const auto driver = recorder().records<Api>(all, CUPTI_ACTIVITY_KIND_DRIVER);
@@ -378,16 +404,20 @@ TEST_CASE("runtime API callbacks: enter and exit with one correlation id, name, 
 
 TEST_CASE("external correlation ids pushed on a thread tag that thread's API calls") {
   Kinds on{CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL};
-  REQUIRE(cuptiActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, 42) == CUPTI_SUCCESS);
+  REQUIRE(cuptiActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, 42) ==
+          CUPTI_SUCCESS);
   launch(quickStub, dim3(1), dim3(32));
   uint64_t last = 0;
-  REQUIRE(cuptiActivityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &last) == CUPTI_SUCCESS);
+  REQUIRE(cuptiActivityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &last) ==
+          CUPTI_SUCCESS);
   CHECK(last == 42);
-  CHECK(cuptiActivityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &last) == CUPTI_ERROR_QUEUE_EMPTY);
+  CHECK(cuptiActivityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &last) ==
+        CUPTI_ERROR_QUEUE_EMPTY);
   launch(quickStub, dim3(1), dim3(32)); // nothing pushed: no external record
   REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
   const auto all = recorder().flush();
-  const auto external = recorder().records<CUpti_ActivityExternalCorrelation>(all, CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION);
+  const auto external = recorder().records<CUpti_ActivityExternalCorrelation>(
+      all, CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION);
   const auto kernels = kernelsOf(all);
   REQUIRE(external.size() == 1);
   REQUIRE(kernels.size() == 2);
@@ -397,7 +427,8 @@ TEST_CASE("external correlation ids pushed on a thread tag that thread's API cal
 }
 
 TEST_CASE("a graph replays its captured kernels as graph nodes of the launch") {
-  Kinds on{CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_MEMSET};
+  Kinds on{CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_RUNTIME,
+           CUPTI_ACTIVITY_KIND_MEMSET};
   cudaStream_t stream = nullptr;
   REQUIRE(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) == cudaSuccess);
   void* buffer = nullptr;
@@ -423,7 +454,8 @@ TEST_CASE("a graph replays its captured kernels as graph nodes of the launch") {
   REQUIRE(memsets.size() == 2);
   std::vector<uint32_t> launches;
   for (const Api& api : recorder().records<Api>(all, CUPTI_ACTIVITY_KIND_RUNTIME)) {
-    if (api.cbid == CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000) launches.push_back(api.correlationId);
+    if (api.cbid == CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000)
+      launches.push_back(api.correlationId);
   }
   REQUIRE(launches.size() == 2);
   std::set<uint64_t> nodes;
@@ -460,7 +492,8 @@ TEST_CASE("records the client has no buffer for are dropped and counted") {
   size_t dropped = 99;
   REQUIRE(cuptiActivityGetNumDroppedRecords(nullptr, 0, &dropped) == CUPTI_SUCCESS); // resets
   recorder().refuse_buffers = true;
-  for (int i = 0; i < 7; ++i) launch(quickStub, dim3(1), dim3(32));
+  for (int i = 0; i < 7; ++i)
+    launch(quickStub, dim3(1), dim3(32));
   REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
   REQUIRE(cuptiActivityFlushAll(0) == CUPTI_SUCCESS);
   recorder().refuse_buffers = false;
@@ -475,7 +508,8 @@ TEST_CASE("full buffers are completed and records are 8-byte aligned") {
   Kinds on{CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_RUNTIME};
   recorder().buffer_size = 1024; // a few records each
   const int before = recorder().buffers_completed.load();
-  for (int i = 0; i < 20; ++i) launch(quickStub, dim3(1), dim3(32));
+  for (int i = 0; i < 20; ++i)
+    launch(quickStub, dim3(1), dim3(32));
   REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
   const auto all = recorder().flush();
   recorder().buffer_size = 1u << 20;
@@ -490,7 +524,8 @@ TEST_CASE("full buffers are completed and records are 8-byte aligned") {
 TEST_CASE("a registered timestamp callback puts records in the client's clock") {
   Kinds on{CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL};
   static constexpr uint64_t kShift = 1'000'000'000'000ull; // 1000 s ahead of CLOCK_MONOTONIC
-  REQUIRE(cuptiActivityRegisterTimestampCallback([]() -> uint64_t { return monotonicNs() + kShift; }) == CUPTI_SUCCESS);
+  REQUIRE(cuptiActivityRegisterTimestampCallback(
+              []() -> uint64_t { return monotonicNs() + kShift; }) == CUPTI_SUCCESS);
   const uint64_t before = monotonicNs();
   launch(workStub, dim3(264), dim3(128));
   REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
@@ -509,11 +544,13 @@ TEST_CASE("a registered timestamp callback puts records in the client's clock") 
 TEST_CASE("CUPTI allows one subscriber and names its results") {
   CuptiRecorder::instance();
   CUpti_SubscriberHandle second = nullptr;
-  CHECK(cuptiSubscribe(&second, nullptr, nullptr) == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED);
+  CHECK(cuptiSubscribe(&second, nullptr, nullptr) ==
+        CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED);
   CHECK(cuptiGetLastError() == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED);
   CHECK(cuptiGetLastError() == CUPTI_SUCCESS);
   const char* text = nullptr;
-  REQUIRE(cuptiGetResultString(CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED, &text) == CUPTI_SUCCESS);
+  REQUIRE(cuptiGetResultString(CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED, &text) ==
+          CUPTI_SUCCESS);
   CHECK(std::string(text) == "CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED");
   uint32_t version = 0;
   REQUIRE(cuptiGetVersion(&version) == CUPTI_SUCCESS);
@@ -521,15 +558,19 @@ TEST_CASE("CUPTI allows one subscriber and names its results") {
   CHECK(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_INVALID) == CUPTI_ERROR_INVALID_KIND);
   size_t size = sizeof(size_t);
   size_t buffer_size = 0;
-  REQUIRE(cuptiActivityGetAttribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE, &size, &buffer_size) == CUPTI_SUCCESS);
+  REQUIRE(cuptiActivityGetAttribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE, &size, &buffer_size) ==
+          CUPTI_SUCCESS);
   size_t want = 8u << 20;
-  REQUIRE(cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE, &size, &want) == CUPTI_SUCCESS);
-  REQUIRE(cuptiActivityGetAttribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE, &size, &buffer_size) == CUPTI_SUCCESS);
+  REQUIRE(cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE, &size, &want) ==
+          CUPTI_SUCCESS);
+  REQUIRE(cuptiActivityGetAttribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE, &size, &buffer_size) ==
+          CUPTI_SUCCESS);
   CHECK(buffer_size == want);
 }
 
 TEST_CASE("device and overhead records") {
-  Kinds on{CUPTI_ACTIVITY_KIND_DEVICE, CUPTI_ACTIVITY_KIND_OVERHEAD, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL};
+  Kinds on{CUPTI_ACTIVITY_KIND_DEVICE, CUPTI_ACTIVITY_KIND_OVERHEAD,
+           CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL};
   launch(quickStub, dim3(1), dim3(32));
   REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
   const auto all = recorder().flush();
@@ -541,7 +582,8 @@ TEST_CASE("device and overhead records") {
   CHECK(devices[0].computeCapabilityMajor == 9);
   CHECK(devices[0].maxWarpsPerMultiprocessor == 64);
   // Handing out the buffer for these records took the client's request callback some time.
-  const auto overhead = recorder().records<CUpti_ActivityOverhead3>(all, CUPTI_ACTIVITY_KIND_OVERHEAD);
+  const auto overhead =
+      recorder().records<CUpti_ActivityOverhead3>(all, CUPTI_ACTIVITY_KIND_OVERHEAD);
   for (const auto& o : overhead) {
     CHECK(o.overheadKind == CUPTI_ACTIVITY_OVERHEAD_ACTIVITY_BUFFER_REQUEST);
     CHECK(o.end >= o.start);
@@ -553,7 +595,8 @@ TEST_CASE("launches from many threads all get records with unique correlation id
   constexpr int kThreads = 8, kLaunches = 100;
   std::vector<std::thread> threads;
   std::vector<cudaStream_t> streams(kThreads);
-  for (auto& s : streams) REQUIRE(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) == cudaSuccess);
+  for (auto& s : streams)
+    REQUIRE(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) == cudaSuccess);
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&streams, t] {
       for (int i = 0; i < kLaunches; ++i) {
@@ -561,7 +604,8 @@ TEST_CASE("launches from many threads all get records with unique correlation id
       }
     });
   }
-  for (auto& t : threads) t.join();
+  for (auto& t : threads)
+    t.join();
   REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
   const auto kernels = kernelsOf(recorder().flush());
   REQUIRE(kernels.size() == kThreads * kLaunches);
@@ -574,7 +618,8 @@ TEST_CASE("launches from many threads all get records with unique correlation id
   }
   CHECK(correlations.size() == kernels.size());
   CHECK(last_end.size() == kThreads);
-  for (auto& s : streams) REQUIRE(cudaStreamDestroy(s) == cudaSuccess);
+  for (auto& s : streams)
+    REQUIRE(cudaStreamDestroy(s) == cudaSuccess);
 }
 
 TEST_CASE("with only the serial KERNEL kind on, kernels do not overlap") {
@@ -587,7 +632,8 @@ TEST_CASE("with only the serial KERNEL kind on, kernels do not overlap") {
   REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
   auto kernels = recorder().records<Kernel>(recorder().flush(), CUPTI_ACTIVITY_KIND_KERNEL);
   REQUIRE(kernels.size() == 2);
-  std::sort(kernels.begin(), kernels.end(), [](const Kernel& x, const Kernel& y) { return x.start < y.start; });
+  std::sort(kernels.begin(), kernels.end(),
+            [](const Kernel& x, const Kernel& y) { return x.start < y.start; });
   CHECK(kernels[0].kind == CUPTI_ACTIVITY_KIND_KERNEL);
   CHECK(kernels[1].start >= kernels[0].end);
   REQUIRE(cudaStreamDestroy(a) == cudaSuccess);
@@ -611,7 +657,8 @@ TEST_CASE("cuptiActivityGetNextRecord walks a buffer and rejects bad input") {
   CHECK(cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_ERROR_MAX_LIMIT_REACHED);
   record = nullptr;
   CHECK(cuptiActivityGetNextRecord(buffer, valid - 4, &record) == CUPTI_SUCCESS);
-  CHECK(cuptiActivityGetNextRecord(buffer, valid - 4, &record) == CUPTI_ERROR_INVALID_KIND); // truncated
+  CHECK(cuptiActivityGetNextRecord(buffer, valid - 4, &record) ==
+        CUPTI_ERROR_INVALID_KIND); // truncated
   record = nullptr;
   CHECK(cuptiActivityGetNextRecord(nullptr, valid, &record) == CUPTI_ERROR_INVALID_PARAMETER);
 }

@@ -20,7 +20,8 @@ std::string run(const std::string& command) {
   REQUIRE(pipe != nullptr);
   char buffer[4096];
   size_t n;
-  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) out.append(buffer, n);
+  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0)
+    out.append(buffer, n);
   REQUIRE(pclose(pipe) == 0);
   return out;
 }
@@ -36,7 +37,8 @@ std::map<std::string, std::string> definedSymbols(const std::string& path) {
     if (!(fields >> num >> value >> size >> type >> bind >> vis >> ndx >> name)) continue;
     if (ndx == "UND" || ndx == "ABS" || (type != "FUNC" && type != "OBJECT")) continue;
     const size_t at = name.find('@');
-    const std::string version = at == std::string::npos ? "" : name.substr(name.find_last_of('@') + 1);
+    const std::string version =
+        at == std::string::npos ? "" : name.substr(name.find_last_of('@') + 1);
     symbols[name.substr(0, at)] = version;
   }
   return symbols;
@@ -75,9 +77,10 @@ TEST_CASE("the stand-ins carry the real SONAMEs and find their core through $ORI
 
 TEST_CASE("NVML and cuBLAS stand-ins: real SONAMEs, cuBLAS exports under the real version nodes") {
   const std::string dir = gwsim_test::simdeviceDir();
-  for (const auto& [file, soname] : {std::pair{std::string("libnvidia-ml.so.1"), std::string("libnvidia-ml.so.1")},
-                                     std::pair{std::string("libcublas.so.13"), std::string("libcublas.so.13")},
-                                     std::pair{std::string("libcublasLt.so.13"), std::string("libcublasLt.so.13")}}) {
+  for (const auto& [file, soname] :
+       {std::pair{std::string("libnvidia-ml.so.1"), std::string("libnvidia-ml.so.1")},
+        std::pair{std::string("libcublas.so.13"), std::string("libcublas.so.13")},
+        std::pair{std::string("libcublasLt.so.13"), std::string("libcublasLt.so.13")}}) {
     INFO(file);
     CHECK(run("readelf -d " + dir + "/" + file).find("Library soname: [" + soname + "]") !=
           std::string::npos);
@@ -92,8 +95,9 @@ TEST_CASE("NVML and cuBLAS stand-ins: real SONAMEs, cuBLAS exports under the rea
   REQUIRE(lt.count("cublasLtMatmul") == 1);
   CHECK(lt.at("cublasLtMatmul") == "libcublasLt.so.13");
   const auto nvml = definedSymbols(dir + "/libnvidia-ml.so.1");
-  for (const char* name : {"nvmlInit_v2", "nvmlDeviceGetHandleByUUID", "nvmlDeviceGetComputeRunningProcesses_v3",
-                           "nvmlDeviceGetGpuInstanceProfileInfoV"}) {
+  for (const char* name :
+       {"nvmlInit_v2", "nvmlDeviceGetHandleByUUID", "nvmlDeviceGetComputeRunningProcesses_v3",
+        "nvmlDeviceGetGpuInstanceProfileInfoV"}) {
     INFO(name);
     CHECK(nvml.count(name) == 1);
   }
@@ -106,25 +110,72 @@ TEST_CASE("every libcudart export is versioned libcudart.so.13 and the hooked en
     CHECK(version == "libcudart.so.13");
   }
   // Every runtime entry point the shim hooks, plus the nvcc registration and launch path.
-  for (const char* name :
-       {"__cudaRegisterFatBinary", "__cudaRegisterFatBinaryEnd", "__cudaUnregisterFatBinary",
-        "__cudaRegisterFunction", "__cudaRegisterVar", "__cudaInitModule", "__cudaGetKernel",
-        "__cudaPushCallConfiguration", "__cudaPopCallConfiguration", "__cudaLaunchKernel",
-        "__cudaLaunchKernel_ptsz", "cudaLaunchKernel", "cudaLaunchKernel_ptsz", "cudaLaunchKernelExC",
-        "cudaLaunchKernelExC_ptsz", "cudaMemcpy", "cudaMemcpyAsync", "cudaMemcpy2D",
-        "cudaMemcpy2DAsync", "cudaMemset", "cudaMemsetAsync", "cudaMalloc", "cudaFree",
-        "cudaMallocHost", "cudaFreeHost", "cudaHostAlloc", "cudaHostRegister", "cudaHostUnregister",
-        "cudaMallocManaged", "cudaMallocAsync", "cudaFreeAsync", "cudaDeviceSynchronize",
-        "cudaStreamSynchronize", "cudaEventSynchronize", "cudaStreamWaitEvent", "cudaGraphLaunch",
-        "cudaStreamQuery", "cudaEventQuery", "cudaStreamCreate", "cudaStreamDestroy",
-        "cudaEventCreate", "cudaEventDestroy", "cudaEventRecord", "cudaEventElapsedTime",
-        "cudaGetDeviceCount", "cudaGetDevice", "cudaSetDevice", "cudaGetDeviceProperties",
-        "cudaDeviceGetAttribute", "cudaFuncGetAttributes",
-        "cudaOccupancyMaxActiveBlocksPerMultiprocessor", "cudaPointerGetAttributes",
-        "cudaMemGetInfo", "cudaGetLastError", "cudaPeekAtLastError", "cudaGetErrorString",
-        "cudaGetErrorName", "cudaRuntimeGetVersion", "cudaDriverGetVersion",
-        "cudaStreamBeginCapture", "cudaStreamEndCapture", "cudaGraphInstantiate",
-        "cudaGraphExecDestroy", "cudaGraphDestroy", "gwsimIsSimulated", "gwsimSetKernelWork"}) {
+  for (const char* name : {"__cudaRegisterFatBinary",
+                           "__cudaRegisterFatBinaryEnd",
+                           "__cudaUnregisterFatBinary",
+                           "__cudaRegisterFunction",
+                           "__cudaRegisterVar",
+                           "__cudaInitModule",
+                           "__cudaGetKernel",
+                           "__cudaPushCallConfiguration",
+                           "__cudaPopCallConfiguration",
+                           "__cudaLaunchKernel",
+                           "__cudaLaunchKernel_ptsz",
+                           "cudaLaunchKernel",
+                           "cudaLaunchKernel_ptsz",
+                           "cudaLaunchKernelExC",
+                           "cudaLaunchKernelExC_ptsz",
+                           "cudaMemcpy",
+                           "cudaMemcpyAsync",
+                           "cudaMemcpy2D",
+                           "cudaMemcpy2DAsync",
+                           "cudaMemset",
+                           "cudaMemsetAsync",
+                           "cudaMalloc",
+                           "cudaFree",
+                           "cudaMallocHost",
+                           "cudaFreeHost",
+                           "cudaHostAlloc",
+                           "cudaHostRegister",
+                           "cudaHostUnregister",
+                           "cudaMallocManaged",
+                           "cudaMallocAsync",
+                           "cudaFreeAsync",
+                           "cudaDeviceSynchronize",
+                           "cudaStreamSynchronize",
+                           "cudaEventSynchronize",
+                           "cudaStreamWaitEvent",
+                           "cudaGraphLaunch",
+                           "cudaStreamQuery",
+                           "cudaEventQuery",
+                           "cudaStreamCreate",
+                           "cudaStreamDestroy",
+                           "cudaEventCreate",
+                           "cudaEventDestroy",
+                           "cudaEventRecord",
+                           "cudaEventElapsedTime",
+                           "cudaGetDeviceCount",
+                           "cudaGetDevice",
+                           "cudaSetDevice",
+                           "cudaGetDeviceProperties",
+                           "cudaDeviceGetAttribute",
+                           "cudaFuncGetAttributes",
+                           "cudaOccupancyMaxActiveBlocksPerMultiprocessor",
+                           "cudaPointerGetAttributes",
+                           "cudaMemGetInfo",
+                           "cudaGetLastError",
+                           "cudaPeekAtLastError",
+                           "cudaGetErrorString",
+                           "cudaGetErrorName",
+                           "cudaRuntimeGetVersion",
+                           "cudaDriverGetVersion",
+                           "cudaStreamBeginCapture",
+                           "cudaStreamEndCapture",
+                           "cudaGraphInstantiate",
+                           "cudaGraphExecDestroy",
+                           "cudaGraphDestroy",
+                           "gwsimIsSimulated",
+                           "gwsimSetKernelWork"}) {
     INFO(name);
     CHECK(symbols.count(name) == 1);
   }
@@ -137,17 +188,33 @@ TEST_CASE("every libcupti export is versioned libcupti.so.13 and a CUPTI client 
     INFO(name);
     CHECK(version == "libcupti.so.13");
   }
-  for (const char* name :
-       {"cuptiGetResultString", "cuptiGetVersion", "cuptiSubscribe", "cuptiSubscribe_v2",
-        "cuptiUnsubscribe", "cuptiEnableCallback", "cuptiEnableDomain",
-        "cuptiActivityRegisterCallbacks", "cuptiActivityEnable", "cuptiActivityDisable",
-        "cuptiActivityFlushAll", "cuptiActivityFlushPeriod", "cuptiActivityGetNextRecord",
-        "cuptiActivityGetNumDroppedRecords", "cuptiActivityRegisterTimestampCallback",
-        "cuptiActivityEnableRuntimeApi", "cuptiActivityEnableDriverApi",
-        "cuptiActivityPushExternalCorrelationId", "cuptiActivityPopExternalCorrelationId",
-        "cuptiGetTimestamp", "cuptiGetDeviceId", "cuptiGetContextId", "cuptiGetStreamIdEx",
-        "cuptiActivitySetAttribute", "cuptiActivityGetAttribute", "cuptiGetLastError",
-        "cuptiFinalize"}) {
+  for (const char* name : {"cuptiGetResultString",
+                           "cuptiGetVersion",
+                           "cuptiSubscribe",
+                           "cuptiSubscribe_v2",
+                           "cuptiUnsubscribe",
+                           "cuptiEnableCallback",
+                           "cuptiEnableDomain",
+                           "cuptiActivityRegisterCallbacks",
+                           "cuptiActivityEnable",
+                           "cuptiActivityDisable",
+                           "cuptiActivityFlushAll",
+                           "cuptiActivityFlushPeriod",
+                           "cuptiActivityGetNextRecord",
+                           "cuptiActivityGetNumDroppedRecords",
+                           "cuptiActivityRegisterTimestampCallback",
+                           "cuptiActivityEnableRuntimeApi",
+                           "cuptiActivityEnableDriverApi",
+                           "cuptiActivityPushExternalCorrelationId",
+                           "cuptiActivityPopExternalCorrelationId",
+                           "cuptiGetTimestamp",
+                           "cuptiGetDeviceId",
+                           "cuptiGetContextId",
+                           "cuptiGetStreamIdEx",
+                           "cuptiActivitySetAttribute",
+                           "cuptiActivityGetAttribute",
+                           "cuptiGetLastError",
+                           "cuptiFinalize"}) {
     INFO(name);
     CHECK(symbols.count(name) == 1);
   }

@@ -22,7 +22,8 @@ const std::string kProbe = buildDir() + "/tests/simdevice_probe";
 const std::string kCollector = buildDir() + "/tests/libgwsim_collector.so";
 
 std::map<std::string, std::string> probe(const std::vector<std::string>& args,
-                                         const std::vector<std::string>& env, int expected_exit = 0) {
+                                         const std::vector<std::string>& env,
+                                         int expected_exit = 0) {
   std::vector<std::string> argv{kProbe};
   argv.insert(argv.end(), args.begin(), args.end());
   const auto result = runProcess(argv, env, std::chrono::seconds(60));
@@ -63,8 +64,10 @@ TEST_CASE("GWSIM_DEVICE picks the model and GWSIM_DEVICE_COUNT the number of dev
   CHECK(v100["cc"] == "7.0");
   const auto unknown = runProcess({kProbe, "props"}, {"GWSIM_DEVICE=tpu"});
   CHECK(unknown.exit_code == 0);
-  CHECK(unknown.err.find("gwsim: unknown GWSIM_DEVICE 'tpu'; simulating h200") != std::string::npos);
-  CHECK(parseKeyValues(gwsim_test::lastLineStartingWith(unknown.out, "probe "))["name"] == "NVIDIA H200");
+  CHECK(unknown.err.find("gwsim: unknown GWSIM_DEVICE 'tpu'; simulating h200") !=
+        std::string::npos);
+  CHECK(parseKeyValues(gwsim_test::lastLineStartingWith(unknown.out, "probe "))["name"] ==
+        "NVIDIA H200");
 }
 
 TEST_CASE("GWSIM_CUPTI_BUSY=1: CUPTI is held by another tool, the device still works") {
@@ -93,9 +96,11 @@ TEST_CASE("CUDA_INJECTION64_PATH: InitializeInjection runs once, on the first ru
   unlink(quiet.c_str());
 
   // A bad path is reported, not fatal.
-  const auto bad = runProcess({kProbe, "threads", "2"}, {"CUDA_INJECTION64_PATH=/nonexistent/libx.so"});
+  const auto bad =
+      runProcess({kProbe, "threads", "2"}, {"CUDA_INJECTION64_PATH=/nonexistent/libx.so"});
   CHECK(bad.exit_code == 0);
-  CHECK(bad.err.find("CUDA_INJECTION64_PATH: cannot load /nonexistent/libx.so") != std::string::npos);
+  CHECK(bad.err.find("CUDA_INJECTION64_PATH: cannot load /nonexistent/libx.so") !=
+        std::string::npos);
 }
 
 TEST_CASE("CUPTI resource callbacks report the context and stream creation") {

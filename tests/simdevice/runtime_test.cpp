@@ -15,8 +15,10 @@
 extern "C" {
 int gwsimIsSimulated(void);
 int gwsimSetKernelWork(const void* func, double work, int registers_per_thread);
-unsigned __cudaPushCallConfiguration(dim3 gridDim, dim3 blockDim, size_t sharedMem, struct CUstream_st* stream);
-cudaError_t __cudaPopCallConfiguration(dim3* gridDim, dim3* blockDim, size_t* sharedMem, void* stream);
+unsigned __cudaPushCallConfiguration(dim3 gridDim, dim3 blockDim, size_t sharedMem,
+                                     struct CUstream_st* stream);
+cudaError_t __cudaPopCallConfiguration(dim3* gridDim, dim3* blockDim, size_t* sharedMem,
+                                       void* stream);
 cudaError_t __cudaGetKernel(cudaKernel_t* kernel, const void* hostFun);
 cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim, void** args,
                                size_t sharedMem, cudaStream_t stream);
@@ -26,10 +28,18 @@ namespace {
 
 volatile int g_sink = 0;
 // Host stubs standing in for kernels: only their (distinct) addresses matter.
-void shortStub() { g_sink = 1; }
-void longStub() { g_sink = 2; }
-void heavyStub() { g_sink = 3; }
-void unregisteredStub() { g_sink = 4; }
+void shortStub() {
+  g_sink = 1;
+}
+void longStub() {
+  g_sink = 2;
+}
+void heavyStub() {
+  g_sink = 3;
+}
+void unregisteredStub() {
+  g_sink = 4;
+}
 
 // longStub with 132 blocks of 256 threads: long enough that a descheduled test thread (the test
 // machines are small and shared) does not miss the window in which the work is still running.
@@ -55,7 +65,8 @@ const void* fn(void (*f)()) {
   return reinterpret_cast<const void*>(f);
 }
 
-cudaError_t launch(void (*f)(), dim3 grid, dim3 block, cudaStream_t stream = nullptr, size_t shared = 0) {
+cudaError_t launch(void (*f)(), dim3 grid, dim3 block, cudaStream_t stream = nullptr,
+                   size_t shared = 0) {
   return cudaLaunchKernel(fn(f), grid, block, nullptr, shared, stream);
 }
 
@@ -133,7 +144,8 @@ TEST_CASE("cudaMemGetInfo follows allocations and allocations beyond the device 
 TEST_CASE("copies move the bytes and know their direction") {
   constexpr size_t kBytes = 1 << 16;
   std::vector<unsigned char> pageable(kBytes), back(kBytes, 0);
-  for (size_t i = 0; i < kBytes; ++i) pageable[i] = static_cast<unsigned char>(i * 7);
+  for (size_t i = 0; i < kBytes; ++i)
+    pageable[i] = static_cast<unsigned char>(i * 7);
   unsigned char* pinned = nullptr;
   unsigned char *a = nullptr, *b = nullptr;
   REQUIRE(cudaMallocHost(reinterpret_cast<void**>(&pinned), kBytes) == cudaSuccess);
@@ -151,14 +163,18 @@ TEST_CASE("copies move the bytes and know their direction") {
   CHECK(back[kBytes - 1] == 0x5a);
 
   // 2D: 64 rows of 100 bytes out of a 256-byte pitch into a 128-byte pitch.
-  REQUIRE(cudaMemcpy2D(b, 128, pageable.data(), 256, 100, 64, cudaMemcpyHostToDevice) == cudaSuccess);
+  REQUIRE(cudaMemcpy2D(b, 128, pageable.data(), 256, 100, 64, cudaMemcpyHostToDevice) ==
+          cudaSuccess);
   REQUIRE(cudaMemcpy(back.data(), b, 128 * 64, cudaMemcpyDeviceToHost) == cudaSuccess);
   CHECK(std::memcmp(back.data() + 128 * 63, pageable.data() + 256 * 63, 100) == 0);
-  CHECK(cudaMemcpy2D(b, 64, pageable.data(), 256, 100, 2, cudaMemcpyHostToDevice) == cudaErrorInvalidPitchValue);
+  CHECK(cudaMemcpy2D(b, 64, pageable.data(), 256, 100, 2, cudaMemcpyHostToDevice) ==
+        cudaErrorInvalidPitchValue);
 
   // The declared direction must match where the pointers live; ranges must fit the allocation.
-  CHECK(cudaMemcpy(pageable.data(), back.data(), 16, cudaMemcpyHostToDevice) == cudaErrorInvalidValue);
-  CHECK(cudaMemcpy(a, pageable.data(), kBytes + 1, cudaMemcpyHostToDevice) == cudaErrorInvalidValue);
+  CHECK(cudaMemcpy(pageable.data(), back.data(), 16, cudaMemcpyHostToDevice) ==
+        cudaErrorInvalidValue);
+  CHECK(cudaMemcpy(a, pageable.data(), kBytes + 1, cudaMemcpyHostToDevice) ==
+        cudaErrorInvalidValue);
   CHECK(cudaMemcpy(nullptr, a, 16, cudaMemcpyDeviceToHost) == cudaErrorInvalidValue);
   CHECK(cudaMemset(pageable.data(), 0, 16) == cudaErrorInvalidValue); // host memory
   cudaGetLastError();
@@ -201,8 +217,10 @@ TEST_CASE("bad launches fail with the runtime's error codes") {
   CHECK(launch(shortStub, dim3(1), dim3(32), nullptr, 300 * 1024) == cudaErrorInvalidValue);
   cudaGetLastError();
   CHECK(std::string(cudaGetErrorString(cudaErrorMemoryAllocation)) == "out of memory");
-  CHECK(std::string(cudaGetErrorName(cudaErrorInvalidResourceHandle)) == "cudaErrorInvalidResourceHandle");
-  CHECK(std::string(cudaGetErrorString(static_cast<cudaError_t>(123456))) == "unrecognized error code");
+  CHECK(std::string(cudaGetErrorName(cudaErrorInvalidResourceHandle)) ==
+        "cudaErrorInvalidResourceHandle");
+  CHECK(std::string(cudaGetErrorString(static_cast<cudaError_t>(123456))) ==
+        "unrecognized error code");
 }
 
 TEST_CASE("the <<<>>> path: call configuration, kernel handle, launch") {
@@ -218,16 +236,19 @@ TEST_CASE("the <<<>>> path: call configuration, kernel handle, launch") {
   CHECK(block.x == 128);
   CHECK(shared == 64);
   CHECK(popped == stream);
-  CHECK(__cudaPopCallConfiguration(&grid, &block, &shared, &popped) == cudaErrorMissingConfiguration);
+  CHECK(__cudaPopCallConfiguration(&grid, &block, &shared, &popped) ==
+        cudaErrorMissingConfiguration);
 
   cudaKernel_t handle = nullptr;
   REQUIRE(__cudaGetKernel(&handle, fn(shortStub)) == cudaSuccess);
   REQUIRE(handle != nullptr);
   CHECK(__cudaLaunchKernel(handle, grid, block, nullptr, shared, stream) == cudaSuccess);
   // The runtime accepts a cudaKernel_t where it takes a `const void* func`.
-  CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(handle), grid, block, nullptr, 0, stream) == cudaSuccess);
+  CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(handle), grid, block, nullptr, 0, stream) ==
+        cudaSuccess);
   cudaKernel_t none = nullptr;
-  CHECK(__cudaGetKernel(&none, reinterpret_cast<const void*>(&unregisteredStub)) == cudaErrorInvalidDeviceFunction);
+  CHECK(__cudaGetKernel(&none, reinterpret_cast<const void*>(&unregisteredStub)) ==
+        cudaErrorInvalidDeviceFunction);
   cudaGetLastError();
   REQUIRE(cudaStreamSynchronize(stream) == cudaSuccess);
   REQUIRE(cudaStreamDestroy(stream) == cudaSuccess);
@@ -235,10 +256,12 @@ TEST_CASE("the <<<>>> path: call configuration, kernel handle, launch") {
 
 TEST_CASE("occupancy and kernel attributes follow the registers a kernel declares") {
   int blocks = 0;
-  REQUIRE(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, fn(heavyStub), 256, 0) == cudaSuccess);
+  REQUIRE(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, fn(heavyStub), 256, 0) ==
+          cudaSuccess);
   CHECK(blocks == 8); // 2048 threads per SM / 256, 32 registers per thread
   REQUIRE(gwsimSetKernelWork(fn(heavyStub), 1.0, 128) == 1);
-  REQUIRE(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, fn(heavyStub), 256, 0) == cudaSuccess);
+  REQUIRE(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, fn(heavyStub), 256, 0) ==
+          cudaSuccess);
   CHECK(blocks == 2); // 65536 registers / (128 x 256)
   cudaFuncAttributes attributes{};
   REQUIRE(cudaFuncGetAttributes(&attributes, fn(heavyStub)) == cudaSuccess);
@@ -294,7 +317,8 @@ TEST_CASE("pinned async copies do not block the host; pageable ones and sync cop
   REQUIRE(launch(longStub, dim3(132), dim3(256), stream) == cudaSuccess);
   REQUIRE(cudaMemcpyAsync(device, pinned, kBytes, cudaMemcpyHostToDevice, stream) == cudaSuccess);
   CHECK(cudaStreamQuery(stream) == cudaErrorNotReady);
-  REQUIRE(cudaMemcpyAsync(device, pageable.data(), kBytes, cudaMemcpyHostToDevice, stream) == cudaSuccess);
+  REQUIRE(cudaMemcpyAsync(device, pageable.data(), kBytes, cudaMemcpyHostToDevice, stream) ==
+          cudaSuccess);
   CHECK(cudaStreamQuery(stream) == cudaSuccess); // the pageable copy held the host until done
 
   REQUIRE(launch(longStub, dim3(132), dim3(256)) == cudaSuccess);
@@ -364,13 +388,15 @@ TEST_CASE("stream queries report what the stream was created with") {
 TEST_CASE("stream capture records work into a graph that runs when launched") {
   cudaStream_t stream = nullptr;
   REQUIRE(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) == cudaSuccess);
-  CHECK(cudaStreamBeginCapture(nullptr, cudaStreamCaptureModeGlobal) == cudaErrorStreamCaptureUnsupported);
+  CHECK(cudaStreamBeginCapture(nullptr, cudaStreamCaptureModeGlobal) ==
+        cudaErrorStreamCaptureUnsupported);
   cudaGetLastError();
   REQUIRE(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal) == cudaSuccess);
   cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
   REQUIRE(cudaStreamIsCapturing(stream, &status) == cudaSuccess);
   CHECK(status == cudaStreamCaptureStatusActive);
-  for (int i = 0; i < 3; ++i) REQUIRE(launch(longStub, dim3(132), dim3(256), stream) == cudaSuccess);
+  for (int i = 0; i < 3; ++i)
+    REQUIRE(launch(longStub, dim3(132), dim3(256), stream) == cudaSuccess);
   CHECK(cudaStreamQuery(stream) == cudaErrorStreamCaptureUnsupported);
   cudaGetLastError();
   cudaGraph_t graph = nullptr;
@@ -408,10 +434,12 @@ TEST_CASE("many host threads can launch, copy and synchronise at once") {
       cudaStream_t stream = nullptr;
       void* buffer = nullptr;
       std::vector<char> host(4096, 3);
-      bool ok = cudaStreamCreate(&stream) == cudaSuccess && cudaMalloc(&buffer, 4096) == cudaSuccess;
+      bool ok =
+          cudaStreamCreate(&stream) == cudaSuccess && cudaMalloc(&buffer, 4096) == cudaSuccess;
       for (int i = 0; ok && i < kLaunches; ++i) {
         ok = launch(shortStub, dim3(4), dim3(64), stream) == cudaSuccess &&
-             (i % 50 != 0 || cudaMemcpyAsync(buffer, host.data(), 4096, cudaMemcpyHostToDevice, stream) == cudaSuccess) &&
+             (i % 50 != 0 || cudaMemcpyAsync(buffer, host.data(), 4096, cudaMemcpyHostToDevice,
+                                             stream) == cudaSuccess) &&
              (i % 20 != 0 || cudaStreamSynchronize(stream) == cudaSuccess);
       }
       ok = ok && cudaStreamSynchronize(stream) == cudaSuccess && cudaFree(buffer) == cudaSuccess &&
@@ -419,7 +447,8 @@ TEST_CASE("many host threads can launch, copy and synchronise at once") {
       if (!ok) failures.fetch_add(1);
     });
   }
-  for (auto& t : threads) t.join();
+  for (auto& t : threads)
+    t.join();
   CHECK(failures.load() == 0);
   CHECK(cudaDeviceSynchronize() == cudaSuccess);
 }

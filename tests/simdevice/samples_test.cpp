@@ -34,7 +34,8 @@ Run runSample(const std::string& name, int steps, std::vector<std::string> env =
   REQUIRE_FALSE(result.timed_out);
   REQUIRE(result.exit_code == 0);
   Run run;
-  run.sample = gwsim_test::parseKeyValues(gwsim_test::lastLineStartingWith(result.out, "gwsample "));
+  run.sample =
+      gwsim_test::parseKeyValues(gwsim_test::lastLineStartingWith(result.out, "gwsample "));
   std::ifstream in(out);
   std::stringstream text;
   text << in.rdbuf();
@@ -87,7 +88,8 @@ TEST_CASE("pageable_copies: pageable H2D copies take a large share of the GPU sp
 TEST_CASE("fp32_gemm: an FP32 SIMT GEMM dominates the kernel time") {
   const Run run = runSample("fp32_gemm", 12);
   checkTotals(run, 12);
-  CHECK(run.collected.at("top_kernel") == "_Z17sgemm_simt_kernelIfLi128ELi64EEvPKT_S2_PS0_iiiS0_S0_");
+  CHECK(run.collected.at("top_kernel") ==
+        "_Z17sgemm_simt_kernelIfLi128ELi64EEvPKT_S2_PS0_iiiS0_S0_");
   CHECK(num(run.collected, "top_kernel_share") > 0.95);
   CHECK(num(run.collected, "kernel_s") > 0.9 * num(run.collected, "gpu_busy_s"));
 }
@@ -156,9 +158,10 @@ TEST_CASE("a sample runs on another simulated model") {
 
 TEST_CASE("an LD_PRELOAD hook forwarding with dlvsym(RTLD_NEXT) sees every launch and copy") {
   const std::string out = "/tmp/gwsim-samples-test-" + std::to_string(getpid()) + "-hook";
-  const Run run = runSample("healthy", 10,
-                            {"LD_PRELOAD=" + gwsim_test::buildDir() + "/tests/libgwsim_test_hook.so",
-                             "GWSIM_HOOK_OUT=" + out});
+  const Run run =
+      runSample("healthy", 10,
+                {"LD_PRELOAD=" + gwsim_test::buildDir() + "/tests/libgwsim_test_hook.so",
+                 "GWSIM_HOOK_OUT=" + out});
   std::ifstream in(out);
   std::stringstream text;
   text << in.rdbuf();

@@ -50,7 +50,9 @@ std::string buildDir() {
   return dir != nullptr ? dir : ".";
 }
 
-std::string simdeviceDir() { return buildDir() + "/simdevice"; }
+std::string simdeviceDir() {
+  return buildDir() + "/simdevice";
+}
 
 ProcessResult runProcess(const std::vector<std::string>& argv, const std::vector<std::string>& env,
                          std::chrono::milliseconds timeout) {
@@ -60,22 +62,27 @@ ProcessResult runProcess(const std::vector<std::string>& argv, const std::vector
     const std::string entry = *e;
     const std::string name = entry.substr(0, entry.find('='));
     bool overridden = false;
-    for (const std::string& extra : env) overridden |= extra.substr(0, extra.find('=')) == name;
+    for (const std::string& extra : env)
+      overridden |= extra.substr(0, extra.find('=')) == name;
     if (!overridden) environment.push_back(entry);
   }
   environment.insert(environment.end(), env.begin(), env.end());
   std::vector<char*> c_env, c_argv;
-  for (std::string& e : environment) c_env.push_back(e.data());
+  for (std::string& e : environment)
+    c_env.push_back(e.data());
   c_env.push_back(nullptr);
   std::vector<std::string> args = argv;
-  for (std::string& a : args) c_argv.push_back(a.data());
+  for (std::string& a : args)
+    c_argv.push_back(a.data());
   c_argv.push_back(nullptr);
 
   const std::string out_path = tempPath("out"), err_path = tempPath("err");
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  posix_spawn_file_actions_addopen(&actions, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawn_file_actions_addopen(&actions, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                   0600);
+  posix_spawn_file_actions_addopen(&actions, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                   0600);
   pid_t pid = -1;
   const int spawned = posix_spawn(&pid, c_argv[0], &actions, nullptr, c_argv.data(), c_env.data());
   posix_spawn_file_actions_destroy(&actions);
@@ -108,7 +115,8 @@ std::map<std::string, std::string> parseKeyValues(const std::string& line) {
   std::map<std::string, std::string> values;
   size_t i = 0;
   while (i < line.size()) {
-    while (i < line.size() && line[i] == ' ') ++i;
+    while (i < line.size() && line[i] == ' ')
+      ++i;
     const size_t eq = line.find('=', i);
     const size_t space = line.find(' ', i);
     if (eq == std::string::npos || (space != std::string::npos && space < eq)) {

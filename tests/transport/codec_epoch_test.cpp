@@ -41,7 +41,8 @@ struct Fixture {
   std::vector<uint8_t> next(size_t n = 500) {
     last.clear();
     loop.next(n, last);
-    for (const auto& k : last) enc.add(k);
+    for (const auto& k : last)
+      enc.add(k);
     model::ApiCall a;
     a.name = sender.intern("cudaMalloc");
     a.start = 1;
@@ -91,7 +92,8 @@ TEST_CASE("confirm(false) re-sends what the failed message introduced") {
   requireSameRecords(f.last, b.kernels);
   CHECK(dec.undecodableEvents() == 0);
   CHECK(b.sequence == 1); // the lost message still used sequence 0: the gap shows the loss
-  for (const auto& k : b.kernels) CHECK(receiver.get(k.name) == f.sender.get(k.name));
+  for (const auto& k : b.kernels)
+    CHECK(receiver.get(k.name) == f.sender.get(k.name));
 }
 
 TEST_CASE("confirm(false) forgets only what the failed message introduced") {
@@ -266,7 +268,8 @@ TEST_CASE("New names beyond the per-message budget follow in the next message") 
   Batch b = expectValue<Batch>(dec.decode(m1));
   requireSameRecords(calls, b.api_calls);
   expectValue<Batch>(dec.decode(m2));
-  for (const auto& a : calls) CHECK(receiver.get(a.name) == sender.get(a.name)); // late names resolve
+  for (const auto& a : calls)
+    CHECK(receiver.get(a.name) == sender.get(a.name)); // late names resolve
 }
 
 TEST_CASE("A decoder serves one session") {

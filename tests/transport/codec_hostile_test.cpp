@@ -26,7 +26,8 @@ std::vector<uint8_t> richBatch(size_t kernels, model::NameTable& names) {
   BatchEncoder enc(names, 11, 12);
   std::vector<model::KernelExec> ks;
   loop.next(kernels, ks);
-  for (const auto& k : ks) enc.add(k);
+  for (const auto& k : ks)
+    enc.add(k);
   for (int i = 0; i < 3; ++i) {
     enc.add(rnd.copy());
     enc.add(rnd.memset());
@@ -43,7 +44,8 @@ std::vector<uint8_t> richBatch(size_t kernels, model::NameTable& names) {
 std::vector<uint8_t> payloadOf(const std::vector<uint8_t>& msg) {
   EnvelopeReader reader;
   REQUIRE(std::holds_alternative<const wire::Message*>(reader.open(msg)));
-  const uint32_t decoded = uint32_t(msg[8]) | uint32_t(msg[9]) << 8 | uint32_t(msg[10]) << 16 | uint32_t(msg[11]) << 24;
+  const uint32_t decoded =
+      uint32_t(msg[8]) | uint32_t(msg[9]) << 8 | uint32_t(msg[10]) << 16 | uint32_t(msg[11]) << 24;
   if (msg[6] == 0) return {msg.begin() + kEnvelopeHeaderBytes, msg.end()};
   std::vector<uint8_t> out(decoded);
   REQUIRE(ZSTD_decompress(out.data(), out.size(), msg.data() + kEnvelopeHeaderBytes,
@@ -64,10 +66,12 @@ DecodeError decodeError(std::span<const uint8_t> msg) {
 }
 
 // Builds a Batch message by hand; `fill` adds fields to the BatchBuilder after vectors are made.
-template <class Make> std::vector<uint8_t> forgedBatch(Make make, uint32_t version = kProtocolVersion) {
+template <class Make>
+std::vector<uint8_t> forgedBatch(Make make, uint32_t version = kProtocolVersion) {
   flatbuffers::FlatBufferBuilder fbb;
   auto batch = make(fbb);
-  wire::FinishMessageBuffer(fbb, wire::CreateMessage(fbb, version, wire::Body::Batch, batch.Union()));
+  wire::FinishMessageBuffer(fbb,
+                            wire::CreateMessage(fbb, version, wire::Body::Batch, batch.Union()));
   return plain({fbb.GetBufferPointer(), fbb.GetSize()});
 }
 
@@ -83,9 +87,10 @@ flatbuffers::Offset<wire::KernelColumns> columns(flatbuffers::FlatBufferBuilder&
   return wire::CreateKernelColumns(fbb, 1000, k, r, e, c);
 }
 
-flatbuffers::Offset<flatbuffers::Vector<const wire::KernelSignature*>> oneSignature(
-    flatbuffers::FlatBufferBuilder& fbb, uint32_t id, uint32_t name = 0) {
-  std::vector<wire::KernelSignature> s{wire::KernelSignature(id, name, 0, 0, 0, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0)};
+flatbuffers::Offset<flatbuffers::Vector<const wire::KernelSignature*>>
+oneSignature(flatbuffers::FlatBufferBuilder& fbb, uint32_t id, uint32_t name = 0) {
+  std::vector<wire::KernelSignature> s{
+      wire::KernelSignature(id, name, 0, 0, 0, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0)};
   return fbb.CreateVectorOfStructs(s);
 }
 
@@ -127,9 +132,12 @@ TEST_CASE("Every single-bit flip is detected, with the kind its position implies
       REQUIRE_FALSE(r.has_value());
       const Kind k = r.error().kind;
       ++kinds[k];
-      if (byte >= 4 && byte < 6) REQUIRE(k == Kind::UnsupportedVersion);
-      else if (byte >= 8 && byte < 12) REQUIRE((k == Kind::BadEnvelope || k == Kind::TooLarge));
-      else REQUIRE(k == Kind::BadEnvelope); // magic, codec, sizes, crc, reserved, payload (crc)
+      if (byte >= 4 && byte < 6)
+        REQUIRE(k == Kind::UnsupportedVersion);
+      else if (byte >= 8 && byte < 12)
+        REQUIRE((k == Kind::BadEnvelope || k == Kind::TooLarge));
+      else
+        REQUIRE(k == Kind::BadEnvelope); // magic, codec, sizes, crc, reserved, payload (crc)
     }
     CHECK(kinds[Kind::BadEnvelope] > 0);
     CHECK(kinds[Kind::UnsupportedVersion] == 16);
@@ -143,26 +151,29 @@ TEST_CASE("Foreign FlatBuffers are rejected") {
   fbb.AddElement<uint32_t>(6, 7, 0);
   fbb.Finish(flatbuffers::Offset<void>(fbb.EndTable(start)), "ZZZZ");
   std::span<const uint8_t> foreign{fbb.GetBufferPointer(), fbb.GetSize()};
-  CHECK(decodeError(foreign).kind == Kind::BadEnvelope);          // no envelope at all
-  CHECK(decodeError(plain(foreign)).kind == Kind::Malformed);     // our envelope, their schema
+  CHECK(decodeError(foreign).kind == Kind::BadEnvelope);      // no envelope at all
+  CHECK(decodeError(plain(foreign)).kind == Kind::Malformed); // our envelope, their schema
   auto route = peekRoute(plain(foreign));
   REQUIRE_FALSE(route.has_value());
   CHECK(route.error().kind == Kind::Malformed);
 
   // Our schema without the file identifier.
   flatbuffers::FlatBufferBuilder ours;
-  ours.Finish(wire::CreateMessage(ours, kProtocolVersion, wire::Body::Batch, wire::CreateBatch(ours).Union()));
+  ours.Finish(wire::CreateMessage(ours, kProtocolVersion, wire::Body::Batch,
+                                  wire::CreateBatch(ours).Union()));
   CHECK(decodeError(plain({ours.GetBufferPointer(), ours.GetSize()})).kind == Kind::Malformed);
 }
 
 TEST_CASE("A valid envelope around garbage is rejected") {
   std::mt19937_64 rng(5);
   std::vector<uint8_t> garbage(4096);
-  for (auto& b : garbage) b = uint8_t(rng());
+  for (auto& b : garbage)
+    b = uint8_t(rng());
   CHECK(decodeError(plain(garbage)).kind == Kind::Malformed);
   CHECK(decodeError(forgeEnvelope(Codec::Zstd, 10000, garbage)).kind == Kind::BadCompression);
   CHECK(decodeError(forgeEnvelope(Codec::None, 0, {})).kind == Kind::Malformed);
-  CHECK(decodeError(forgeEnvelope(Codec::None, 100, garbage)).kind == Kind::BadEnvelope); // sizes disagree
+  CHECK(decodeError(forgeEnvelope(Codec::None, 100, garbage)).kind ==
+        Kind::BadEnvelope); // sizes disagree
   auto odd = plain(garbage);
   odd[6] = 7; // unknown codec (the crc is checked after the header fields)
   CHECK(decodeError(odd).kind == Kind::BadEnvelope);
@@ -171,7 +182,8 @@ TEST_CASE("A valid envelope around garbage is rejected") {
 TEST_CASE("Version mismatches are their own kind") {
   model::NameTable names;
   const auto fb = payloadOf(richBatch(10, names));
-  CHECK(decodeError(forgeEnvelope(Codec::None, uint32_t(fb.size()), fb, 2)).kind == Kind::UnsupportedVersion);
+  CHECK(decodeError(forgeEnvelope(Codec::None, uint32_t(fb.size()), fb, 2)).kind ==
+        Kind::UnsupportedVersion);
   CHECK(decodeError(forgedBatch([](auto& fbb) { return wire::CreateBatch(fbb); }, 2)).kind ==
         Kind::UnsupportedVersion);
 }
@@ -181,7 +193,8 @@ TEST_CASE("Oversize messages and oversize claims are rejected before any decompr
   CHECK(decodeError(huge).kind == Kind::TooLarge);
   CHECK(peekRoute(huge).error().kind == Kind::TooLarge);
   const std::vector<uint8_t> tiny(64, 1);
-  CHECK(decodeError(forgeEnvelope(Codec::Zstd, uint32_t(kMaxDecodedBytes + 1), tiny)).kind == Kind::TooLarge);
+  CHECK(decodeError(forgeEnvelope(Codec::Zstd, uint32_t(kMaxDecodedBytes + 1), tiny)).kind ==
+        Kind::TooLarge);
   CHECK(decodeError(forgeEnvelope(Codec::Zstd, 0xffffffffu, tiny)).kind == Kind::TooLarge);
 }
 
@@ -193,7 +206,8 @@ TEST_CASE("zstd bombs cannot inflate past what the envelope allows") {
   REQUIRE(frame.size() < 64 * 1024);
 
   SECTION("claiming its real size") {
-    CHECK(decodeError(forgeEnvelope(Codec::Zstd, uint32_t(bomb_size), frame)).kind == Kind::TooLarge);
+    CHECK(decodeError(forgeEnvelope(Codec::Zstd, uint32_t(bomb_size), frame)).kind ==
+          Kind::TooLarge);
   }
   SECTION("claiming a small size") {
     CHECK(decodeError(forgeEnvelope(Codec::Zstd, 4096, frame)).kind == Kind::BadCompression);
@@ -220,7 +234,8 @@ TEST_CASE("zstd bombs cannot inflate past what the envelope allows") {
 
 TEST_CASE("Semantic checks reject what the verifier lets through") {
   using Fbb = flatbuffers::FlatBufferBuilder;
-  auto kernels = [](std::vector<uint32_t> key, size_t others, std::vector<wire::KernelTimes> esc = {},
+  auto kernels = [](std::vector<uint32_t> key, size_t others,
+                    std::vector<wire::KernelTimes> esc = {},
                     std::vector<wire::KernelOccupancy> occ = {}) {
     return forgedBatch([&](Fbb& fbb) {
       auto sigs = oneSignature(fbb, 1);
@@ -232,14 +247,17 @@ TEST_CASE("Semantic checks reject what the verifier lets through") {
     });
   };
   const uint32_t escape = uint32_t(TimingForm::Escape) << kSignatureIdBits;
-  CHECK(decodeError(kernels({0}, 1)).kind == Kind::Malformed);                    // signature id 0
-  CHECK(decodeError(kernels({kMaxSignatures}, 1)).kind == Kind::Malformed);       // id out of range
-  CHECK(decodeError(kernels({1u | 5u << kSignatureIdBits}, 1)).kind == Kind::Malformed); // unknown form
-  CHECK(decodeError(kernels({1, 1}, 1)).kind == Kind::Malformed);                 // column lengths
-  CHECK(decodeError(kernels({1 | escape}, 1)).kind == Kind::Malformed);           // escape missing
-  CHECK(decodeError(kernels({1}, 1, {wire::KernelTimes(1, 2, 3, 4)})).kind == Kind::Malformed); // extra
-  CHECK(decodeError(kernels({1, 1}, 2, {}, {wire::KernelOccupancy(1, .5f), wire::KernelOccupancy(0, .5f)}))
-            .kind == Kind::Malformed);                                            // occupancy order
+  CHECK(decodeError(kernels({0}, 1)).kind == Kind::Malformed);              // signature id 0
+  CHECK(decodeError(kernels({kMaxSignatures}, 1)).kind == Kind::Malformed); // id out of range
+  CHECK(decodeError(kernels({1u | 5u << kSignatureIdBits}, 1)).kind ==
+        Kind::Malformed);                                               // unknown form
+  CHECK(decodeError(kernels({1, 1}, 1)).kind == Kind::Malformed);       // column lengths
+  CHECK(decodeError(kernels({1 | escape}, 1)).kind == Kind::Malformed); // escape missing
+  CHECK(decodeError(kernels({1}, 1, {wire::KernelTimes(1, 2, 3, 4)})).kind ==
+        Kind::Malformed); // extra
+  CHECK(decodeError(
+            kernels({1, 1}, 2, {}, {wire::KernelOccupancy(1, .5f), wire::KernelOccupancy(0, .5f)}))
+            .kind == Kind::Malformed); // occupancy order
   CHECK(decodeError(kernels({1}, 1, {}, {wire::KernelOccupancy(1, .5f)})).kind == Kind::Malformed);
 
   auto withName = [](uint32_t id, size_t len) {
@@ -284,7 +302,8 @@ TEST_CASE("Semantic checks reject what the verifier lets through") {
           return std::pair(f.CreateVectorOfStructs(v), [](B& b, auto o) { b.add_syncs(o); });
         })).kind == Kind::Malformed);
   CHECK(decodeError(one([](Fbb& f) {
-          std::vector<wire::ApiCallEvent> v{wire::ApiCallEvent(1, 2, model::NameTable::kMaxNames + 1, 0)};
+          std::vector<wire::ApiCallEvent> v{
+              wire::ApiCallEvent(1, 2, model::NameTable::kMaxNames + 1, 0)};
           return std::pair(f.CreateVectorOfStructs(v), [](B& b, auto o) { b.add_api_calls(o); });
         })).kind == Kind::Malformed);
   CHECK(decodeError(one([](Fbb& f) {
@@ -296,8 +315,10 @@ TEST_CASE("Semantic checks reject what the verifier lets through") {
           return std::pair(f.CreateVectorOfStructs(v), [](B& b, auto o) { b.add_ranges(o); });
         })).kind == Kind::Malformed);
   CHECK(decodeError(one([](Fbb& f) {
-          std::vector<wire::MemorySampleEvent> v(kMaxBatchEvents + 1, wire::MemorySampleEvent(1, 2, 3, 0));
-          return std::pair(f.CreateVectorOfStructs(v), [](B& b, auto o) { b.add_memory_samples(o); });
+          std::vector<wire::MemorySampleEvent> v(kMaxBatchEvents + 1,
+                                                 wire::MemorySampleEvent(1, 2, 3, 0));
+          return std::pair(f.CreateVectorOfStructs(v),
+                           [](B& b, auto o) { b.add_memory_samples(o); });
         })).kind == Kind::Malformed);
 
   // A message with no body, and a Hello with an unknown tier.
@@ -306,7 +327,8 @@ TEST_CASE("Semantic checks reject what the verifier lets through") {
   CHECK(decodeError(plain({empty.GetBufferPointer(), empty.GetSize()})).kind == Kind::Malformed);
   Fbb hello;
   auto h = wire::CreateHello(hello, 1, 2, 3, 0, 0, -1, -1, -1, 0, 0, 0, /*tier=*/9);
-  wire::FinishMessageBuffer(hello, wire::CreateMessage(hello, kProtocolVersion, wire::Body::Hello, h.Union()));
+  wire::FinishMessageBuffer(
+      hello, wire::CreateMessage(hello, kProtocolVersion, wire::Body::Hello, h.Union()));
   CHECK(decodeError(plain({hello.GetBufferPointer(), hello.GetSize()})).kind == Kind::Malformed);
 }
 
@@ -367,15 +389,18 @@ TEST_CASE("Random mutations of valid FlatBuffers never crash the decoder") {
     model::NameTable fresh_names;
     MessageDecoder fresh(fresh_names);
     auto r = fresh.decode(msg);
-    if (!r) ++outcomes[r.error().kind];
-    else ++decoded;
+    if (!r)
+      ++outcomes[r.error().kind];
+    else
+      ++decoded;
     (void)persistent.decode(msg);
     (void)peekRoute(msg);
   }
   INFO("decoded " << decoded << ", malformed " << outcomes[Kind::Malformed]);
   CHECK(outcomes[Kind::Malformed] > 1000);
   for (const auto& [kind, n] : outcomes)
-    CHECK((kind == Kind::Malformed || kind == Kind::UnsupportedVersion || kind == Kind::UnknownSession));
+    CHECK((kind == Kind::Malformed || kind == Kind::UnsupportedVersion ||
+           kind == Kind::UnknownSession));
 }
 
 TEST_CASE("Random bytes never crash the decoder") {
@@ -384,7 +409,8 @@ TEST_CASE("Random bytes never crash the decoder") {
   MessageDecoder dec(names);
   for (int iter = 0; iter < 5000; ++iter) {
     std::vector<uint8_t> m(rng() % 300);
-    for (auto& b : m) b = uint8_t(rng());
+    for (auto& b : m)
+      b = uint8_t(rng());
     if (iter % 2 && m.size() >= 4) std::memcpy(m.data(), kEnvelopeMagic, 4);
     REQUIRE_FALSE(dec.decode(m).has_value());
   }

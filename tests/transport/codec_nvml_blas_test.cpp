@@ -44,9 +44,9 @@ TEST_CASE("DeviceSample and BlasCall records round-trip every field") {
     c.device = uint32_t(i % 2);
     c.stream = uint32_t(i % 4);
     c.api = model::BlasApi(1 + i % 3);
-    c.a_type = i % 2 ? 2 : 14;  // CUDA_R_16F / CUDA_R_16BF
+    c.a_type = i % 2 ? 2 : 14; // CUDA_R_16F / CUDA_R_16BF
     c.b_type = c.a_type;
-    c.c_type = 0;               // CUDA_R_32F
+    c.c_type = 0; // CUDA_R_32F
     c.compute_type = i % 3 ? 68 : 77;
     c.scale_type = i % 2 ? -1 : 0;
     c.math_mode = i % 4 == 0 ? -1 : 3;
@@ -81,10 +81,9 @@ TEST_CASE("DeviceSample and BlasCall records round-trip every field") {
     INFO("call " << i);
     CHECK(std::tie(a.start, a.end, a.thread, a.device, a.stream, a.api, a.a_type, a.b_type,
                    a.c_type, a.compute_type, a.scale_type, a.math_mode, a.status, a.m, a.n, a.k,
-                   a.batch) ==
-          std::tie(g.start, g.end, g.thread, g.device, g.stream, g.api, g.a_type, g.b_type,
-                   g.c_type, g.compute_type, g.scale_type, g.math_mode, g.status, g.m, g.n, g.k,
-                   g.batch));
+                   a.batch) == std::tie(g.start, g.end, g.thread, g.device, g.stream, g.api,
+                                        g.a_type, g.b_type, g.c_type, g.compute_type, g.scale_type,
+                                        g.math_mode, g.status, g.m, g.n, g.k, g.batch));
   }
 }
 

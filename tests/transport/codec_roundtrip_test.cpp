@@ -14,7 +14,8 @@ using namespace gpuwise::transport::testing;
 namespace {
 
 template <class T> void zeroCorrelation(std::vector<T>& v) {
-  for (auto& e : v) e.correlation = 0;
+  for (auto& e : v)
+    e.correlation = 0;
 }
 
 // Reads the wire form of a message, for assertions on what was carried.
@@ -71,12 +72,14 @@ TEST_CASE("Hello round-trips every process and device field") {
   REQUIRE(got.devices.size() == 3);
   for (size_t i = 0; i < 3; ++i) {
     const auto &a = got.devices[i], &b = h.devices[i];
-    CHECK(std::tie(a.index, a.name, a.sm_count, a.memory_total_bytes, a.compute_major, a.compute_minor,
-                   a.mig_profile, a.max_threads_per_sm, a.max_blocks_per_sm, a.registers_per_sm,
-                   a.shared_memory_per_sm, a.max_shared_memory_per_block, a.warp_size, a.simulated) ==
-          std::tie(b.index, b.name, b.sm_count, b.memory_total_bytes, b.compute_major, b.compute_minor,
-                   b.mig_profile, b.max_threads_per_sm, b.max_blocks_per_sm, b.registers_per_sm,
-                   b.shared_memory_per_sm, b.max_shared_memory_per_block, b.warp_size, b.simulated));
+    CHECK(std::tie(a.index, a.name, a.sm_count, a.memory_total_bytes, a.compute_major,
+                   a.compute_minor, a.mig_profile, a.max_threads_per_sm, a.max_blocks_per_sm,
+                   a.registers_per_sm, a.shared_memory_per_sm, a.max_shared_memory_per_block,
+                   a.warp_size, a.simulated) ==
+          std::tie(b.index, b.name, b.sm_count, b.memory_total_bytes, b.compute_major,
+                   b.compute_minor, b.mig_profile, b.max_threads_per_sm, b.max_blocks_per_sm,
+                   b.registers_per_sm, b.shared_memory_per_sm, b.max_shared_memory_per_block,
+                   b.warp_size, b.simulated));
   }
 }
 
@@ -97,7 +100,8 @@ TEST_CASE("Batch round-trips every record type with every field") {
   Randomizer rnd(GENERATE(1u, 2u, 3u));
   model::NameTable sender;
   std::vector<model::NameId> ids{0};
-  for (int i = 0; i < 300; ++i) ids.push_back(sender.intern(rnd.oddName(i)));
+  for (int i = 0; i < 300; ++i)
+    ids.push_back(sender.intern(rnd.oddName(i)));
 
   BatchEncoder enc(sender, 77, 4242);
   std::vector<model::KernelExec> kernels;
@@ -108,7 +112,8 @@ TEST_CASE("Batch round-trips every record type with every field") {
   std::vector<model::Allocation> allocs;
   std::vector<model::MemorySample> samples;
   std::vector<model::Range> ranges;
-  for (int i = 0; i < 3000; ++i) kernels.push_back(rnd.kernel(ids)); // ~3000 distinct signatures
+  for (int i = 0; i < 3000; ++i)
+    kernels.push_back(rnd.kernel(ids)); // ~3000 distinct signatures
   for (int i = 0; i < 500; ++i) {
     copies.push_back(rnd.copy());
     memsets.push_back(rnd.memset());
@@ -169,9 +174,12 @@ TEST_CASE("Batch round-trips every record type with every field") {
   requireSameRecords(samples, b.memory_samples);
   requireSameRecords(ranges, b.ranges);
   // Every name a record refers to resolves to the sender's bytes.
-  for (const auto& k : b.kernels) REQUIRE(receiver.get(k.name) == sender.get(k.name));
-  for (const auto& a : b.api_calls) REQUIRE(receiver.get(a.name) == sender.get(a.name));
-  for (const auto& r : b.ranges) REQUIRE(receiver.get(r.name) == sender.get(r.name));
+  for (const auto& k : b.kernels)
+    REQUIRE(receiver.get(k.name) == sender.get(k.name));
+  for (const auto& a : b.api_calls)
+    REQUIRE(receiver.get(a.name) == sender.get(a.name));
+  for (const auto& r : b.ranges)
+    REQUIRE(receiver.get(r.name) == sender.get(r.name));
 }
 
 TEST_CASE("Kernel times: unknown halves and deltas beyond 32 bits escape and round-trip") {
@@ -190,31 +198,35 @@ TEST_CASE("Kernel times: unknown halves and deltas beyond 32 bits escape and rou
     return x;
   };
   std::vector<model::KernelExec> in = {
-      k(t0, t0 + 5000, t0 + 9000, t0 + 60000),                    // full
-      k(t0 + 20000, t0 + 24000, 0, 0),                            // interposer tier: no GPU times
-      k(0, 0, t0 + 70000, t0 + 90000),                            // GPU times only
-      k(0, 0, 0, 0),                                              // nothing known
-      k(t0 + big, t0 + big + 4000, t0 + big + 9000, t0 + big + 50000), // host gap of 2^40
+      k(t0, t0 + 5000, t0 + 9000, t0 + 60000), // full
+      k(t0 + 20000, t0 + 24000, 0, 0),         // interposer tier: no GPU times
+      k(0, 0, t0 + 70000, t0 + 90000),         // GPU times only
+      k(0, 0, 0, 0),                           // nothing known
+      k(t0 + big, t0 + big + 4000, t0 + big + 9000, t0 + big + 50000),       // host gap of 2^40
       k(t0 + big + 60000, t0 + big + 64000, t0 + big + 70000, t0 + 2 * big), // GPU duration of 2^40
-      k(t0 + big + 80000, 0, t0 + 2 * big + 1, t0 + 2 * big + 9), // launch end unknown only
+      k(t0 + big + 80000, 0, t0 + 2 * big + 1, t0 + 2 * big + 9),  // launch end unknown only
       k(t0 + big + 90000, t0 + big + 95000, 0, t0 + 2 * big + 99), // start unknown only
       k(t0 + big + 99000, t0 + big + 90000, t0 + big + 50, t0 + big + 10), // negative durations
       k(std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::min(),
         std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()),
-      k(t0 + big + 100000, t0 + big + 104000, t0 + 2 * big + 200, t0 + 2 * big + 900), // back to normal
+      k(t0 + big + 100000, t0 + big + 104000, t0 + 2 * big + 200,
+        t0 + 2 * big + 900), // back to normal
   };
-  for (const auto& x : in) enc.add(x);
+  for (const auto& x : in)
+    enc.add(x);
   const auto msg = enc.encode(0, false, 0);
 
   WireView view;
   const wire::Batch* wb = view.batch(msg);
   REQUIRE(wb->kernels());
   std::vector<TimingForm> forms;
-  for (uint32_t key : *wb->kernels()->key()) forms.push_back(TimingForm(key >> kSignatureIdBits));
+  for (uint32_t key : *wb->kernels()->key())
+    forms.push_back(TimingForm(key >> kSignatureIdBits));
   using F = TimingForm;
   REQUIRE(forms.size() == in.size());
   CHECK(std::vector<F>(forms.begin(), forms.begin() + 8) ==
-        std::vector<F>{F::Full, F::HostOnly, F::GpuOnly, F::None, F::Escape, F::Escape, F::Escape, F::Escape});
+        std::vector<F>{F::Full, F::HostOnly, F::GpuOnly, F::None, F::Escape, F::Escape, F::Escape,
+                       F::Escape});
   CHECK(forms[9] == F::Escape);
   // Rows 8 and 10 take whichever form their predecessors leave them; only exactness matters.
 
@@ -236,7 +248,8 @@ TEST_CASE("Achieved occupancy travels only where known, exactly") {
   in[1].achieved_occupancy = 0.0f;
   in[3].achieved_occupancy = 0.625f;
   in[4].achieved_occupancy = -0.5f; // negative but not the -1 default: still carried
-  for (const auto& x : in) enc.add(x);
+  for (const auto& x : in)
+    enc.add(x);
   const auto msg = enc.encode(0, false, 0);
   WireView view;
   REQUIRE(view.batch(msg)->kernels()->occupancy()->size() == 3);
@@ -260,7 +273,8 @@ TEST_CASE("Graph node ids travel only for kernels that ran as graph nodes, exact
   in[2].graph_id = 7;
   in[2].graph_node_id = 1;
   in[2].flags = model::kKernelFromGraph;
-  for (const auto& x : in) enc.add(x);
+  for (const auto& x : in)
+    enc.add(x);
   const auto msg = enc.encode(0, false, 0);
   WireView view;
   REQUIRE(view.batch(msg)->kernels()->graph_nodes()->size() == 2);
@@ -282,7 +296,8 @@ TEST_CASE("A steady training loop costs under 16 bytes per kernel") {
   for (int batch = 0; batch < 6; ++batch) {
     std::vector<model::KernelExec> in;
     loop.next(10'000, in);
-    for (const auto& k : in) enc.add(k);
+    for (const auto& k : in)
+      enc.add(k);
     const auto msg = enc.encode(0, false, 0);
     enc.confirm(true);
     Batch b = expectValue<Batch>(dec.decode(msg));

@@ -19,7 +19,8 @@ namespace {
 struct TempDir {
   fs::path path;
   TempDir() {
-    path = fs::temp_directory_path() / ("gwt_test_" + std::to_string(getpid()) + "_" + std::to_string(counter()++));
+    path = fs::temp_directory_path() /
+           ("gwt_test_" + std::to_string(getpid()) + "_" + std::to_string(counter()++));
     fs::create_directories(path);
   }
   ~TempDir() { fs::remove_all(path); }
@@ -39,7 +40,8 @@ void writeBytes(const fs::path& p, std::span<const uint8_t> bytes) {
 }
 
 // A recorded run: Hello, then batches of a steady loop.
-std::vector<std::vector<uint8_t>> recordedRun(model::NameTable& names, std::vector<model::KernelExec>& sent) {
+std::vector<std::vector<uint8_t>> recordedRun(model::NameTable& names,
+                                              std::vector<model::KernelExec>& sent) {
   std::vector<std::vector<uint8_t>> msgs;
   Hello h;
   h.session_id = 21;
@@ -51,7 +53,8 @@ std::vector<std::vector<uint8_t>> recordedRun(model::NameTable& names, std::vect
   for (int i = 0; i < 4; ++i) {
     std::vector<model::KernelExec> ks;
     loop.next(1000, ks);
-    for (const auto& k : ks) enc.add(k);
+    for (const auto& k : ks)
+      enc.add(k);
     sent.insert(sent.end(), ks.begin(), ks.end());
     msgs.push_back(enc.encode(0, i == 3, 0));
     enc.confirm(true);
@@ -67,7 +70,9 @@ std::unique_ptr<GwtWriter> createWriter(const fs::path& path) {
 }
 
 // The error a read ended with; empty when it succeeded.
-std::string errorOf(const Status& status) { return status ? std::string() : status.error().message; }
+std::string errorOf(const Status& status) {
+  return status ? std::string() : status.error().message;
+}
 
 } // namespace
 
@@ -79,16 +84,20 @@ TEST_CASE(".gwt write, read and replay") {
   const auto msgs = recordedRun(names, sent);
 
   auto writer = createWriter(file);
-  for (const auto& m : msgs) REQUIRE(writer->append(m));
+  for (const auto& m : msgs)
+    REQUIRE(writer->append(m));
   REQUIRE(writer->close());
   CHECK(looksLikeGwt(file.string()));
 
   size_t total = 8;
-  for (const auto& m : msgs) total += 4 + m.size();
+  for (const auto& m : msgs)
+    total += 4 + m.size();
   CHECK(fs::file_size(file) == total);
 
   std::vector<std::vector<uint8_t>> read;
-  REQUIRE(readGwt(file.string(), [&](std::span<const uint8_t> m) { read.emplace_back(m.begin(), m.end()); }).has_value());
+  REQUIRE(readGwt(file.string(), [&](std::span<const uint8_t> m) {
+            read.emplace_back(m.begin(), m.end());
+          }).has_value());
   CHECK(read == msgs);
 
   model::NameTable replay_names;
@@ -96,12 +105,12 @@ TEST_CASE(".gwt write, read and replay") {
   std::vector<model::KernelExec> got;
   bool final = false;
   REQUIRE(readGwt(file.string(), [&](std::span<const uint8_t> m) {
-    auto r = dec.decode(m);
-    if (auto* b = r ? std::get_if<Batch>(&*r) : nullptr) {
-      got.insert(got.end(), b->kernels.begin(), b->kernels.end());
-      final = b->final;
-    }
-  }).has_value());
+            auto r = dec.decode(m);
+            if (auto* b = r ? std::get_if<Batch>(&*r) : nullptr) {
+              got.insert(got.end(), b->kernels.begin(), b->kernels.end());
+              final = b->final;
+            }
+          }).has_value());
   requireSameRecords(sent, got);
   CHECK(final);
 }
@@ -123,7 +132,8 @@ TEST_CASE("Truncated .gwt files are errors naming the offset, after the intact r
   const auto msgs = recordedRun(names, sent);
   const auto good = dir.path / "good.gwt";
   auto writer = createWriter(good);
-  for (const auto& m : msgs) REQUIRE(writer->append(m));
+  for (const auto& m : msgs)
+    REQUIRE(writer->append(m));
   REQUIRE(writer->close());
   const auto bytes = fileBytes(good);
   const auto cut = dir.path / "cut.gwt";
@@ -133,7 +143,8 @@ TEST_CASE("Truncated .gwt files are errors naming the offset, after the intact r
   for (size_t len : {second + 2, second + 4 + msgs[1].size() / 2}) {
     writeBytes(cut, {bytes.data(), len});
     size_t n = 0;
-    const std::string error = errorOf(readGwt(cut.string(), [&](std::span<const uint8_t>) { ++n; }));
+    const std::string error =
+        errorOf(readGwt(cut.string(), [&](std::span<const uint8_t>) { ++n; }));
     CHECK_FALSE(error.empty());
     CHECK(n == 1);
     CHECK(error.find("truncated") != std::string::npos);

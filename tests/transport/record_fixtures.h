@@ -22,10 +22,11 @@ namespace gpuwise::transport::testing {
 // Every field of each record as a tuple (correlation excluded: not carried), so that a mismatch
 // prints both sides.
 inline auto fields(const model::KernelExec& k) {
-  return std::tuple(k.start, k.end, k.launch_start, k.launch_end, k.name, k.device, k.stream, k.thread,
-                    k.grid.x, k.grid.y, k.grid.z, k.block.x, k.block.y, k.block.z,
-                    k.registers_per_thread, k.static_shared_bytes, k.dynamic_shared_bytes, k.graph_id,
-                    int(k.flags), std::bit_cast<uint32_t>(k.achieved_occupancy), k.graph_node_id);
+  return std::tuple(k.start, k.end, k.launch_start, k.launch_end, k.name, k.device, k.stream,
+                    k.thread, k.grid.x, k.grid.y, k.grid.z, k.block.x, k.block.y, k.block.z,
+                    k.registers_per_thread, k.static_shared_bytes, k.dynamic_shared_bytes,
+                    k.graph_id, int(k.flags), std::bit_cast<uint32_t>(k.achieved_occupancy),
+                    k.graph_node_id);
 }
 inline auto fields(const model::Copy& c) {
   return std::tuple(c.start, c.end, c.call_start, c.call_end, c.bytes, c.device, c.stream, c.thread,
@@ -38,7 +39,9 @@ inline auto fields(const model::Memset& m) {
 inline auto fields(const model::HostSync& s) {
   return std::tuple(s.start, s.end, s.device, s.stream, s.thread, int(s.kind));
 }
-inline auto fields(const model::ApiCall& a) { return std::tuple(a.start, a.end, a.name, a.thread); }
+inline auto fields(const model::ApiCall& a) {
+  return std::tuple(a.start, a.end, a.name, a.thread);
+}
 inline auto fields(const model::Allocation& a) {
   return std::tuple(a.time, a.address, a.bytes, a.device, int(a.kind), a.is_free);
 }
@@ -90,7 +93,8 @@ public:
     std::string s = "k" + std::to_string(i);
     s.push_back('\0');
     s += "\xff\xfe\n\t\"\\";
-    for (int j = 0; j < i % 17; ++j) s.push_back(static_cast<char>(rng_() & 0xff));
+    for (int j = 0; j < i % 17; ++j)
+      s.push_back(static_cast<char>(rng_() & 0xff));
     return s;
   }
 
@@ -140,15 +144,22 @@ public:
     return {time(), u64(), u64(), u32(), model::MemoryKind(below(6)), coin()};
   }
   model::MemorySample memorySample() {
-    return {time(), u32(), static_cast<int64_t>(u64()), pick() ? -1 : static_cast<int64_t>(rng_() >> 1)};
+    return {time(), u32(), static_cast<int64_t>(u64()),
+            pick() ? -1 : static_cast<int64_t>(rng_() >> 1)};
   }
   model::Range range(const std::vector<model::NameId>& names) {
-    return {time(), time(), names[rng_() % names.size()], u32(), u32(), u32(), model::RangeKind(below(6)),
-            pick() ? -1 : static_cast<int64_t>(u64())};
+    return {
+        time(), time(), names[rng_() % names.size()], u32(),
+        u32(),  u32(),  model::RangeKind(below(6)),   pick() ? -1 : static_cast<int64_t>(u64())};
   }
 
   model::DeviceSample deviceSample() {
-    return {time(), u32(), i64(), i64(), i64(), static_cast<int32_t>(u32()),
+    return {time(),
+            u32(),
+            i64(),
+            i64(),
+            i64(),
+            static_cast<int32_t>(u32()),
             static_cast<int32_t>(u32())};
   }
   model::BlasCall blasCall() {
@@ -176,12 +187,16 @@ public:
   // A random record of the kind `Record` (one overload per kind of model::RecordSet: a kind
   // without one fails to compile in the tests that walk every kind).
   using Names = std::vector<model::NameId>;
-  model::KernelExec record(std::type_identity<model::KernelExec>, const Names& n) { return kernel(n); }
+  model::KernelExec record(std::type_identity<model::KernelExec>, const Names& n) {
+    return kernel(n);
+  }
   model::Copy record(std::type_identity<model::Copy>, const Names&) { return copy(); }
   model::Memset record(std::type_identity<model::Memset>, const Names&) { return memset(); }
   model::HostSync record(std::type_identity<model::HostSync>, const Names&) { return sync(); }
   model::ApiCall record(std::type_identity<model::ApiCall>, const Names& n) { return apiCall(n); }
-  model::Allocation record(std::type_identity<model::Allocation>, const Names&) { return allocation(); }
+  model::Allocation record(std::type_identity<model::Allocation>, const Names&) {
+    return allocation();
+  }
   model::MemorySample record(std::type_identity<model::MemorySample>, const Names&) {
     return memorySample();
   }
@@ -203,7 +218,8 @@ private:
     return v[rng_() % 4];
   }
   int64_t edge64() {
-    const int64_t v[] = {1, -1, std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()};
+    const int64_t v[] = {1, -1, std::numeric_limits<int64_t>::min(),
+                         std::numeric_limits<int64_t>::max()};
     return v[rng_() % 4];
   }
   std::mt19937_64 rng_;

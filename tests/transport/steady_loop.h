@@ -30,8 +30,9 @@ public:
     std::uniform_int_distribution<int> pick(0, distinct - 1);
     for (int i = 0; i < distinct; ++i) {
       Site s;
-      s.kernel.name = names.intern("void at::native::elementwise_kernel<128, 4, " + std::to_string(i) +
-                                   ">(int, at::native::gpu_kernel_impl_nocast<float>)");
+      s.kernel.name =
+          names.intern("void at::native::elementwise_kernel<128, 4, " + std::to_string(i) +
+                       ">(int, at::native::gpu_kernel_impl_nocast<float>)");
       s.kernel.device = 0;
       s.kernel.stream = 7;
       s.kernel.thread = 4242;
@@ -46,7 +47,8 @@ public:
       sites_.push_back(s);
     }
     const int length = distinct + distinct / 2;
-    for (int i = 0; i < length; ++i) sequence_.push_back(i < distinct ? i : pick(rng_));
+    for (int i = 0; i < length; ++i)
+      sequence_.push_back(i < distinct ? i : pick(rng_));
   }
 
   // Appends the next `n` kernels of the loop.

@@ -34,7 +34,8 @@ struct TempDir {
   fs::path path;
   TempDir() {
     static int n = 0;
-    path = fs::temp_directory_path() / ("gw_zmq_" + std::to_string(getpid()) + "_" + std::to_string(n++));
+    path = fs::temp_directory_path() /
+           ("gw_zmq_" + std::to_string(getpid()) + "_" + std::to_string(n++));
   }
   ~TempDir() { fs::remove_all(path); }
 };
@@ -52,7 +53,9 @@ std::unique_ptr<PushSender> connectOrFail(const std::string& ep, PushSender::Opt
   return std::move(*s);
 }
 
-std::vector<uint8_t> bytes(size_t n, uint8_t fill) { return std::vector<uint8_t>(n, fill); }
+std::vector<uint8_t> bytes(size_t n, uint8_t fill) {
+  return std::vector<uint8_t>(n, fill);
+}
 
 // Sends `msg` and checks it arrives intact.
 void roundTrip(PushSender& tx, PullReceiver& rx, const std::vector<uint8_t>& msg) {
@@ -167,22 +170,25 @@ TEST_CASE("A stalled peer: sends turn to WouldBlock at the high-water mark, and 
   // first WouldBlock can be followed by a few more successes; the peer counts as saturated when
   // sends have kept failing for 300 consecutive tries, 1 ms apart.
   int sent = 0, first_would_block = -1, failing = 0;
-  const bool saturated = waitFor([&] {
-    const SendResult r = timedSend();
-    REQUIRE(r != SendResult::Error);
-    if (r == SendResult::Sent) {
-      ++sent;
-      failing = 0;
-    } else {
-      if (first_would_block < 0) first_would_block = sent;
-      ++failing;
-    }
-    return failing >= 300;
-  }, 30s);
+  const bool saturated = waitFor(
+      [&] {
+        const SendResult r = timedSend();
+        REQUIRE(r != SendResult::Error);
+        if (r == SendResult::Sent) {
+          ++sent;
+          failing = 0;
+        } else {
+          if (first_would_block < 0) first_would_block = sent;
+          ++failing;
+        }
+        return failing >= 300;
+      },
+      30s);
   REQUIRE(saturated);
   const auto us = std::chrono::duration_cast<std::chrono::microseconds>(worst).count();
-  WARN("stalled peer: first WouldBlock after " << first_would_block << " sends of 256 KiB, saturated after "
-       << sent << "; slowest trySend " << us << " us");
+  WARN("stalled peer: first WouldBlock after "
+       << first_would_block << " sends of 256 KiB, saturated after " << sent << "; slowest trySend "
+       << us << " us");
   // What can be queued is bounded: the two high-water marks plus the kernel's socket buffers.
   CHECK(sent < 400);
   CHECK(worst < 50ms);
@@ -190,7 +196,8 @@ TEST_CASE("A stalled peer: sends turn to WouldBlock at the high-water mark, and 
   // Once the advisor reads again, the queue drains and sends go through.
   size_t received = 0;
   REQUIRE(waitFor([&] {
-    while (rx->receive(0ms)) ++received;
+    while (rx->receive(0ms))
+      ++received;
     return tx->trySend(msg) == SendResult::Sent;
   }));
   CHECK(received > 0);

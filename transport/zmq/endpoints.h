@@ -31,8 +31,8 @@ enum class SendResult { Sent, WouldBlock, Error };
 class PushSender {
 public:
   struct Options {
-    int send_hwm = 64;      // messages queued before sends would block (then dropped)
-    int linger_ms = 200;    // how long close() may wait to flush queued messages at exit
+    int send_hwm = 64;   // messages queued before sends would block (then dropped)
+    int linger_ms = 200; // how long close() may wait to flush queued messages at exit
   };
   // Connects (asynchronously) to `endpoint`; an error naming it when the endpoint is malformed.
   // An advisor that is not there yet is not an error.

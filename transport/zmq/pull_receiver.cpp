@@ -21,7 +21,8 @@ bool makeDirectories(const std::string& dir) {
   struct stat st {};
   if (stat(dir.c_str(), &st) == 0) return S_ISDIR(st.st_mode) || (errno = ENOTDIR, false);
   const size_t slash = dir.find_last_of('/');
-  if (slash != std::string::npos && slash > 0 && !makeDirectories(dir.substr(0, slash))) return false;
+  if (slash != std::string::npos && slash > 0 && !makeDirectories(dir.substr(0, slash)))
+    return false;
   if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) return false;
   return chmod(dir.c_str(), 0700) == 0 || errno == EPERM;
 }
@@ -31,7 +32,8 @@ bool makeDirectories(const std::string& dir) {
 // interface takes the address spelled out: tcp://0.0.0.0:PORT (or [::]).
 std::string narrowWildcard(const std::string& endpoint) {
   static const std::string kWildcard = "tcp://*:";
-  if (endpoint.rfind(kWildcard, 0) == 0) return "tcp://127.0.0.1:" + endpoint.substr(kWildcard.size());
+  if (endpoint.rfind(kWildcard, 0) == 0)
+    return "tcp://127.0.0.1:" + endpoint.substr(kWildcard.size());
   return endpoint;
 }
 
@@ -58,10 +60,12 @@ struct PullReceiver::Impl {
 };
 
 PullReceiver::PullReceiver(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
-PullReceiver::~PullReceiver() { close(); }
+PullReceiver::~PullReceiver() {
+  close();
+}
 
 Expected<std::unique_ptr<PullReceiver>> PullReceiver::bind(const std::string& endpoint,
-                                                            const Options& options) {
+                                                           const Options& options) {
   try {
     return bindImpl(endpoint, options);
   } catch (...) {
@@ -70,7 +74,7 @@ Expected<std::unique_ptr<PullReceiver>> PullReceiver::bind(const std::string& en
 }
 
 Expected<std::unique_ptr<PullReceiver>> PullReceiver::bindImpl(const std::string& endpoint,
-                                                                const Options& options) {
+                                                               const Options& options) {
   auto impl = std::make_unique<Impl>();
   auto fail = [&](const std::string& what, int err) -> Expected<std::unique_ptr<PullReceiver>> {
     std::string why = endpoint + ": " + what + ": " + zmq_strerror(err);
@@ -78,7 +82,8 @@ Expected<std::unique_ptr<PullReceiver>> PullReceiver::bindImpl(const std::string
     return unexpected(std::move(why));
   };
   std::string ipc_path;
-  if (endpoint.rfind("ipc://", 0) == 0 && endpoint.size() > 6 && endpoint[6] != '@' && endpoint[6] != '*')
+  if (endpoint.rfind("ipc://", 0) == 0 && endpoint.size() > 6 && endpoint[6] != '@' &&
+      endpoint[6] != '*')
     ipc_path = endpoint.substr(6);
   if (!ipc_path.empty()) {
     const size_t slash = ipc_path.find_last_of('/');
@@ -96,14 +101,17 @@ Expected<std::unique_ptr<PullReceiver>> PullReceiver::bindImpl(const std::string
       zmq_setsockopt(impl->socket, ZMQ_RCVHWM, &hwm, sizeof hwm) != 0 ||
       zmq_setsockopt(impl->socket, ZMQ_LINGER, &linger, sizeof linger) != 0)
     return fail("cannot set socket options", zmq_errno());
-  if (zmq_bind(impl->socket, narrowWildcard(endpoint).c_str()) != 0) return fail("cannot bind", zmq_errno());
+  if (zmq_bind(impl->socket, narrowWildcard(endpoint).c_str()) != 0)
+    return fail("cannot bind", zmq_errno());
   // libzmq creates the socket file with the process umask; narrow it to the owner.
   if (!ipc_path.empty() && chmod(ipc_path.c_str(), 0600) != 0)
     return fail("cannot restrict the socket file to its owner", errno);
   char last[1024] = {};
   size_t len = sizeof last;
-  if (zmq_getsockopt(impl->socket, ZMQ_LAST_ENDPOINT, last, &len) == 0) impl->endpoint = last;
-  else impl->endpoint = endpoint;
+  if (zmq_getsockopt(impl->socket, ZMQ_LAST_ENDPOINT, last, &len) == 0)
+    impl->endpoint = last;
+  else
+    impl->endpoint = endpoint;
   return std::unique_ptr<PullReceiver>(new PullReceiver(std::move(impl)));
 }
 

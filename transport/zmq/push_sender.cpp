@@ -54,15 +54,17 @@ struct PushSender::Impl {
 PushSender::PushSender(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 PushSender::~PushSender() {
-  if (impl_ && impl_->forked()) abandon();
-  else close();
+  if (impl_ && impl_->forked())
+    abandon();
+  else
+    close();
 }
 
 Expected<std::unique_ptr<PushSender>> PushSender::connect(const std::string& endpoint,
                                                           const Options& options) {
   try {
     return connectImpl(endpoint, options);
-  } catch (...) { // out of memory: no sender, the shim carries on without one
+  } catch (...) {                       // out of memory: no sender, the shim carries on without one
     return unexpected("out of memory"); // short enough not to allocate
   }
 }
@@ -99,7 +101,8 @@ Expected<std::unique_ptr<PushSender>> PushSender::connectImpl(const std::string&
 
 SendResult PushSender::trySend(std::span<const uint8_t> message) {
   if (!impl_ || impl_->closed || impl_->forked()) return SendResult::Error;
-  if (zmq_send(impl_->socket, message.data(), message.size(), ZMQ_DONTWAIT) >= 0) return SendResult::Sent;
+  if (zmq_send(impl_->socket, message.data(), message.size(), ZMQ_DONTWAIT) >= 0)
+    return SendResult::Sent;
   const int e = zmq_errno();
   return e == EAGAIN || e == EINTR ? SendResult::WouldBlock : SendResult::Error;
 }

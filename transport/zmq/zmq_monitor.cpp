@@ -40,17 +40,22 @@ void drainMonitor(void* reader, MonitorCounts& counts) {
       return;
     }
     uint16_t event = 0;
-    if (zmq_msg_size(&frame) >= sizeof event) std::memcpy(&event, zmq_msg_data(&frame), sizeof event);
+    if (zmq_msg_size(&frame) >= sizeof event)
+      std::memcpy(&event, zmq_msg_data(&frame), sizeof event);
     bool more = zmq_msg_more(&frame);
     zmq_msg_close(&frame);
     while (more) { // the rest of this event is already queued with its first frame
       zmq_msg_init(&frame);
-      if (zmq_msg_recv(&frame, reader, ZMQ_DONTWAIT) < 0) more = false;
-      else more = zmq_msg_more(&frame);
+      if (zmq_msg_recv(&frame, reader, ZMQ_DONTWAIT) < 0)
+        more = false;
+      else
+        more = zmq_msg_more(&frame);
       zmq_msg_close(&frame);
     }
-    if (event == ZMQ_EVENT_HANDSHAKE_SUCCEEDED) ++counts.handshakes;
-    else if (event == ZMQ_EVENT_DISCONNECTED) ++counts.disconnects;
+    if (event == ZMQ_EVENT_HANDSHAKE_SUCCEEDED)
+      ++counts.handshakes;
+    else if (event == ZMQ_EVENT_DISCONNECTED)
+      ++counts.disconnects;
   }
 }
 

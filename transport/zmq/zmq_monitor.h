@@ -10,8 +10,8 @@
 namespace gpuwise::transport {
 
 struct MonitorCounts {
-  uint64_t handshakes = 0;    // ZMQ_EVENT_HANDSHAKE_SUCCEEDED: a peer is connected and usable
-  uint64_t disconnects = 0;   // ZMQ_EVENT_DISCONNECTED
+  uint64_t handshakes = 0;  // ZMQ_EVENT_HANDSHAKE_SUCCEEDED: a peer is connected and usable
+  uint64_t disconnects = 0; // ZMQ_EVENT_DISCONNECTED
 };
 
 // Attaches a monitor to `socket` (both in `context`) and connects a PAIR reader to it. Returns the

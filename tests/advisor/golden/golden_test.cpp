@@ -108,8 +108,9 @@ json excerpt(const json& r) {
   e["idle"] = pick(idle, {"seconds_by_cause", "input_data_loader_seconds", "input_inferred_seconds",
                           "gaps", "launch_overhead_gaps", "host_bound_gaps", "short_kernels"});
   json steps = r.at("steps");
-  json s = pick(steps, {"source", "count", "mean_seconds", "p50_seconds", "p90_seconds", "cv",
-                        "input_stall_ratio", "host_sync_seconds_per_step", "idle_seconds_by_cause"});
+  json s =
+      pick(steps, {"source", "count", "mean_seconds", "p50_seconds", "p90_seconds", "cv",
+                   "input_stall_ratio", "host_sync_seconds_per_step", "idle_seconds_by_cause"});
   s["per_step"] = json::array();
   for (const auto& p : steps.at("processes")) {
     s["inferred"] = p.at("inferred");
@@ -118,17 +119,17 @@ json excerpt(const json& r) {
                                         "input_stall_seconds", "host_sync_seconds", "kernels"}));
   }
   e["steps"] = s;
-  e["precision"] = pick(r.at("precision"), {"time_ratio", "tensor_core_time_ratio",
-                                            "fp32_matmul_time_ratio", "unknown_kernel_names",
-                                            "unknown_kernels"});
+  e["precision"] =
+      pick(r.at("precision"), {"time_ratio", "tensor_core_time_ratio", "fp32_matmul_time_ratio",
+                               "unknown_kernel_names", "unknown_kernels"});
   e["occupancy"] = pick(r.at("occupancy"), {"theoretical", "achieved", "sm_fill", "tail_wave_loss",
                                             "limiter", "limiter_time_ratio"});
   e["top_kernels"] = json::array();
   for (size_t i = 0; i < r.at("top_kernels").size() && i < 5; ++i)
-    e["top_kernels"].push_back(pick(r.at("top_kernels")[i],
-                                    {"name", "count", "seconds", "precision", "tensor_core",
-                                     "occupancy_theoretical", "occupancy_limiter", "sm_fill",
-                                     "occupancy_achieved"}));
+    e["top_kernels"].push_back(
+        pick(r.at("top_kernels")[i],
+             {"name", "count", "seconds", "precision", "tensor_core", "occupancy_theoretical",
+              "occupancy_limiter", "sm_fill", "occupancy_achieved"}));
   return round(e);
 }
 

@@ -36,7 +36,8 @@ inline std::string readFile(const std::string& path) {
 class TempDir {
 public:
   TempDir() {
-    path_ = std::filesystem::temp_directory_path() / ("gpuwise_import_test_" + std::to_string(::getpid()));
+    path_ = std::filesystem::temp_directory_path() /
+            ("gpuwise_import_test_" + std::to_string(::getpid()));
     std::filesystem::create_directories(path_);
   }
   ~TempDir() {
@@ -74,7 +75,8 @@ inline Span unionSpan(std::vector<std::pair<int64_t, int64_t>> v) {
   Span s;
   if (v.empty()) return s;
   std::sort(v.begin(), v.end());
-  int64_t lo = v.front().first, hi = v.front().first, curS = v.front().first, curE = v.front().second;
+  int64_t lo = v.front().first, hi = v.front().first, curS = v.front().first,
+          curE = v.front().second;
   for (const auto& [a, b] : v) {
     hi = std::max(hi, b);
     if (a > curE) {
@@ -90,7 +92,8 @@ inline Span unionSpan(std::vector<std::pair<int64_t, int64_t>> v) {
   return s;
 }
 
-inline std::vector<std::pair<int64_t, int64_t>> gpuIntervals(const model::ProcessTrace& p, int device = -1) {
+inline std::vector<std::pair<int64_t, int64_t>> gpuIntervals(const model::ProcessTrace& p,
+                                                             int device = -1) {
   std::vector<std::pair<int64_t, int64_t>> v;
   for (const auto& k : p.kernels)
     if (device < 0 || int(k.device) == device) v.emplace_back(k.start, k.end);

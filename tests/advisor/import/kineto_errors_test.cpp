@@ -27,7 +27,9 @@ std::string errorOf(const std::string& bytes, const std::string& name = "t.json"
   return r.error;
 }
 
-bool has(const std::string& s, const std::string& what) { return s.find(what) != std::string::npos; }
+bool has(const std::string& s, const std::string& what) {
+  return s.find(what) != std::string::npos;
+}
 
 } // namespace
 
@@ -36,7 +38,8 @@ TEST_CASE("the good trace imports, names with escapes included") {
   INFO(r.error);
   REQUIRE(r.ok());
   REQUIRE(r.trace.processes[0].kernels.size() == 2);
-  CHECK(r.trace.processes[0].names.get(r.trace.processes[0].kernels[1].name) == "k2 \"quoted\" \\ name");
+  CHECK(r.trace.processes[0].names.get(r.trace.processes[0].kernels[1].name) ==
+        "k2 \"quoted\" \\ name");
 }
 
 TEST_CASE("empty and whitespace-only files") {
@@ -47,22 +50,26 @@ TEST_CASE("empty and whitespace-only files") {
 
 TEST_CASE("garbage and other formats") {
   CHECK(has(errorOf("hello world"), "not a JSON trace (the file starts with 'h', not '{' or '[')"));
-  CHECK(has(errorOf(std::string("\x00\x01\x02\x03", 4)), "not a JSON trace (the file starts with 0x00"));
+  CHECK(has(errorOf(std::string("\x00\x01\x02\x03", 4)),
+            "not a JSON trace (the file starts with 0x00"));
   CHECK(has(errorOf("\"just a string\""), "not a JSON trace"));
   CHECK(has(errorOf("42"), "not a JSON trace"));
   // SQLite (an Nsight Systems export) is not JSON either.
   CHECK(has(errorOf(std::string("SQLite format 3\0", 16)), "not a JSON trace"));
   std::mt19937 rng(7);
   std::string noise(100000, '\0');
-  for (auto& c : noise) c = char(rng());
+  for (auto& c : noise)
+    c = char(rng());
   noise[0] = 'x';
   CHECK(has(errorOf(noise), "not a JSON trace"));
 }
 
 TEST_CASE("JSON that is not a Chrome trace says what it is") {
   CHECK(has(errorOf(R"({"a": 1, "b": [1, 2]})"), "without a traceEvents array"));
-  CHECK(has(errorOf(R"({"schema": "1.0.1", "pid": 7, "nodes": [{"name": "x", "id": 1}], "finish_ts": 9})"),
-            "PyTorch execution trace"));
+  CHECK(has(
+      errorOf(
+          R"({"schema": "1.0.1", "pid": 7, "nodes": [{"name": "x", "id": 1}], "finish_ts": 9})"),
+      "PyTorch execution trace"));
   CHECK(has(errorOf(R"([[-1, 1, 37888, 7], [-1, 1, 512, 7]])"), "PyTorch memory timeline"));
   CHECK(has(errorOf(R"({"traceEvents": [1, 2, 3]})"), "not event objects"));
   CHECK(has(errorOf(R"({"traceEvents": [{"ph": "X"}, 5, {"ph": "X"}]})"), "malformed traceEvents"));
@@ -94,7 +101,8 @@ TEST_CASE("truncated and corrupt gzip are errors") {
   flipped[gz.size() - 6] ^= 0x5a; // the CRC32 in the trailer
   CHECK(has(errorOf(flipped, "t.json.gz"), "CRC"));
   std::string bad = gz;
-  for (size_t i = 12; i < bad.size() - 8; i += 3) bad[i] = char(~bad[i]);
+  for (size_t i = 12; i < bad.size() - 8; i += 3)
+    bad[i] = char(~bad[i]);
   CHECK_FALSE(errorOf(bad, "t.json.gz").empty());
   CHECK(has(errorOf(gz + "garbage!", "t.json.gz"), "after the end of the gzip stream"));
   // Zero padding after the stream (tape-style) is tolerated.
@@ -106,8 +114,11 @@ TEST_CASE("data after the document, unbalanced brackets, malformed events") {
   CHECK(has(errorOf(kGood + " x"), "after the end of the JSON document"));
   CHECK(has(errorOf(kGood + "{}"), "after the end of the JSON document"));
   CHECK(has(errorOf("{\"traceEvents\": []}}"), "after the end"));
-  CHECK(has(errorOf(R"({"traceEvents": [{"ph": "X", "cat": "kernel", "ts": 1 "dur": 2}]})"), "malformed JSON in traceEvents"));
-  CHECK(has(errorOf(R"({"traceEvents": [{"ph": "X", "cat": "kernel", "ts": 1, "dur": 2}]} , "x": })"), "after the end"));
+  CHECK(has(errorOf(R"({"traceEvents": [{"ph": "X", "cat": "kernel", "ts": 1 "dur": 2}]})"),
+            "malformed JSON in traceEvents"));
+  CHECK(
+      has(errorOf(R"({"traceEvents": [{"ph": "X", "cat": "kernel", "ts": 1, "dur": 2}]} , "x": })"),
+          "after the end"));
   CHECK_FALSE(errorOf(R"({"traceEvents": [], "deviceProperties": [1, }})").empty());
 }
 
@@ -138,8 +149,12 @@ TEST_CASE("a parse error stops the reader midway, even when it waits for a free 
   std::string text = R"({"traceEvents": [)";
   for (int i = 0; i < 3000; ++i) {
     if (i) text += ",\n";
-    if (i == 40) text += R"({"ph": "X", "cat": "kernel", "ts": 1 "dur": 2})"; // passes the splitter, not simdjson
-    else text += R"({"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": )" + std::to_string(i) + R"(, "dur": 1})";
+    if (i == 40)
+      text +=
+          R"({"ph": "X", "cat": "kernel", "ts": 1 "dur": 2})"; // passes the splitter, not simdjson
+    else
+      text += R"({"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": )" +
+              std::to_string(i) + R"(, "dur": 1})";
   }
   text += "]}";
   for (size_t inFlight : {2, 3, 8}) {

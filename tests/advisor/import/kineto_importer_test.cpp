@@ -248,7 +248,9 @@ TEST_CASE("current traces: cuda_sync, annotations, memory totals, metadata after
   // Host syncs: the sync copy (not the device-to-device one), the stream sync enriched with its
   // stream by the cuda_sync record, a device-side wait, and the event sync CUPTI saw in a query.
   REQUIRE(p.syncs.size() == 4);
-  auto count = [&](SyncKind k) { return std::count_if(p.syncs.begin(), p.syncs.end(), [&](auto& s) { return s.kind == k; }); };
+  auto count = [&](SyncKind k) {
+    return std::count_if(p.syncs.begin(), p.syncs.end(), [&](auto& s) { return s.kind == k; });
+  };
   CHECK(count(SyncKind::SyncCopy) == 1);
   CHECK(count(SyncKind::Stream) == 1);
   CHECK(count(SyncKind::StreamWaitEvent) == 1);
@@ -272,7 +274,8 @@ TEST_CASE("current traces: cuda_sync, annotations, memory totals, metadata after
   // Ranges: step, annotation, GPU annotation, and the Python dataloader frame (no
   // enumerate(DataLoader) range in this trace). cpu_op is skipped by default.
   std::map<RangeKind, int> kinds;
-  for (const auto& r2 : p.ranges) ++kinds[r2.kind];
+  for (const auto& r2 : p.ranges)
+    ++kinds[r2.kind];
   CHECK(kinds[RangeKind::Step] == 1);
   CHECK(kinds[RangeKind::Annotation] == 1);
   CHECK(kinds[RangeKind::GpuAnnotation] == 1);
@@ -308,7 +311,8 @@ TEST_CASE("operators are kept as ranges when asked for") {
   o.include_operators = true;
   const auto r = importText(kEraCurrent, o);
   const auto& p = only(r);
-  const auto ops = std::count_if(p.ranges.begin(), p.ranges.end(), [](auto& x) { return x.kind == RangeKind::Operator; });
+  const auto ops = std::count_if(p.ranges.begin(), p.ranges.end(),
+                                 [](auto& x) { return x.kind == RangeKind::Operator; });
   CHECK(ops == 1);
 }
 
@@ -361,12 +365,14 @@ TEST_CASE("a kernel without args takes its device and stream from pid and tid") 
 }
 
 TEST_CASE("Chrome's bare-array form is a trace too") {
-  const auto r = importText(R"([{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 1, "ts": 1, "dur": 1}])");
+  const auto r = importText(
+      R"([{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 1, "ts": 1, "dur": 1}])");
   CHECK(only(r).kernels.size() == 1);
 }
 
 TEST_CASE("vendors: AMD and MTIA devices are named as such") {
-  const std::string amd = R"({"hip_runtime_version": 60443483, "deviceProperties": [{"id": 2, "name": "Radeon Graphics", "numSms": 104}],
+  const std::string amd =
+      R"({"hip_runtime_version": 60443483, "deviceProperties": [{"id": 2, "name": "Radeon Graphics", "numSms": 104}],
     "traceEvents": [{"ph": "X", "cat": "kernel", "name": "Cijk_Alik", "pid": 2, "tid": 0, "ts": 1.5, "dur": 1.0,
     "args": {"device": 2, "stream": 0, "correlation": 121, "kind": "Dispatch Kernel"}}]})";
   const auto ra = importText(amd);
@@ -423,7 +429,8 @@ TEST_CASE("gzip is found by its magic bytes, whatever the name; members may be c
 
   const std::string text = kEraCurrent;
   const size_t cut = text.size() / 2;
-  const std::string twoMembers = test::gzipString(text.substr(0, cut)) + test::gzipString(text.substr(cut));
+  const std::string twoMembers =
+      test::gzipString(text.substr(0, cut)) + test::gzipString(text.substr(cut));
   const auto multi = importKinetoBuffer(twoMembers, "multi.json.gz");
   INFO(multi.error);
   REQUIRE(multi.ok());
@@ -479,10 +486,12 @@ TEST_CASE("several files import in parallel pipelines, in the order given") {
   test::TempDir dir;
   std::vector<std::string> files;
   for (int i = 0; i < 7; ++i) {
-    const std::string text = R"({"distributedInfo": {"rank": )" + std::to_string(i) + R"(}, "traceEvents": [)" +
-                             R"({"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur": )" +
-                             std::to_string(i + 1) + "}]}";
-    files.push_back(dir.write("rank" + std::to_string(i) + ".json.gz", test::gzipString(i % 2 ? text : std::string(kEraCurrent) + " ")));
+    const std::string text =
+        R"({"distributedInfo": {"rank": )" + std::to_string(i) + R"(}, "traceEvents": [)" +
+        R"({"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur": )" +
+        std::to_string(i + 1) + "}]}";
+    files.push_back(dir.write("rank" + std::to_string(i) + ".json.gz",
+                              test::gzipString(i % 2 ? text : std::string(kEraCurrent) + " ")));
   }
   for (size_t parallel : {1, 3, 7}) {
     KinetoImportOptions o;

@@ -126,14 +126,16 @@ TEST_CASE("synchronising calls map to their sync kind") {
   CHECK(syncKindForApi("hipMemcpyWithStream") == SyncKind::SyncCopy);
   CHECK(syncKindForApi("cudaMemcpyAsync") == SyncKind::Unknown);
   CHECK(syncKindForApi("cuMemcpyHtoDAsync_v2") == SyncKind::Unknown);
-  CHECK(syncKindForApi("cudaStreamWaitEvent") == SyncKind::Unknown); // the device waits, not the host
+  CHECK(syncKindForApi("cudaStreamWaitEvent") ==
+        SyncKind::Unknown); // the device waits, not the host
   CHECK(syncKindForApi("cudaEventQuery") == SyncKind::Unknown);
   CHECK(syncKindForApi("cudaLaunchKernel") == SyncKind::Unknown);
   CHECK(syncKindForCudaSync("Context Sync") == SyncKind::Device);
   CHECK(syncKindForCudaSync("Stream Sync") == SyncKind::Stream);
   CHECK(syncKindForCudaSync("Event Sync") == SyncKind::Event);
   CHECK(syncKindForCudaSync("Stream Wait Event") == SyncKind::StreamWaitEvent);
-  for (auto k : {SyncKind::Device, SyncKind::Stream, SyncKind::Event, SyncKind::StreamWaitEvent, SyncKind::SyncCopy})
+  for (auto k : {SyncKind::Device, SyncKind::Stream, SyncKind::Event, SyncKind::StreamWaitEvent,
+                 SyncKind::SyncCopy})
     CHECK(syncKindForCudaSync(gpuwise::model::kinetoSyncName(k)) == k);
   CHECK(isAsyncApi("cudaMemcpyAsync"));
   CHECK_FALSE(isAsyncApi("cudaMemcpy"));

@@ -29,7 +29,8 @@ nlohmann::json loadReference() {
 std::vector<std::pair<std::string, std::string>> traceFiles(const fs::path& root) {
   std::vector<std::pair<std::string, std::string>> files; // relative name, full path
   for (const auto& e : fs::recursive_directory_iterator(root))
-    if (e.is_regular_file()) files.emplace_back(fs::relative(e.path(), root).string(), e.path().string());
+    if (e.is_regular_file())
+      files.emplace_back(fs::relative(e.path(), root).string(), e.path().string());
   std::sort(files.begin(), files.end());
   return files;
 }
@@ -62,8 +63,10 @@ TEST_CASE("every shared Kineto trace imports as the reference says, or is refuse
       CHECK(r.trace.processes.empty());
       CHECK(r.error.rfind(path + ": ", 0) == 0);
       const std::string what = ref.at("what");
-      if (what.find("execution trace") != std::string::npos) CHECK(r.error.find("PyTorch execution trace") != std::string::npos);
-      if (what.find("memory timeline") != std::string::npos) CHECK(r.error.find("PyTorch memory timeline") != std::string::npos);
+      if (what.find("execution trace") != std::string::npos)
+        CHECK(r.error.find("PyTorch execution trace") != std::string::npos);
+      if (what.find("memory timeline") != std::string::npos)
+        CHECK(r.error.find("PyTorch memory timeline") != std::string::npos);
       continue;
     }
     ++chrome;
@@ -74,8 +77,9 @@ TEST_CASE("every shared Kineto trace imports as the reference says, or is refuse
     CHECK(p.kernels.size() == ref.at("kernel_count").get<size_t>());
     CHECK(p.copies.size() == ref.at("memcpy_count").get<size_t>());
     CHECK(p.memsets.size() == ref.at("memset_count").get<size_t>());
-    const auto steps = std::count_if(p.ranges.begin(), p.ranges.end(),
-                                     [](const model::Range& x) { return x.kind == model::RangeKind::Step; });
+    const auto steps = std::count_if(p.ranges.begin(), p.ranges.end(), [](const model::Range& x) {
+      return x.kind == model::RangeKind::Step;
+    });
     CHECK(steps == ref.at("profiler_steps").get<long>());
     if (!ref.at("rank").is_null()) CHECK(p.info.rank == ref.at("rank").get<int>());
 
@@ -109,7 +113,8 @@ TEST_CASE("every shared Kineto trace imports as the reference says, or is refuse
 
 TEST_CASE("all ranks of a job import together, one process each", "[.full_traces]") {
   const fs::path dir = gpuwise::test::requireFullTraces("kineto/hta/trace_filter");
-  const auto r = importKineto({(dir / "sampled_rank-0.json.gz").string(), (dir / "sampled_rank-1.json.gz").string()});
+  const auto r = importKineto(
+      {(dir / "sampled_rank-0.json.gz").string(), (dir / "sampled_rank-1.json.gz").string()});
   INFO(r.error);
   REQUIRE(r.ok());
   REQUIRE(r.trace.processes.size() == 2);
@@ -140,45 +145,56 @@ TEST_CASE("real traces: joins, syncs and devices look like the GPU they came fro
     CHECK(p.devices[0].compute_major == 8);
   }
   SECTION("V100 2021 ResNet-50: occupancy, pageable copies, steps 5..10") {
-    const auto r = importKineto({(root / "kineto_tb_plugin/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz").string()});
+    const auto r = importKineto(
+        {(root / "kineto_tb_plugin/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz")
+             .string()});
     REQUIRE(r.ok());
     const auto& p = r.trace.processes[0];
     size_t withOcc = 0;
-    for (const auto& k : p.kernels) withOcc += k.achieved_occupancy >= 0;
+    for (const auto& k : p.kernels)
+      withOcc += k.achieved_occupancy >= 0;
     CHECK(withOcc > p.kernels.size() / 2);
     size_t pageable = 0;
-    for (const auto& c : p.copies) pageable += c.src == model::MemoryKind::Pageable;
+    for (const auto& c : p.copies)
+      pageable += c.src == model::MemoryKind::Pageable;
     CHECK(pageable > 0);
     std::vector<int64_t> steps;
     for (const auto& x : p.ranges)
       if (x.kind == model::RangeKind::Step) steps.push_back(x.step);
     CHECK(steps == std::vector<int64_t>{5, 6, 7, 8, 9, 10});
-    CHECK(std::count_if(p.ranges.begin(), p.ranges.end(), [](auto& x) { return x.kind == model::RangeKind::DataLoader; }) == 6);
+    CHECK(std::count_if(p.ranges.begin(), p.ranges.end(),
+                        [](auto& x) { return x.kind == model::RangeKind::DataLoader; }) == 6);
   }
   SECTION("ns-resolution V100 trace: fractional timestamps kept") {
-    const auto r = importKineto({(root / "hta/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz").string()});
+    const auto r = importKineto(
+        {(root / "hta/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz").string()});
     REQUIRE(r.ok());
     size_t fractional = 0;
-    for (const auto& k : r.trace.processes[0].kernels) fractional += k.start % 1000 != 0;
+    for (const auto& k : r.trace.processes[0].kernels)
+      fractional += k.start % 1000 != 0;
     CHECK(fractional > 0);
   }
   SECTION("AMD MI300X and MTIA traces name their vendor") {
-    const auto amd = importKineto({(root / "tracelens/perf_model/normalization/normalization_layer_test.json.gz").string()});
+    const auto amd = importKineto(
+        {(root / "tracelens/perf_model/normalization/normalization_layer_test.json.gz").string()});
     REQUIRE(amd.ok());
     REQUIRE_FALSE(amd.trace.processes[0].devices.empty());
     CHECK(amd.trace.processes[0].devices[0].name.find("AMD") != std::string::npos);
-    const auto mtia = importKineto({(root / "hta/mtia_inference_trace/mtia_inference_rank_0.json.gz").string()});
+    const auto mtia =
+        importKineto({(root / "hta/mtia_inference_trace/mtia_inference_rank_0.json.gz").string()});
     REQUIRE(mtia.ok());
     REQUIRE(mtia.trace.processes[0].devices.size() == 1);
     CHECK(mtia.trace.processes[0].devices[0].name == "MTIA ARTEMIS");
   }
   SECTION("H100 with memory profiling: samples of allocated and reserved bytes") {
-    const auto r = importKineto({(root / "tracelens/h100/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz").string()});
+    const auto r =
+        importKineto({(root / "tracelens/h100/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz").string()});
     REQUIRE(r.ok());
     const auto& p = r.trace.processes[0];
     REQUIRE_FALSE(p.memory_samples.empty());
     int64_t peak = 0;
-    for (const auto& m : p.memory_samples) peak = std::max(peak, m.reserved_bytes);
+    for (const auto& m : p.memory_samples)
+      peak = std::max(peak, m.reserved_bytes);
     CHECK(peak > int64_t(1) << 30);
   }
 }

@@ -60,8 +60,12 @@ FAKE_EXPORT long fakeCalls(const char* name) {
   auto it = calls().find(name);
   return it == calls().end() ? 0 : it->second;
 }
-FAKE_EXPORT void fakeSetSyncDelayNs(long ns) { g_sync_delay_ns = ns; }
-FAKE_EXPORT int gwsimIsSimulated() { return 1; }
+FAKE_EXPORT void fakeSetSyncDelayNs(long ns) {
+  g_sync_delay_ns = ns;
+}
+FAKE_EXPORT int gwsimIsSimulated() {
+  return 1;
+}
 
 // --- runtime -----------------------------------------------------------------------------------
 
@@ -256,9 +260,12 @@ FAKE_EXPORT CUresult cuGetProcAddress_v2(const char* symbol, void** pfn, int, cu
                                          CUdriverProcAddressQueryResult* status) {
   count("cuGetProcAddress_v2");
   void* p = nullptr;
-  if (!std::strcmp(symbol, "cuLaunchKernel")) p = reinterpret_cast<void*>(&cuLaunchKernel);
-  else if (!std::strcmp(symbol, "cuMemAlloc")) p = reinterpret_cast<void*>(&cuMemAlloc_v2);
-  else if (!std::strcmp(symbol, "cuFuncGetName")) p = reinterpret_cast<void*>(&cuFuncGetName);
+  if (!std::strcmp(symbol, "cuLaunchKernel"))
+    p = reinterpret_cast<void*>(&cuLaunchKernel);
+  else if (!std::strcmp(symbol, "cuMemAlloc"))
+    p = reinterpret_cast<void*>(&cuMemAlloc_v2);
+  else if (!std::strcmp(symbol, "cuFuncGetName"))
+    p = reinterpret_cast<void*>(&cuFuncGetName);
   if (status) *status = p ? CU_GET_PROC_ADDRESS_SUCCESS : CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
   *pfn = p;
   return p ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;

@@ -71,7 +71,7 @@ TEST_CASE("The counter clock converts to CLOCK_MONOTONIC within a few microsecon
 
 TEST_CASE("Conversions stay monotonic across recalibrations") {
   Clock clock(kHaveHardwareCounter && counterUsable() ? TickSource::Counter
-                                                       : TickSource::Monotonic);
+                                                      : TickSource::Monotonic);
   int64_t previous = clock.nowNs();
   for (int i = 0; i < 5000; ++i) {
     if (i % 50 == 0) clock.recalibrate();
@@ -81,7 +81,8 @@ TEST_CASE("Conversions stay monotonic across recalibrations") {
   }
   // A sorted run of ticks converts to a sorted run of ns under one calibration.
   std::vector<uint64_t> ticks;
-  for (int i = 0; i < 1000; ++i) ticks.push_back(clock.now());
+  for (int i = 0; i < 1000; ++i)
+    ticks.push_back(clock.now());
   clock.recalibrate();
   int64_t last = clock.toNs(ticks[0]);
   for (uint64_t t : ticks) {
@@ -93,7 +94,7 @@ TEST_CASE("Conversions stay monotonic across recalibrations") {
 
 TEST_CASE("Readers on other threads never see a torn calibration") {
   Clock clock(kHaveHardwareCounter && counterUsable() ? TickSource::Counter
-                                                       : TickSource::Monotonic);
+                                                      : TickSource::Monotonic);
   std::atomic<bool> stop{false};
   std::atomic<int64_t> worst{0};
   std::atomic<uint64_t> reads{0};
@@ -115,7 +116,8 @@ TEST_CASE("Readers on other threads never see a torn calibration") {
     ++recalibrations;
   }
   stop = true;
-  for (auto& t : readers) t.join();
+  for (auto& t : readers)
+    t.join();
   CHECK(reads.load() > 1000);
   // A torn read mixes anchors and slopes and lands seconds away; preemption jitter stays far below.
   CHECK(worst.load() < 5000000);

@@ -167,7 +167,8 @@ TEST_CASE("Memory4 records become allocations and frees") {
   Buffer b;
   model::NameTable names;
   ActivityDecoder d(b.port, names);
-  b.add(build::memory(1, 100, 0x7f0000000000, 1 << 30, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, false, 1));
+  b.add(
+      build::memory(1, 100, 0x7f0000000000, 1 << 30, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, false, 1));
   b.add(build::memory(2, 200, 0x500000, 4096, CUPTI_ACTIVITY_MEMORY_KIND_PINNED, false));
   b.add(build::memory(3, 300, 0x7f0000000000, 1 << 30, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, true, 1));
   DecodedActivity out;
@@ -292,7 +293,8 @@ TEST_CASE("The join tables are bounded: held records are emitted, old API record
   b.decodeInto(d, out);
   CHECK(d.heldRecords() == 4);
   CHECK(out.kernels.size() == 6); // the six oldest, without launch info
-  for (uint32_t c = 100; c < 120; ++c) b.add(build::api(true, kLaunch13, c, 1, c, c + 1));
+  for (uint32_t c = 100; c < 120; ++c)
+    b.add(build::api(true, kLaunch13, c, 1, c, c + 1));
   b.decodeInto(d, out);
   CHECK(d.apiEntries() == 8);
   CHECK(d.stats().evicted_api == 12);

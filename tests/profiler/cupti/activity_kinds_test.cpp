@@ -121,15 +121,20 @@ TEST_CASE("Copies name both memory kinds, managed included; memory records keep 
   using MK = model::MemoryKind;
   const Case cases[] = {
       {CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE,
-       CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, model::CopyDirection::HostToDevice, MK::Pageable, MK::Device},
+       CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, model::CopyDirection::HostToDevice, MK::Pageable,
+       MK::Device},
       {CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, CUPTI_ACTIVITY_MEMORY_KIND_PINNED,
-       CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, model::CopyDirection::HostToDevice, MK::Pinned, MK::Device},
+       CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, model::CopyDirection::HostToDevice, MK::Pinned,
+       MK::Device},
       {CUPTI_ACTIVITY_MEMCPY_KIND_DTOH, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE,
-       CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE, model::CopyDirection::DeviceToHost, MK::Device, MK::Pageable},
+       CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE, model::CopyDirection::DeviceToHost, MK::Device,
+       MK::Pageable},
       {CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE,
-       CUPTI_ACTIVITY_MEMORY_KIND_MANAGED, model::CopyDirection::HostToDevice, MK::Pageable, MK::Managed},
+       CUPTI_ACTIVITY_MEMORY_KIND_MANAGED, model::CopyDirection::HostToDevice, MK::Pageable,
+       MK::Managed},
       {CUPTI_ACTIVITY_MEMCPY_KIND_DTOD, CUPTI_ACTIVITY_MEMORY_KIND_MANAGED,
-       CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, model::CopyDirection::DeviceToDevice, MK::Managed, MK::Device},
+       CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, model::CopyDirection::DeviceToDevice, MK::Managed,
+       MK::Device},
       {CUPTI_ACTIVITY_MEMCPY_KIND_HTOA, CUPTI_ACTIVITY_MEMORY_KIND_PINNED,
        CUPTI_ACTIVITY_MEMORY_KIND_ARRAY, model::CopyDirection::HostToDevice, MK::Pinned, MK::Array},
       {CUPTI_ACTIVITY_MEMCPY_KIND_DTOD, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE_STATIC,
@@ -140,10 +145,12 @@ TEST_CASE("Copies name both memory kinds, managed included; memory records keep 
   for (const Case& c : cases) {
     b.add(build::api(true, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020, corr, 3, corr * 10,
                      corr * 10 + 5));
-    b.add(build::memcpy(corr, corr * 100, corr * 100 + 50, 1024 * corr, c.copy, c.src, c.dst, true));
+    b.add(
+        build::memcpy(corr, corr * 100, corr * 100 + 50, 1024 * corr, c.copy, c.src, c.dst, true));
     ++corr;
   }
-  b.add(build::memory(50, 5000, 0x7f00dead0000, 3 << 20, CUPTI_ACTIVITY_MEMORY_KIND_MANAGED, false, 2));
+  b.add(build::memory(50, 5000, 0x7f00dead0000, 3 << 20, CUPTI_ACTIVITY_MEMORY_KIND_MANAGED, false,
+                      2));
   DecodedActivity out;
   b.decodeInto(d, out);
   REQUIRE(out.copies.size() == std::size(cases));
@@ -170,14 +177,20 @@ TEST_CASE("NVTX range names: steps with their numbers, data loader, operators, a
   };
   using RK = model::RangeKind;
   const Case cases[] = {
-      {"ProfilerStep#12", RK::Step, 12},  {"step", RK::Step, -1},
-      {"step 3", RK::Step, 3},            {"Step_41", RK::Step, 41},
-      {"train_step", RK::Step, -1},       {"training_step#7", RK::Step, 7},
-      {"iteration 100", RK::Step, 100},   {"iter:5", RK::Step, 5},
-      {"forward", RK::Annotation, -1},    {"stepper", RK::Annotation, -1},
+      {"ProfilerStep#12", RK::Step, 12},
+      {"step", RK::Step, -1},
+      {"step 3", RK::Step, 3},
+      {"Step_41", RK::Step, 41},
+      {"train_step", RK::Step, -1},
+      {"training_step#7", RK::Step, 7},
+      {"iteration 100", RK::Step, 100},
+      {"iter:5", RK::Step, 5},
+      {"forward", RK::Annotation, -1},
+      {"stepper", RK::Annotation, -1},
       {"optimizer.step", RK::Annotation, -1},
       {"enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", RK::DataLoader, -1},
-      {"aten::addmm, seq = 12", RK::Operator, -1}, {"", RK::Annotation, -1},
+      {"aten::addmm, seq = 12", RK::Operator, -1},
+      {"", RK::Annotation, -1},
   };
   for (const Case& c : cases) {
     INFO(c.name);
@@ -251,7 +264,8 @@ TEST_CASE("emit_nvtx operator ranges are skipped by default; unmatched ends and 
   CHECK(d.stats().ranges_unmatched == 1);
   CHECK(d.openRanges() == 0);
   // Five starts with no ends: the open table keeps the newest three.
-  for (uint32_t id = 10; id < 15; ++id) b.add(build::marker(id, kStart, id * 10, "leaked", 5));
+  for (uint32_t id = 10; id < 15; ++id)
+    b.add(build::marker(id, kStart, id * 10, "leaked", 5));
   b.decodeInto(d, out);
   CHECK(d.openRanges() == 3);
   CHECK(d.stats().ranges_unmatched == 3);

@@ -72,7 +72,8 @@ TEST_CASE("Concurrent lenders and one consumer see every completed buffer exactl
       });
     }
   });
-  for (auto& t : lenders) t.join();
+  for (auto& t : lenders)
+    t.join();
   stop = true;
   consumer.join();
   consumed += pool.consume([&](uint8_t* p, size_t) {

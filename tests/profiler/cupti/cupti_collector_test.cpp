@@ -18,8 +18,12 @@ using namespace gpuwise::profiler;
 
 namespace {
 // What start() said: what is being collected, or why nothing is.
-std::string startText(const Expected<std::string>& r) { return r ? *r : r.error().message; }
-uint64_t fixedTimestamp() { return 123456789; }
+std::string startText(const Expected<std::string>& r) {
+  return r ? *r : r.error().message;
+}
+uint64_t fixedTimestamp() {
+  return 123456789;
+}
 CuptiCollector::Options smallPool(size_t count = 4) {
   CuptiCollector::Options o;
   o.buffer_bytes = 4096;
@@ -33,7 +37,8 @@ TEST_CASE("The collector subscribes, stamps on our clock and enables the activit
   CuptiCollector c(port, smallPool());
   auto r = c.start(fixedTimestamp);
   REQUIRE(r.has_value());
-  CHECK(startText(r) == "CUPTI activity: kernels, copies, memsets, syncs, memory, NVTX, CUPTI overhead");
+  CHECK(startText(r) ==
+        "CUPTI activity: kernels, copies, memsets, syncs, memory, NVTX, CUPTI overhead");
   CHECK(port.subscribed_);
   REQUIRE(port.timestamp_);
   CHECK(port.timestamp_() == 123456789);
@@ -41,10 +46,13 @@ TEST_CASE("The collector subscribes, stamps on our clock and enables the activit
   CHECK(port.thread_id_type_ == CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
   CHECK(port.requested_);
   CHECK(port.completed_);
-  std::set<CUpti_ActivityKind> want = {
-      CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
-      CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
-      CUPTI_ACTIVITY_KIND_MEMORY2, CUPTI_ACTIVITY_KIND_MARKER, CUPTI_ACTIVITY_KIND_OVERHEAD};
+  std::set<CUpti_ActivityKind> want = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+                                       CUPTI_ACTIVITY_KIND_MEMCPY,
+                                       CUPTI_ACTIVITY_KIND_MEMSET,
+                                       CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
+                                       CUPTI_ACTIVITY_KIND_MEMORY2,
+                                       CUPTI_ACTIVITY_KIND_MARKER,
+                                       CUPTI_ACTIVITY_KIND_OVERHEAD};
   CHECK(port.enabled_kinds_ == want);
   // API activity only for the cbids that launch, copy, set and synchronise: never everything.
   CHECK(port.runtime_cbids_.count(CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000));
@@ -84,10 +92,12 @@ TEST_CASE("Another subscriber holding CUPTI sends us to the interposer tier, say
   // When CUPTI names the holder (cuptiSubscribe_v2 tells the second subscriber), so do we.
   port.holder_ = "CUPTI for Nsight Systems";
   CuptiCollector again(port, smallPool());
-  CHECK(again.start(fixedTimestamp).error().message.rfind(
-            "CUPTI held by another subscriber, \"CUPTI for Nsight Systems\": cuptiSubscribe "
-            "returned ",
-            0) == 0);
+  CHECK(again.start(fixedTimestamp)
+            .error()
+            .message.rfind(
+                "CUPTI held by another subscriber, \"CUPTI for Nsight Systems\": cuptiSubscribe "
+                "returned ",
+                0) == 0);
 }
 
 TEST_CASE("A second collector in the same process finds CUPTI taken") {
@@ -141,7 +151,8 @@ TEST_CASE("No driver, no library, or a refused kind: each has its own reason and
   }
   SECTION("kernels refused") {
     FakeCuptiPort port;
-    port.enable_results_[CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL] = CUPTI_ERROR_INSUFFICIENT_PRIVILEGES;
+    port.enable_results_[CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL] =
+        CUPTI_ERROR_INSUFFICIENT_PRIVILEGES;
     CuptiCollector c(port, smallPool());
     auto r = c.start(fixedTimestamp);
     CHECK_FALSE(r.has_value());
@@ -280,7 +291,8 @@ TEST_CASE("Every refusal on the way in leaves CUPTI as it was and names the call
     CHECK(port.enabled_kinds_.empty());
     CHECK(port.runtime_cbids_.empty());
     CHECK(port.driver_cbids_.empty());
-    for (int cls = 0; cls < kApiClassCount; ++cls) CHECK_FALSE(col.covers(ApiClass(cls)));
+    for (int cls = 0; cls < kApiClassCount; ++cls)
+      CHECK_FALSE(col.covers(ApiClass(cls)));
   }
 }
 
@@ -319,7 +331,8 @@ TEST_CASE("Every kind flows from CUPTI's buffers through the collector into one 
   port.add(build::marker(1, CUPTI_ACTIVITY_FLAG_MARKER_START, 1000, "train_step 4", 31));
   port.add(build::api(true, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020, 10, 31, 1100, 1200));
   port.add(build::memcpy(10, 1300, 1800, 1 << 20, CUPTI_ACTIVITY_MEMCPY_KIND_HTOD,
-                         CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, true));
+                         CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE,
+                         true));
   port.add(build::api(true, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000, 11, 31, 1900, 1950));
   for (uint64_t node = 1; node <= 2; ++node) {
     build::KernelArgs k;
@@ -332,8 +345,10 @@ TEST_CASE("Every kind flows from CUPTI's buffers through the collector into one 
     port.add(build::kernel(k));
   }
   port.add(build::memory(12, 2100, 0x1000000, 1 << 22, CUPTI_ACTIVITY_MEMORY_KIND_MANAGED, false));
-  port.add(build::api(true, CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020, 13, 31, 2200, 5000));
-  port.add(build::sync(13, 2210, 4990, CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE, 1, 7));
+  port.add(
+      build::api(true, CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020, 13, 31, 2200, 5000));
+  port.add(
+      build::sync(13, 2210, 4990, CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE, 1, 7));
   port.add(build::marker(1, CUPTI_ACTIVITY_FLAG_MARKER_END, 5100, nullptr, 31));
   port.add(build::overhead(CUPTI_ACTIVITY_OVERHEAD_CUPTI_BUFFER_FLUSH, 6000, 6400));
   c.flush(false);

@@ -19,7 +19,8 @@ namespace fs = std::filesystem;
 
 using Paths = std::vector<std::string>;
 
-TEST_CASE("CUPTI candidates: the plain name, then beside libcudart, then CUDA_HOME, then /usr/local/cuda") {
+TEST_CASE("CUPTI candidates: the plain name, then beside libcudart, then CUDA_HOME, then "
+          "/usr/local/cuda") {
   SECTION("nothing known: the loader's search, then the default toolkit") {
     CHECK(cuptiCandidates({}) == Paths{"libcupti.so.13",
                                        "/usr/local/cuda/extras/CUPTI/lib64/libcupti.so.13",
@@ -59,8 +60,9 @@ TEST_CASE("CUPTI candidates: the plain name, then beside libcudart, then CUDA_HO
   }
   SECTION("this process's own objects are listed, the test program's libraries among them") {
     Paths loaded = loadedObjects();
-    CHECK(std::any_of(loaded.begin(), loaded.end(),
-                      [](const std::string& p) { return p.find("libc.so.6") != std::string::npos; }));
+    CHECK(std::any_of(loaded.begin(), loaded.end(), [](const std::string& p) {
+      return p.find("libc.so.6") != std::string::npos;
+    }));
   }
 }
 
@@ -102,7 +104,8 @@ TEST_CASE("DlCuptiPort walks the candidates to the first CUPTI that loads, or na
     CHECK(std::string(port.subscriberHolding()).empty());
     DlCuptiPort second(Paths{extras + "libcupti.so.13"});
     REQUIRE(second.available());
-    CHECK(second.subscribe(&theirs, nullptr, nullptr) == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED);
+    CHECK(second.subscribe(&theirs, nullptr, nullptr) ==
+          CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED);
     CHECK(std::string(second.subscriberHolding()) == "CUPTI for gpuwise");
     CHECK(port.unsubscribe(ours) == CUPTI_SUCCESS);
     CHECK(second.subscribe(&theirs, nullptr, nullptr) == CUPTI_SUCCESS);

@@ -21,11 +21,15 @@ using namespace gpuwise::profiler;
 
 namespace {
 // What start() said: what is being collected, or why nothing is.
-std::string startText(const Expected<std::string>& r) { return r ? *r : r.error().message; }
+std::string startText(const Expected<std::string>& r) {
+  return r ? *r : r.error().message;
+}
 
 // A host clock the test steps: every read advances it 500 ns (a tight bracket).
 std::atomic<int64_t> g_host{1'000'000'000};
-uint64_t steppedHost() { return uint64_t(g_host.fetch_add(500) + 500); }
+uint64_t steppedHost() {
+  return uint64_t(g_host.fetch_add(500) + 500);
+}
 
 } // namespace
 

@@ -99,10 +99,12 @@ CUptiResult Activity::enable(CUpti_ActivityKind kind) {
     return CUPTI_ERROR_INVALID_KIND;
   }
   if (kind == CUPTI_ACTIVITY_KIND_RUNTIME) {
-    for (auto& on : runtime_api_) on.store(true, std::memory_order_relaxed);
+    for (auto& on : runtime_api_)
+      on.store(true, std::memory_order_relaxed);
   }
   if (kind == CUPTI_ACTIVITY_KIND_DRIVER) {
-    for (auto& on : driver_api_) on.store(true, std::memory_order_relaxed);
+    for (auto& on : driver_api_)
+      on.store(true, std::memory_order_relaxed);
   }
   enabled_.fetch_or(uint64_t{1} << static_cast<unsigned>(kind), std::memory_order_relaxed);
   std::lock_guard lock(mutex_);
@@ -115,10 +117,12 @@ CUptiResult Activity::disable(CUpti_ActivityKind kind) {
     return CUPTI_ERROR_INVALID_KIND;
   }
   if (kind == CUPTI_ACTIVITY_KIND_RUNTIME) {
-    for (auto& on : runtime_api_) on.store(false, std::memory_order_relaxed);
+    for (auto& on : runtime_api_)
+      on.store(false, std::memory_order_relaxed);
   }
   if (kind == CUPTI_ACTIVITY_KIND_DRIVER) {
-    for (auto& on : driver_api_) on.store(false, std::memory_order_relaxed);
+    for (auto& on : driver_api_)
+      on.store(false, std::memory_order_relaxed);
   }
   enabled_.fetch_and(~(uint64_t{1} << static_cast<unsigned>(kind)), std::memory_order_relaxed);
   return CUPTI_SUCCESS;
@@ -233,7 +237,8 @@ CUptiResult Activity::getAttribute(CUpti_ActivityAttribute attr, size_t* size, v
 }
 
 CUptiResult Activity::pushExternalCorrelation(CUpti_ExternalCorrelationKind kind, uint64_t id) {
-  if (kind <= CUPTI_EXTERNAL_CORRELATION_KIND_INVALID || kind >= CUPTI_EXTERNAL_CORRELATION_KIND_SIZE) {
+  if (kind <= CUPTI_EXTERNAL_CORRELATION_KIND_INVALID ||
+      kind >= CUPTI_EXTERNAL_CORRELATION_KIND_SIZE) {
     return CUPTI_ERROR_INVALID_PARAMETER;
   }
   externalStacks()[kind].push_back(id);
@@ -241,7 +246,8 @@ CUptiResult Activity::pushExternalCorrelation(CUpti_ExternalCorrelationKind kind
 }
 
 CUptiResult Activity::popExternalCorrelation(CUpti_ExternalCorrelationKind kind, uint64_t* last) {
-  if (kind <= CUPTI_EXTERNAL_CORRELATION_KIND_INVALID || kind >= CUPTI_EXTERNAL_CORRELATION_KIND_SIZE) {
+  if (kind <= CUPTI_EXTERNAL_CORRELATION_KIND_INVALID ||
+      kind >= CUPTI_EXTERNAL_CORRELATION_KIND_SIZE) {
     return CUPTI_ERROR_INVALID_PARAMETER;
   }
   auto& stack = externalStacks()[kind];
@@ -252,7 +258,8 @@ CUptiResult Activity::popExternalCorrelation(CUpti_ExternalCorrelationKind kind,
 }
 
 CUptiResult Activity::setThreadIdType(CUpti_ActivityThreadIdType type) {
-  if (type != CUPTI_ACTIVITY_THREAD_ID_TYPE_DEFAULT && type != CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM) {
+  if (type != CUPTI_ACTIVITY_THREAD_ID_TYPE_DEFAULT &&
+      type != CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM) {
     return CUPTI_ERROR_INVALID_PARAMETER;
   }
   thread_id_type_.store(type, std::memory_order_relaxed);
@@ -268,8 +275,10 @@ CUptiResult Activity::getThreadIdType(CUpti_ActivityThreadIdType* type) const {
 CUptiResult Activity::finalize() {
   deliver(/*force=*/true, /*complete_partial=*/true);
   enabled_.store(0, std::memory_order_relaxed);
-  for (auto& on : runtime_api_) on.store(false, std::memory_order_relaxed);
-  for (auto& on : driver_api_) on.store(false, std::memory_order_relaxed);
+  for (auto& on : runtime_api_)
+    on.store(false, std::memory_order_relaxed);
+  for (auto& on : driver_api_)
+    on.store(false, std::memory_order_relaxed);
   std::lock_guard lock(mutex_);
   request_ = nullptr;
   complete_ = nullptr;
@@ -363,8 +372,9 @@ void Activity::deliver(bool force, bool complete_partial) {
   bool refused = false; // the client declined a buffer: drop the rest of this pass unasked
   for (const Record& r : batch) {
     const size_t aligned = (r.size + 7u) & ~size_t{7};
-    if (buffer_ != nullptr && (buffer_used_ + aligned > buffer_size_ ||
-                               (buffer_max_records_ != 0 && buffer_records_ >= buffer_max_records_))) {
+    if (buffer_ != nullptr &&
+        (buffer_used_ + aligned > buffer_size_ ||
+         (buffer_max_records_ != 0 && buffer_records_ >= buffer_max_records_))) {
       completeBuffer();
     }
     if (refused || !ensureBufferLocked() || aligned > buffer_size_) {

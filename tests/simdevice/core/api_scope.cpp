@@ -12,7 +12,9 @@ thread_local cudaError_t t_last_error = cudaSuccess;
 
 } // namespace
 
-cudaError_t peekLastError() { return t_last_error; }
+cudaError_t peekLastError() {
+  return t_last_error;
+}
 
 cudaError_t takeLastError() {
   const cudaError_t error = t_last_error;

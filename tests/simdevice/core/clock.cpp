@@ -16,7 +16,8 @@ void sleepUntil(TimeNs deadline) {
   // An absolute sleep on CLOCK_MONOTONIC: interruptions and late wake-ups do not add up.
   const TimeNs wake = deadline - kSpinTailNs;
   if (wake > nowNs()) {
-    const timespec ts{static_cast<time_t>(wake / 1'000'000'000), static_cast<long>(wake % 1'000'000'000)};
+    const timespec ts{static_cast<time_t>(wake / 1'000'000'000),
+                      static_cast<long>(wake % 1'000'000'000)};
     while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) != 0) {
     }
   }

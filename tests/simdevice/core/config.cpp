@@ -29,9 +29,11 @@ SimConfig loadConfigFromEnv() {
   }
   long long value = 0;
   if (readInt("GWSIM_DEVICE_COUNT", 1, 16, &value)) config.device_count = static_cast<int>(value);
-  if (readInt("GWSIM_LAUNCH_LATENCY_NS", 0, 1'000'000'000, &value)) config.launch_latency_ns = value;
+  if (readInt("GWSIM_LAUNCH_LATENCY_NS", 0, 1'000'000'000, &value))
+    config.launch_latency_ns = value;
   if (readInt("GWSIM_LAUNCH_HOST_NS", 0, 1'000'000'000, &value)) config.launch_host_ns = value;
-  if (readInt("GWSIM_JITTER_PCT", 0, 50, &value)) config.jitter = static_cast<double>(value) / 100.0;
+  if (readInt("GWSIM_JITTER_PCT", 0, 50, &value))
+    config.jitter = static_cast<double>(value) / 100.0;
   if (readInt("GWSIM_SEED", 0, INT64_MAX, &value)) config.seed = static_cast<uint64_t>(value);
   if (const char* busy = std::getenv("GWSIM_CUPTI_BUSY"); busy != nullptr) {
     config.cupti_busy = std::strcmp(busy, "1") == 0 || std::strcmp(busy, "true") == 0;

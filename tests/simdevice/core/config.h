@@ -16,18 +16,18 @@ struct SimConfig {
   int device_count = 1;            // GWSIM_DEVICE_COUNT, 1..16
 
   // GPU side.
-  TimeNs launch_latency_ns = 4'000;  // GWSIM_LAUNCH_LATENCY_NS: host launch -> earliest kernel start
-  TimeNs kernel_floor_ns = 1'500;    // shortest kernel
-  TimeNs wave_ns = 2'000;            // one full wave of work factor 1 (see cost_model.h)
-  TimeNs copy_latency_ns = 1'500;    // fixed cost of every copy / memset on the GPU
-  TimeNs graph_node_gap_ns = 600;    // gap between consecutive nodes of a replayed graph
-  double jitter = 0.03;              // GWSIM_JITTER_PCT / 100: +-3 % deterministic jitter
-  uint64_t seed = 1;                 // GWSIM_SEED
+  TimeNs launch_latency_ns = 4'000; // GWSIM_LAUNCH_LATENCY_NS: host launch -> earliest kernel start
+  TimeNs kernel_floor_ns = 1'500;   // shortest kernel
+  TimeNs wave_ns = 2'000;           // one full wave of work factor 1 (see cost_model.h)
+  TimeNs copy_latency_ns = 1'500;   // fixed cost of every copy / memset on the GPU
+  TimeNs graph_node_gap_ns = 600;   // gap between consecutive nodes of a replayed graph
+  double jitter = 0.03;             // GWSIM_JITTER_PCT / 100: +-3 % deterministic jitter
+  uint64_t seed = 1;                // GWSIM_SEED
 
   // Host side: what each call costs the calling thread, like the real driver's CPU overhead.
-  TimeNs launch_host_ns = 2'500;     // GWSIM_LAUNCH_HOST_NS: cudaLaunchKernel / <<<>>>
-  TimeNs async_host_ns = 2'000;      // async copies and memsets, graph launch, event record
-  TimeNs alloc_host_ns = 10'000;     // cudaMalloc / cudaFree / cudaMallocHost ...
+  TimeNs launch_host_ns = 2'500; // GWSIM_LAUNCH_HOST_NS: cudaLaunchKernel / <<<>>>
+  TimeNs async_host_ns = 2'000;  // async copies and memsets, graph launch, event record
+  TimeNs alloc_host_ns = 10'000; // cudaMalloc / cudaFree / cudaMallocHost ...
 
   // Memory the driver keeps for itself: cudaMemGetInfo's free starts below total by this much.
   uint64_t context_reserve_bytes = 512ull << 20;

@@ -62,8 +62,8 @@ KernelCost CostModel::kernel(const DeviceModel& model, const KernelShape& s, uin
   const uint64_t slots = uint64_t(model.sm_count) * uint64_t(cost.blocks_per_sm);
   cost.waves = (blocks + slots - 1) / slots;
   const double warps_per_block = std::ceil(static_cast<double>(threads) / 32.0);
-  const double fill = std::min(
-      1.0, cost.blocks_per_sm * warps_per_block / (model.max_threads_per_sm / 32.0));
+  const double fill =
+      std::min(1.0, cost.blocks_per_sm * warps_per_block / (model.max_threads_per_sm / 32.0));
   const double work = s.work > 0 ? s.work : 1.0;
   const double ns = static_cast<double>(cost.waves) * static_cast<double>(config_.wave_ns) * work *
                     std::max(fill, 0.25);
@@ -81,19 +81,20 @@ TimeNs CostModel::copyNs(const DeviceModel& model, CopyPath path, uint64_t bytes
   case CopyPath::DeviceToDevice: gbps = model.d2d_gbps; break;
   case CopyPath::HostToHost: gbps = model.pageable_gbps; break;
   }
-  const double ns = static_cast<double>(config_.copy_latency_ns) + static_cast<double>(bytes) / gbps;
+  const double ns =
+      static_cast<double>(config_.copy_latency_ns) + static_cast<double>(bytes) / gbps;
   return static_cast<TimeNs>(std::llround(ns * jitterFactor(seq)));
 }
 
 TimeNs CostModel::memsetNs(const DeviceModel& model, uint64_t bytes, uint64_t seq) const {
-  const double ns =
-      static_cast<double>(config_.copy_latency_ns) + static_cast<double>(bytes) / (2 * model.d2d_gbps);
+  const double ns = static_cast<double>(config_.copy_latency_ns) +
+                    static_cast<double>(bytes) / (2 * model.d2d_gbps);
   return static_cast<TimeNs>(std::llround(ns * jitterFactor(seq)));
 }
 
 double CostModel::jitterFactor(uint64_t seq) const {
   if (config_.jitter <= 0) return 1.0;
-  const uint64_t bits = splitmix64(config_.seed * 0x100000001b3ull ^ seq) >> 11; // 53 bits
+  const uint64_t bits = splitmix64(config_.seed * 0x100000001b3ull ^ seq) >> 11;   // 53 bits
   const double unit = static_cast<double>(bits) / static_cast<double>(1ull << 53); // [0, 1)
   return 1.0 + config_.jitter * (2.0 * unit - 1.0);
 }

@@ -34,7 +34,9 @@ bool equalsIgnoreCase(std::string_view a, std::string_view b) {
 
 } // namespace
 
-std::span<const DeviceModel> deviceModels() { return kModels; }
+std::span<const DeviceModel> deviceModels() {
+  return kModels;
+}
 
 const DeviceModel* findDeviceModel(std::string_view key) {
   for (const DeviceModel& model : kModels) {
@@ -147,7 +149,9 @@ cudaError_t deviceAttribute(const DeviceModel& m, int ordinal, cudaDeviceAttr at
   case cudaDevAttrStreamPrioritiesSupported: v = 1; break;
   case cudaDevAttrGlobalL1CacheSupported: v = 1; break;
   case cudaDevAttrLocalL1CacheSupported: v = 1; break;
-  case cudaDevAttrMaxSharedMemoryPerMultiprocessor: v = static_cast<int>(p.sharedMemPerMultiprocessor); break;
+  case cudaDevAttrMaxSharedMemoryPerMultiprocessor:
+    v = static_cast<int>(p.sharedMemPerMultiprocessor);
+    break;
   case cudaDevAttrMaxRegistersPerMultiprocessor: v = p.regsPerMultiprocessor; break;
   case cudaDevAttrManagedMemory: v = 1; break;
   case cudaDevAttrMultiGpuBoardGroupID: v = ordinal; break;
@@ -156,12 +160,16 @@ cudaError_t deviceAttribute(const DeviceModel& m, int ordinal, cudaDeviceAttr at
   case cudaDevAttrComputePreemptionSupported: v = 1; break;
   case cudaDevAttrCanUseHostPointerForRegisteredMem: v = 1; break;
   case cudaDevAttrCooperativeLaunch: v = 1; break;
-  case cudaDevAttrMaxSharedMemoryPerBlockOptin: v = static_cast<int>(p.sharedMemPerBlockOptin); break;
+  case cudaDevAttrMaxSharedMemoryPerBlockOptin:
+    v = static_cast<int>(p.sharedMemPerBlockOptin);
+    break;
   case cudaDevAttrHostRegisterSupported: v = 1; break;
   case cudaDevAttrMaxBlocksPerMultiprocessor: v = p.maxBlocksPerMultiProcessor; break;
   case cudaDevAttrMaxPersistingL2CacheSize: v = p.persistingL2CacheMaxSize; break;
   case cudaDevAttrMaxAccessPolicyWindowSize: v = p.accessPolicyMaxWindowSize; break;
-  case cudaDevAttrReservedSharedMemoryPerBlock: v = static_cast<int>(p.reservedSharedMemPerBlock); break;
+  case cudaDevAttrReservedSharedMemoryPerBlock:
+    v = static_cast<int>(p.reservedSharedMemPerBlock);
+    break;
   case cudaDevAttrMemoryPoolsSupported: v = 1; break;
   case cudaDevAttrGPUDirectRDMASupported: v = 1; break;
   case cudaDevAttrClusterLaunch: v = p.clusterLaunch; break;

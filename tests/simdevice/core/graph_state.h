@@ -31,8 +31,8 @@ struct GraphNode {
 };
 
 struct GraphState {
-  uint32_t id = 0;         // CUPTI graph id (cuptiGetGraphId); an exec carries its graph's id
-  uint32_t exec_id = 0;    // nonzero for an executable graph
+  uint32_t id = 0;      // CUPTI graph id (cuptiGetGraphId); an exec carries its graph's id
+  uint32_t exec_id = 0; // nonzero for an executable graph
   int device = 0;
   bool destroyed = false;
   std::vector<GraphNode> nodes;

@@ -45,7 +45,8 @@ void ensureInjected() {
     g_state.store(kDone, std::memory_order_release);
     return;
   }
-  while (g_state.load(std::memory_order_acquire) != kDone) sched_yield();
+  while (g_state.load(std::memory_order_acquire) != kDone)
+    sched_yield();
 }
 
 void markInjectionDoneAfterFork() {
@@ -54,6 +55,8 @@ void markInjectionDoneAfterFork() {
   }
 }
 
-int injectionCalls() { return g_calls.load(std::memory_order_relaxed); }
+int injectionCalls() {
+  return g_calls.load(std::memory_order_relaxed);
+}
 
 } // namespace gpuwise::sim

@@ -38,8 +38,8 @@ bool MemoryMap::overlaps(const void* p, size_t bytes) const {
 void* mapBacking(size_t bytes, size_t* mapped) {
   const auto page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
   const size_t length = ((bytes == 0 ? 1 : bytes) + page - 1) / page * page;
-  void* p = mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                 -1, 0);
+  void* p = mmap(nullptr, length, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED) return nullptr;
   *mapped = length;
   return p;

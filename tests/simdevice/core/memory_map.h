@@ -17,12 +17,12 @@ enum class MemKind : uint8_t { Pageable, Pinned, Device, Managed };
 
 struct Region {
   uintptr_t base = 0;
-  size_t size = 0;        // bytes the program asked for
-  size_t mapped = 0;      // bytes of backing memory we mapped (0 for cudaHostRegister'ed memory)
-  size_t accounted = 0;   // bytes charged to the device's memory
+  size_t size = 0;      // bytes the program asked for
+  size_t mapped = 0;    // bytes of backing memory we mapped (0 for cudaHostRegister'ed memory)
+  size_t accounted = 0; // bytes charged to the device's memory
   MemKind kind = MemKind::Device;
   int device = 0;
-  bool async = false;     // cudaMallocAsync
+  bool async = false;      // cudaMallocAsync
   bool registered = false; // cudaHostRegister: the program owns the memory
 };
 

@@ -69,8 +69,14 @@ ProcessState& state() {
 
 } // namespace
 
-Simulator& simulator() { return *state().simulator; }
-Activity& activity() { return *state().activity; }
-Subscriber& subscriber() { return *state().subscriber; }
+Simulator& simulator() {
+  return *state().simulator;
+}
+Activity& activity() {
+  return *state().activity;
+}
+Subscriber& subscriber() {
+  return *state().subscriber;
+}
 
 } // namespace gpuwise::sim

@@ -63,7 +63,9 @@ CUcontext Simulator::contextHandle(int device) const {
   return reinterpret_cast<CUcontext>(devices_[device].get());
 }
 
-uint32_t Simulator::contextId(int device) const { return devices_[device]->context_id; }
+uint32_t Simulator::contextId(int device) const {
+  return devices_[device]->context_id;
+}
 
 bool Simulator::contextInfo(CUcontext ctx, uint32_t* device, uint32_t* context_id) const {
   for (const auto& d : devices_) {
@@ -93,7 +95,8 @@ bool Simulator::streamInfo(cudaStream_t stream, bool per_thread, StreamState* in
 }
 
 void Simulator::emitDeviceRecords() {
-  for (const auto& d : devices_) emitDeviceRecord(activity_, *d->model, d->ordinal);
+  for (const auto& d : devices_)
+    emitDeviceRecord(activity_, *d->model, d->ordinal);
 }
 
 StreamState* Simulator::resolveStreamLocked(cudaStream_t stream, bool per_thread) {
@@ -135,7 +138,8 @@ TimeNs Simulator::readyLocked(const StreamState& s) const {
 TimeNs Simulator::deviceDoneLocked(int device) const {
   const DeviceState& d = *devices_[device];
   TimeNs done = std::max({d.legacy.tail, d.h2d_engine_tail, d.d2h_engine_tail});
-  for (const StreamState* s : d.streams) done = std::max(done, s->tail);
+  for (const StreamState* s : d.streams)
+    done = std::max(done, s->tail);
   return done;
 }
 
@@ -143,7 +147,9 @@ Placement Simulator::placementLocked(const StreamState& s) const {
   return Placement{static_cast<uint32_t>(s.device), devices_[s.device]->context_id, s.id};
 }
 
-void Simulator::waitUntil(TimeNs until) { sleepUntil(until); }
+void Simulator::waitUntil(TimeNs until) {
+  sleepUntil(until);
+}
 
 cudaError_t Simulator::streamCreate(cudaStream_t* out, unsigned flags, int priority) {
   if (out == nullptr || (flags & ~cudaStreamNonBlocking) != 0) return cudaErrorInvalidValue;
@@ -186,7 +192,8 @@ cudaError_t Simulator::streamQuery(cudaStream_t stream, bool per_thread) {
   return nowNs() >= (s->legacy ? readyLocked(*s) : s->tail) ? cudaSuccess : cudaErrorNotReady;
 }
 
-cudaError_t Simulator::streamSynchronize(cudaStream_t stream, bool per_thread, const CallInfo& call) {
+cudaError_t Simulator::streamSynchronize(cudaStream_t stream, bool per_thread,
+                                         const CallInfo& call) {
   TimeNs until = 0;
   Placement where;
   {
@@ -204,7 +211,8 @@ cudaError_t Simulator::streamSynchronize(cudaStream_t stream, bool per_thread, c
   emitSyncRecord(activity_, CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE, call.start,
                  nowNs(), call.correlation, where, 0);
   CUpti_SynchronizeData data{contextHandle(static_cast<int>(where.device)), stream};
-  subscriber_.invoke(CUPTI_CB_DOMAIN_SYNCHRONIZE, CUPTI_CBID_SYNCHRONIZE_STREAM_SYNCHRONIZED, &data);
+  subscriber_.invoke(CUPTI_CB_DOMAIN_SYNCHRONIZE, CUPTI_CBID_SYNCHRONIZE_STREAM_SYNCHRONIZED,
+                     &data);
   return cudaSuccess;
 }
 
@@ -220,12 +228,14 @@ cudaError_t Simulator::deviceSynchronize(const CallInfo& call) {
   emitSyncRecord(activity_, CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE, call.start,
                  nowNs(), call.correlation, where, 0);
   CUpti_SynchronizeData data{contextHandle(device), nullptr};
-  subscriber_.invoke(CUPTI_CB_DOMAIN_SYNCHRONIZE, CUPTI_CBID_SYNCHRONIZE_CONTEXT_SYNCHRONIZED, &data);
+  subscriber_.invoke(CUPTI_CB_DOMAIN_SYNCHRONIZE, CUPTI_CBID_SYNCHRONIZE_CONTEXT_SYNCHRONIZED,
+                     &data);
   return cudaSuccess;
 }
 
 cudaError_t Simulator::eventCreate(cudaEvent_t* out, unsigned flags) {
-  constexpr unsigned kKnown = cudaEventBlockingSync | cudaEventDisableTiming | cudaEventInterprocess;
+  constexpr unsigned kKnown =
+      cudaEventBlockingSync | cudaEventDisableTiming | cudaEventInterprocess;
   if (out == nullptr || (flags & ~kKnown) != 0) return cudaErrorInvalidValue;
   std::lock_guard lock(mutex_);
   EventState& e = events_.emplace_back();

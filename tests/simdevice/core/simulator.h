@@ -44,13 +44,13 @@ struct GraphState;
 
 struct StreamState {
   int device = 0;
-  uint32_t id = 0;        // CUPTI stream id: 7 for the legacy default stream, 13+ for others
+  uint32_t id = 0; // CUPTI stream id: 7 for the legacy default stream, 13+ for others
   bool legacy = false;
-  bool blocking = true;   // false for cudaStreamNonBlocking
+  bool blocking = true; // false for cudaStreamNonBlocking
   bool destroyed = false;
   int priority = 0;
   unsigned flags = 0;
-  TimeNs tail = 0;        // end of the last work queued on this stream
+  TimeNs tail = 0;               // end of the last work queued on this stream
   GraphState* capture = nullptr; // graph being captured, when capturing
   bool capture_invalidated = false;
 };
@@ -89,8 +89,8 @@ struct LaunchRequest {
 struct CopyRequest {
   void* dst = nullptr;
   const void* src = nullptr;
-  size_t width = 0, height = 1;           // bytes per row, rows
-  size_t dst_pitch = 0, src_pitch = 0;    // 0: rows are contiguous
+  size_t width = 0, height = 1;        // bytes per row, rows
+  size_t dst_pitch = 0, src_pitch = 0; // 0: rows are contiguous
   cudaMemcpyKind kind = cudaMemcpyDefault;
   cudaStream_t stream = nullptr;
   bool async = false;
@@ -202,13 +202,13 @@ private:
   std::unordered_set<const void*> live_streams_;
   std::deque<EventState> events_;
   std::unordered_set<const void*> live_events_;
-  std::unordered_set<const void*> live_graphs_;      // graphs and executable graphs
-  std::deque<GraphState*> all_graphs_;               // every graph ever made (never freed)
+  std::unordered_set<const void*> live_graphs_; // graphs and executable graphs
+  std::deque<GraphState*> all_graphs_;          // every graph ever made (never freed)
   uint32_t next_graph_id_ = 1;
   uint64_t next_graph_node_id_ = 1;
   MemoryMap memory_;
   uint32_t next_event_id_ = 1;
-  uint64_t op_seq_ = 0;  // operation counter: jitter seed and CUPTI gridId
+  uint64_t op_seq_ = 0; // operation counter: jitter seed and CUPTI gridId
 };
 
 // The process's simulator, activity engine and subscriber: created on first use, replaced by fresh

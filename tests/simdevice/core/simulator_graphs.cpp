@@ -51,7 +51,7 @@ cudaError_t Simulator::captureStatus(cudaStream_t stream, bool per_thread,
   std::lock_guard lock(mutex_);
   StreamState* s = resolveStreamLocked(stream, per_thread);
   if (s == nullptr) return cudaErrorInvalidResourceHandle;
-  *status = s->capture == nullptr      ? cudaStreamCaptureStatusNone
+  *status = s->capture == nullptr    ? cudaStreamCaptureStatusNone
             : s->capture_invalidated ? cudaStreamCaptureStatusInvalidated
                                      : cudaStreamCaptureStatusActive;
   return cudaSuccess;
@@ -145,8 +145,10 @@ cudaError_t Simulator::graphLaunch(cudaGraphExec_t exec, cudaStream_t stream, bo
       }
     }
   }
-  for (const CopyRequest& copy : copies) copyBytes(copy);
-  for (const MemsetWork& m : memsets) std::memset(m.p, m.value, m.bytes);
+  for (const CopyRequest& copy : copies)
+    copyBytes(copy);
+  for (const MemsetWork& m : memsets)
+    std::memset(m.p, m.value, m.bytes);
   return cudaSuccess;
 }
 

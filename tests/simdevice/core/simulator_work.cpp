@@ -21,7 +21,9 @@ CUpti_ActivityMemoryKind cuptiKind(MemKind kind) {
   return CUPTI_ACTIVITY_MEMORY_KIND_UNKNOWN;
 }
 
-bool deviceSide(MemKind kind) { return kind == MemKind::Device || kind == MemKind::Managed; }
+bool deviceSide(MemKind kind) {
+  return kind == MemKind::Device || kind == MemKind::Managed;
+}
 
 uint64_t accountedBytes(size_t bytes) {
   // The driver hands out device memory in 2 MiB pages for large allocations, 512 B otherwise.
@@ -34,8 +36,8 @@ uint64_t accountedBytes(size_t bytes) {
 cudaError_t Simulator::launch(const LaunchRequest& request, const CallInfo& call) {
   KernelInfo info;
   if (!KernelRegistry::instance().find(request.func, &info)) return cudaErrorInvalidDeviceFunction;
-  KernelShape shape{request.grid, request.block, request.dynamic_shared, info.static_shared,
-                    info.registers, info.work};
+  KernelShape shape{request.grid,       request.block,  request.dynamic_shared,
+                    info.static_shared, info.registers, info.work};
   std::lock_guard lock(mutex_);
   StreamState* s = resolveStreamLocked(request.stream, request.per_thread);
   if (s == nullptr) return cudaErrorInvalidResourceHandle;
@@ -206,7 +208,8 @@ cudaError_t Simulator::copy(const CopyRequest& r, const CallInfo& call) {
       s->capture->nodes.push_back(node);
       return cudaSuccess;
     }
-    if (!copy.staged) end = placeCopyLocked(*s, copy, call.start + kCopySubmitNs, call.correlation, 0, 0);
+    if (!copy.staged)
+      end = placeCopyLocked(*s, copy, call.start + kCopySubmitNs, call.correlation, 0, 0);
   }
   copyBytes(r);
   if (copy.staged) {
@@ -251,7 +254,8 @@ cudaError_t Simulator::memset(void* p, int value, size_t bytes, cudaStream_t str
     MemsetRecordArgs record;
     record.value = static_cast<uint32_t>(value);
     record.bytes = bytes;
-    record.memory_kind = managed ? CUPTI_ACTIVITY_MEMORY_KIND_MANAGED : CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+    record.memory_kind =
+        managed ? CUPTI_ACTIVITY_MEMORY_KIND_MANAGED : CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
     record.async = async;
     record.where = placementLocked(*s);
     record.start = start;

@@ -51,7 +51,8 @@ CUptiResult Subscriber::subscribe(CUpti_SubscriberHandle* handle, CUpti_Callback
 CUptiResult Subscriber::unsubscribe(CUpti_SubscriberHandle handle) {
   if (!validHandle(handle)) return CUPTI_ERROR_INVALID_PARAMETER;
   for (auto& domain : enabled_) {
-    for (auto& on : domain) on.store(false, std::memory_order_relaxed);
+    for (auto& on : domain)
+      on.store(false, std::memory_order_relaxed);
   }
   callback_.store(nullptr, std::memory_order_release);
   userdata_.store(nullptr, std::memory_order_relaxed);
@@ -98,7 +99,8 @@ CUptiResult Subscriber::callbackState(uint32_t* enable, CUpti_SubscriberHandle h
   return CUPTI_SUCCESS;
 }
 
-void Subscriber::invoke(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) const {
+void Subscriber::invoke(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                        const void* data) const {
   if (!wants(domain, cbid)) return;
   CUpti_CallbackFunc callback = callback_.load(std::memory_order_acquire);
   if (callback != nullptr) callback(userdata_.load(std::memory_order_relaxed), domain, cbid, data);

@@ -19,7 +19,8 @@ class Subscriber {
 public:
   explicit Subscriber(bool busy) : busy_(busy) {}
 
-  CUptiResult subscribe(CUpti_SubscriberHandle* handle, CUpti_CallbackFunc callback, void* userdata);
+  CUptiResult subscribe(CUpti_SubscriberHandle* handle, CUpti_CallbackFunc callback,
+                        void* userdata);
   CUptiResult unsubscribe(CUpti_SubscriberHandle handle);
   CUptiResult enableCallback(uint32_t enable, CUpti_SubscriberHandle handle,
                              CUpti_CallbackDomain domain, CUpti_CallbackId cbid);

@@ -25,8 +25,12 @@ struct Layout {
 static_assert(sizeof(Desc) <= sizeof(cublasLtMatmulDescOpaque_t));
 static_assert(sizeof(Layout) <= sizeof(cublasLtMatrixLayoutOpaque_t));
 
-Desc* desc(cublasLtMatmulDesc_t d) { return reinterpret_cast<Desc*>(d->data); }
-Layout* layout(cublasLtMatrixLayout_t l) { return reinterpret_cast<Layout*>(l->data); }
+Desc* desc(cublasLtMatmulDesc_t d) {
+  return reinterpret_cast<Desc*>(d->data);
+}
+Layout* layout(cublasLtMatrixLayout_t l) {
+  return reinterpret_cast<Layout*>(l->data);
+}
 
 template <class T> cublasStatus_t put(T* field, const void* buf, size_t size) {
   if (!buf || size != sizeof(T)) return CUBLAS_STATUS_INVALID_VALUE;
@@ -88,7 +92,8 @@ GWSIM_EXPORT cublasStatus_t cublasLtMatmulDescSetAttribute(cublasLtMatmulDesc_t 
 
 GWSIM_EXPORT cublasStatus_t cublasLtMatmulDescGetAttribute(cublasLtMatmulDesc_t d,
                                                            cublasLtMatmulDescAttributes_t attr,
-                                                           void* buf, size_t size, size_t* written) {
+                                                           void* buf, size_t size,
+                                                           size_t* written) {
   if (!d) return CUBLAS_STATUS_NOT_INITIALIZED;
   switch (attr) {
   case CUBLASLT_MATMUL_DESC_COMPUTE_TYPE: return get(desc(d)->compute, buf, size, written);

@@ -21,26 +21,39 @@ enum Kernel { kTf32, kF16, kBf16, kSimtF32, kF64, kF8, kI8, kCount };
 
 struct KernelDef {
   const char* name;
-  double work;     // per full wave (2 us x work at fill 1)
+  double work; // per full wave (2 us x work at fill 1)
   int registers;
 };
 
 constexpr KernelDef kKernels[kCount] = {
-    {"sm90_xmma_gemm_tf32f32_tf32f32_f32_tn_n_tilesize128x128x32_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas", 6, 168},
-    {"sm90_xmma_gemm_f16f16_f16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas", 3, 168},
-    {"sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas", 3, 168},
+    {"sm90_xmma_gemm_tf32f32_tf32f32_f32_tn_n_tilesize128x128x32_warpgroupsize1x1x1_execute_"
+     "segment_k_off_kernel__5x_cublas",
+     6, 168},
+    {"sm90_xmma_gemm_f16f16_f16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_"
+     "k_off_kernel__5x_cublas",
+     3, 168},
+    {"sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_"
+     "segment_k_off_kernel__5x_cublas",
+     3, 168},
     {"cutlass_80_simt_sgemm_128x128_8x4_nn_align1", 25, 128},
     {"ampere_dgemm_64x64_nn", 40, 128},
-    {"sm90_xmma_gemm_e4m3e4m3_e4m3f32_f32_tn_n_tilesize128x128x128_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas", 2, 168},
+    {"sm90_xmma_gemm_e4m3e4m3_e4m3f32_f32_tn_n_tilesize128x128x128_warpgroupsize1x1x1_execute_"
+     "segment_k_off_kernel__5x_cublas",
+     2, 168},
     {"cutlass_80_tensorop_i16832gemm_s8_128x128_64x3_tn_align16", 2, 168},
 };
 
 // One host stub per kernel: its address is what the runtime launches.
 volatile int g_sink = 0;
-template <int I> void stub() { g_sink = I; }
-constexpr void (*kStubs[kCount])() = {stub<0>, stub<1>, stub<2>, stub<3>, stub<4>, stub<5>, stub<6>};
+template <int I> void stub() {
+  g_sink = I;
+}
+constexpr void (*kStubs[kCount])() = {stub<0>, stub<1>, stub<2>, stub<3>,
+                                      stub<4>, stub<5>, stub<6>};
 
-const void* stubOf(Kernel k) { return reinterpret_cast<const void*>(kStubs[k]); }
+const void* stubOf(Kernel k) {
+  return reinterpret_cast<const void*>(kStubs[k]);
+}
 
 void registerKernels() {
   static char fatbin_stand_in[16];
@@ -91,6 +104,7 @@ extern "C" const char* gwsimLaunchGemm(int a_type, int compute_type, int math_mo
   Kernel kernel = pick(a_type, compute_type, math_mode, m, n, k);
   dim3 grid(blocks(m, 128) * blocks(n, 128), 1, uint32_t(std::clamp<int64_t>(batch, 1, 65535)));
   dim3 block(kernel == kSimtF32 || kernel == kF64 ? 256 : 384);
-  if (cudaLaunchKernel(stubOf(kernel), grid, block, nullptr, 0, stream) != cudaSuccess) return nullptr;
+  if (cudaLaunchKernel(stubOf(kernel), grid, block, nullptr, 0, stream) != cudaSuccess)
+    return nullptr;
   return kKernels[kernel].name;
 }

@@ -28,28 +28,41 @@
 namespace gpuwise::sim {
 
 // The driver calls the real runtime makes under its calls, for nested DRIVER_API callbacks/records.
-inline constexpr DriverCall kCuLaunchKernel{CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, "cuLaunchKernel"};
-inline constexpr DriverCall kCuLaunchKernelEx{CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, "cuLaunchKernelEx"};
+inline constexpr DriverCall kCuLaunchKernel{CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
+                                            "cuLaunchKernel"};
+inline constexpr DriverCall kCuLaunchKernelEx{CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
+                                              "cuLaunchKernelEx"};
 inline constexpr DriverCall kCuMemAlloc{CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, "cuMemAlloc_v2"};
 inline constexpr DriverCall kCuMemFree{CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2, "cuMemFree_v2"};
-inline constexpr DriverCall kCuMemAllocHost{CUPTI_DRIVER_TRACE_CBID_cuMemAllocHost_v2, "cuMemAllocHost_v2"};
-inline constexpr DriverCall kCuMemHostAlloc{CUPTI_DRIVER_TRACE_CBID_cuMemHostAlloc, "cuMemHostAlloc"};
+inline constexpr DriverCall kCuMemAllocHost{CUPTI_DRIVER_TRACE_CBID_cuMemAllocHost_v2,
+                                            "cuMemAllocHost_v2"};
+inline constexpr DriverCall kCuMemHostAlloc{CUPTI_DRIVER_TRACE_CBID_cuMemHostAlloc,
+                                            "cuMemHostAlloc"};
 inline constexpr DriverCall kCuMemFreeHost{CUPTI_DRIVER_TRACE_CBID_cuMemFreeHost, "cuMemFreeHost"};
-inline constexpr DriverCall kCuMemAllocAsync{CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync, "cuMemAllocAsync"};
-inline constexpr DriverCall kCuMemFreeAsync{CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync, "cuMemFreeAsync"};
+inline constexpr DriverCall kCuMemAllocAsync{CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync,
+                                             "cuMemAllocAsync"};
+inline constexpr DriverCall kCuMemFreeAsync{CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync,
+                                            "cuMemFreeAsync"};
 inline constexpr DriverCall kCuMemcpy{CUPTI_DRIVER_TRACE_CBID_cuMemcpy, "cuMemcpy"};
 inline constexpr DriverCall kCuMemcpyAsync{CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync, "cuMemcpyAsync"};
 inline constexpr DriverCall kCuMemsetD8{CUPTI_DRIVER_TRACE_CBID_cuMemsetD8_v2, "cuMemsetD8_v2"};
-inline constexpr DriverCall kCuMemsetD8Async{CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async, "cuMemsetD8Async"};
-inline constexpr DriverCall kCuCtxSynchronize{CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize, "cuCtxSynchronize"};
-inline constexpr DriverCall kCuStreamSynchronize{CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize, "cuStreamSynchronize"};
-inline constexpr DriverCall kCuEventSynchronize{CUPTI_DRIVER_TRACE_CBID_cuEventSynchronize, "cuEventSynchronize"};
-inline constexpr DriverCall kCuStreamWaitEvent{CUPTI_DRIVER_TRACE_CBID_cuStreamWaitEvent, "cuStreamWaitEvent"};
+inline constexpr DriverCall kCuMemsetD8Async{CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async,
+                                             "cuMemsetD8Async"};
+inline constexpr DriverCall kCuCtxSynchronize{CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize,
+                                              "cuCtxSynchronize"};
+inline constexpr DriverCall kCuStreamSynchronize{CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize,
+                                                 "cuStreamSynchronize"};
+inline constexpr DriverCall kCuEventSynchronize{CUPTI_DRIVER_TRACE_CBID_cuEventSynchronize,
+                                                "cuEventSynchronize"};
+inline constexpr DriverCall kCuStreamWaitEvent{CUPTI_DRIVER_TRACE_CBID_cuStreamWaitEvent,
+                                               "cuStreamWaitEvent"};
 inline constexpr DriverCall kCuEventRecord{CUPTI_DRIVER_TRACE_CBID_cuEventRecord, "cuEventRecord"};
 inline constexpr DriverCall kCuGraphLaunch{CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch, "cuGraphLaunch"};
 
 // Burns the host-side cost of a call (a real launch costs the calling CPU thread microseconds).
-inline void hostCost(const ApiScope& api, TimeNs cost) { spinUntil(api.call().start + cost); }
+inline void hostCost(const ApiScope& api, TimeNs cost) {
+  spinUntil(api.call().start + cost);
+}
 
 } // namespace gpuwise::sim
 
@@ -87,7 +100,8 @@ void __cudaRegisterFunction(void** fatCubinHandle, const char* hostFun, char* de
 void __cudaRegisterVar(void** fatCubinHandle, char* hostVar, char* deviceAddress,
                        const char* deviceName, int ext, size_t size, int constant, int global);
 void __cudaRegisterManagedVar(void** fatCubinHandle, void** hostVarPtrAddress, char* deviceAddress,
-                              const char* deviceName, int ext, size_t size, int constant, int global);
+                              const char* deviceName, int ext, size_t size, int constant,
+                              int global);
 char __cudaInitModule(void** fatCubinHandle);
 cudaError_t __cudaGetKernel(cudaKernel_t* kernel, const void* hostFun);
 unsigned __cudaPushCallConfiguration(dim3 gridDim, dim3 blockDim, size_t sharedMem,

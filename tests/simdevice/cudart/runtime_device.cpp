@@ -13,7 +13,8 @@ namespace {
 const char* errorName(cudaError_t error) {
   switch (error) {
 #define GWSIM_ERROR(name)                                                                          \
-  case name: return #name;
+  case name:                                                                                       \
+    return #name;
 #include "tests/simdevice/cudart/error_names.inc"
 #undef GWSIM_ERROR
   default: return nullptr;
@@ -64,7 +65,8 @@ const char* errorString(cudaError_t error) {
 GWSIM_EXPORT cudaError_t cudaGetDeviceCount(int* count) {
   GWSIM_GUARD_BEGIN
   cudaGetDeviceCount_v3020_params params{count};
-  ApiScope api(GWSIM_CBID(cudaGetDeviceCount_v3020), "cudaGetDeviceCount", &params, nullptr, {}, false);
+  ApiScope api(GWSIM_CBID(cudaGetDeviceCount_v3020), "cudaGetDeviceCount", &params, nullptr, {},
+               false);
   if (count == nullptr) return api.finish(cudaErrorInvalidValue);
   *count = api.sim().deviceCount();
   return api.finish(cudaSuccess);
@@ -139,7 +141,8 @@ GWSIM_EXPORT cudaError_t cudaDeviceReset(void) {
 GWSIM_EXPORT cudaError_t cudaSetDeviceFlags(unsigned int flags) {
   GWSIM_GUARD_BEGIN
   cudaSetDeviceFlags_v3020_params params{flags};
-  ApiScope api(GWSIM_CBID(cudaSetDeviceFlags_v3020), "cudaSetDeviceFlags", &params, nullptr, {}, false);
+  ApiScope api(GWSIM_CBID(cudaSetDeviceFlags_v3020), "cudaSetDeviceFlags", &params, nullptr, {},
+               false);
   return api.finish(cudaSuccess);
   GWSIM_GUARD_END
 }
@@ -147,7 +150,8 @@ GWSIM_EXPORT cudaError_t cudaSetDeviceFlags(unsigned int flags) {
 GWSIM_EXPORT cudaError_t cudaGetDeviceFlags(unsigned int* flags) {
   GWSIM_GUARD_BEGIN
   cudaGetDeviceFlags_v7000_params params{flags};
-  ApiScope api(GWSIM_CBID(cudaGetDeviceFlags_v7000), "cudaGetDeviceFlags", &params, nullptr, {}, false);
+  ApiScope api(GWSIM_CBID(cudaGetDeviceFlags_v7000), "cudaGetDeviceFlags", &params, nullptr, {},
+               false);
   if (flags == nullptr) return api.finish(cudaErrorInvalidValue);
   *flags = cudaDeviceScheduleAuto | cudaDeviceMapHost;
   return api.finish(cudaSuccess);
@@ -157,7 +161,8 @@ GWSIM_EXPORT cudaError_t cudaGetDeviceFlags(unsigned int* flags) {
 GWSIM_EXPORT cudaError_t cudaDeviceGetLimit(size_t* pValue, cudaLimit limit) {
   GWSIM_GUARD_BEGIN
   cudaDeviceGetLimit_v3020_params params{pValue, limit};
-  ApiScope api(GWSIM_CBID(cudaDeviceGetLimit_v3020), "cudaDeviceGetLimit", &params, nullptr, {}, false);
+  ApiScope api(GWSIM_CBID(cudaDeviceGetLimit_v3020), "cudaDeviceGetLimit", &params, nullptr, {},
+               false);
   if (pValue == nullptr) return api.finish(cudaErrorInvalidValue);
   switch (limit) {
   case cudaLimitStackSize: *pValue = 1024; break;
@@ -173,7 +178,8 @@ GWSIM_EXPORT cudaError_t cudaDeviceGetLimit(size_t* pValue, cudaLimit limit) {
 GWSIM_EXPORT cudaError_t cudaDeviceSetLimit(cudaLimit limit, size_t value) {
   GWSIM_GUARD_BEGIN
   cudaDeviceSetLimit_v3020_params params{limit, value};
-  ApiScope api(GWSIM_CBID(cudaDeviceSetLimit_v3020), "cudaDeviceSetLimit", &params, nullptr, {}, false);
+  ApiScope api(GWSIM_CBID(cudaDeviceSetLimit_v3020), "cudaDeviceSetLimit", &params, nullptr, {},
+               false);
   return api.finish(cudaSuccess);
   GWSIM_GUARD_END
 }
@@ -189,14 +195,17 @@ GWSIM_EXPORT cudaError_t cudaGetLastError(void) {
 
 GWSIM_EXPORT cudaError_t cudaPeekAtLastError(void) {
   GWSIM_GUARD_BEGIN
-  ApiScope api(GWSIM_CBID(cudaPeekAtLastError_v3020), "cudaPeekAtLastError", nullptr, nullptr, {}, false);
+  ApiScope api(GWSIM_CBID(cudaPeekAtLastError_v3020), "cudaPeekAtLastError", nullptr, nullptr, {},
+               false);
   const cudaError_t last = peekLastError();
   api.finish(cudaSuccess);
   return last;
   GWSIM_GUARD_END
 }
 
-GWSIM_EXPORT const char* cudaGetErrorString(cudaError_t error) { return errorString(error); }
+GWSIM_EXPORT const char* cudaGetErrorString(cudaError_t error) {
+  return errorString(error);
+}
 
 GWSIM_EXPORT const char* cudaGetErrorName(cudaError_t error) {
   const char* name = errorName(error);

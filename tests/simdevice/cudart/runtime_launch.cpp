@@ -92,9 +92,10 @@ GWSIM_EXPORT void __cudaUnregisterFatBinary(void** fatCubinHandle) {
   }
 }
 
-GWSIM_EXPORT void __cudaRegisterFunction(void** fatCubinHandle, const char* hostFun, char* deviceFun,
-                                         const char* deviceName, int thread_limit, uint3* tid,
-                                         uint3* bid, dim3* bDim, dim3* gDim, int* wSize) {
+GWSIM_EXPORT void __cudaRegisterFunction(void** fatCubinHandle, const char* hostFun,
+                                         char* deviceFun, const char* deviceName, int thread_limit,
+                                         uint3* tid, uint3* bid, dim3* bDim, dim3* gDim,
+                                         int* wSize) {
   try {
     KernelRegistry::instance().registerFunction(fatCubinHandle, hostFun, deviceName, thread_limit);
   } catch (...) {
@@ -119,7 +120,9 @@ GWSIM_EXPORT void __cudaRegisterManagedVar(void** fatCubinHandle, void** hostVar
   }
 }
 
-GWSIM_EXPORT char __cudaInitModule(void** fatCubinHandle) { return 1; }
+GWSIM_EXPORT char __cudaInitModule(void** fatCubinHandle) {
+  return 1;
+}
 
 // ---- the <<<>>> launch path ----
 
@@ -163,7 +166,8 @@ GWSIM_EXPORT cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 gridDim, d
 }
 
 GWSIM_EXPORT cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim,
-                                                 void** args, size_t sharedMem, cudaStream_t stream) {
+                                                 void** args, size_t sharedMem,
+                                                 cudaStream_t stream) {
   GWSIM_GUARD_BEGIN
   InternalLaunchParams params{kernel, gridDim, blockDim, args, sharedMem, stream};
   return launchCommon(GWSIM_CBID(__cudaLaunchKernel_ptsz_v13000), "__cudaLaunchKernel_ptsz",
@@ -174,8 +178,8 @@ GWSIM_EXPORT cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 gridD
 
 // ---- the launch API ----
 
-GWSIM_EXPORT cudaError_t cudaLaunchKernel(const void* func, dim3 gridDim, dim3 blockDim, void** args,
-                                          size_t sharedMem, cudaStream_t stream) {
+GWSIM_EXPORT cudaError_t cudaLaunchKernel(const void* func, dim3 gridDim, dim3 blockDim,
+                                          void** args, size_t sharedMem, cudaStream_t stream) {
   GWSIM_GUARD_BEGIN
   cudaLaunchKernel_v7000_params params{func, gridDim, blockDim, args, sharedMem, stream};
   return launchCommon(GWSIM_CBID(cudaLaunchKernel_v7000), "cudaLaunchKernel", &params, func,
@@ -207,7 +211,8 @@ GWSIM_EXPORT cudaError_t cudaLaunchCooperativeKernel_ptsz(const void* func, dim3
                                                           dim3 blockDim, void** args,
                                                           size_t sharedMem, cudaStream_t stream) {
   GWSIM_GUARD_BEGIN
-  cudaLaunchCooperativeKernel_ptsz_v9000_params params{func, gridDim, blockDim, args, sharedMem, stream};
+  cudaLaunchCooperativeKernel_ptsz_v9000_params params{func, gridDim,   blockDim,
+                                                       args, sharedMem, stream};
   return launchCommon(GWSIM_CBID(cudaLaunchCooperativeKernel_ptsz_v9000),
                       "cudaLaunchCooperativeKernel_ptsz", &params, func, gridDim, blockDim,
                       sharedMem, stream, true, true, kCuLaunchKernel);
@@ -222,8 +227,8 @@ GWSIM_EXPORT cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t* config, c
   GWSIM_GUARD_END
 }
 
-GWSIM_EXPORT cudaError_t cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t* config, const void* func,
-                                                  void** args) {
+GWSIM_EXPORT cudaError_t cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t* config,
+                                                  const void* func, void** args) {
   GWSIM_GUARD_BEGIN
   return launchEx(GWSIM_CBID(cudaLaunchKernelExC_ptsz_v11060), "cudaLaunchKernelExC_ptsz", config,
                   func, args, true);
@@ -238,7 +243,8 @@ GWSIM_EXPORT cudaError_t cudaFuncGetAttributes(cudaFuncAttributes* attr, const v
   ApiScope api(GWSIM_CBID(cudaFuncGetAttributes_v3020), "cudaFuncGetAttributes", &params);
   KernelInfo info;
   if (attr == nullptr) return api.finish(cudaErrorInvalidValue);
-  if (!KernelRegistry::instance().find(func, &info)) return api.finish(cudaErrorInvalidDeviceFunction);
+  if (!KernelRegistry::instance().find(func, &info))
+    return api.finish(cudaErrorInvalidDeviceFunction);
   const DeviceModel& model = api.sim().model(api.sim().currentDevice());
   *attr = cudaFuncAttributes{};
   attr->sharedSizeBytes = info.static_shared;
@@ -259,7 +265,8 @@ GWSIM_EXPORT cudaError_t cudaFuncSetAttribute(const void* func, cudaFuncAttribut
   cudaFuncSetAttribute_v9000_params params{func, attr, value};
   ApiScope api(GWSIM_CBID(cudaFuncSetAttribute_v9000), "cudaFuncSetAttribute", &params);
   KernelInfo info;
-  if (!KernelRegistry::instance().find(func, &info)) return api.finish(cudaErrorInvalidDeviceFunction);
+  if (!KernelRegistry::instance().find(func, &info))
+    return api.finish(cudaErrorInvalidDeviceFunction);
   // Accepted and not modelled: the cost model already lets kernels use opt-in shared memory.
   return api.finish(cudaSuccess);
   GWSIM_GUARD_END
@@ -305,7 +312,9 @@ GWSIM_EXPORT cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
 
 // ---- simulator-only exports ----
 
-GWSIM_EXPORT int gwsimIsSimulated(void) { return 1; }
+GWSIM_EXPORT int gwsimIsSimulated(void) {
+  return 1;
+}
 
 GWSIM_EXPORT int gwsimSetKernelWork(const void* func, double work, int registers_per_thread) {
   try {

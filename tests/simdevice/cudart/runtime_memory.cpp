@@ -28,8 +28,7 @@ cudaError_t copyCommon(ApiScope& api, void* dst, size_t dpitch, const void* src,
 
 cudaError_t memsetCommon(ApiScope& api, void* p, int value, size_t count, cudaStream_t stream,
                          bool async, bool per_thread) {
-  const cudaError_t err =
-      api.sim().memset(p, value, count, stream, async, per_thread, api.call());
+  const cudaError_t err = api.sim().memset(p, value, count, stream, async, per_thread, api.call());
   hostCost(api, api.sim().config().async_host_ns);
   return api.finish(err);
 }
@@ -70,7 +69,8 @@ GWSIM_EXPORT cudaError_t cudaFree(void* devPtr) {
 GWSIM_EXPORT cudaError_t cudaMallocHost(void** ptr, size_t size) {
   GWSIM_GUARD_BEGIN
   cudaMallocHost_v3020_params params{ptr, size};
-  ApiScope api(GWSIM_CBID(cudaMallocHost_v3020), "cudaMallocHost", &params, nullptr, kCuMemAllocHost);
+  ApiScope api(GWSIM_CBID(cudaMallocHost_v3020), "cudaMallocHost", &params, nullptr,
+               kCuMemAllocHost);
   return allocCommon(api, ptr, size, MemKind::Pinned);
   GWSIM_GUARD_END
 }
@@ -99,7 +99,8 @@ GWSIM_EXPORT cudaError_t cudaMallocManaged(void** devPtr, size_t size, unsigned 
   GWSIM_GUARD_END
 }
 
-GWSIM_EXPORT cudaError_t cudaMallocPitch(void** devPtr, size_t* pitch, size_t width, size_t height) {
+GWSIM_EXPORT cudaError_t cudaMallocPitch(void** devPtr, size_t* pitch, size_t width,
+                                         size_t height) {
   GWSIM_GUARD_BEGIN
   cudaMallocPitch_v3020_params params{devPtr, pitch, width, height};
   ApiScope api(GWSIM_CBID(cudaMallocPitch_v3020), "cudaMallocPitch", &params, nullptr, kCuMemAlloc);
@@ -112,7 +113,8 @@ GWSIM_EXPORT cudaError_t cudaMallocPitch(void** devPtr, size_t* pitch, size_t wi
 GWSIM_EXPORT cudaError_t cudaMallocAsync(void** devPtr, size_t size, cudaStream_t hStream) {
   GWSIM_GUARD_BEGIN
   cudaMallocAsync_v11020_params params{devPtr, size, hStream};
-  ApiScope api(GWSIM_CBID(cudaMallocAsync_v11020), "cudaMallocAsync", &params, nullptr, kCuMemAllocAsync);
+  ApiScope api(GWSIM_CBID(cudaMallocAsync_v11020), "cudaMallocAsync", &params, nullptr,
+               kCuMemAllocAsync);
   return allocCommon(api, devPtr, size, MemKind::Device, hStream, true);
   GWSIM_GUARD_END
 }
@@ -129,7 +131,8 @@ GWSIM_EXPORT cudaError_t cudaMallocAsync_ptsz(void** devPtr, size_t size, cudaSt
 GWSIM_EXPORT cudaError_t cudaFreeAsync(void* devPtr, cudaStream_t hStream) {
   GWSIM_GUARD_BEGIN
   cudaFreeAsync_v11020_params params{devPtr, hStream};
-  ApiScope api(GWSIM_CBID(cudaFreeAsync_v11020), "cudaFreeAsync", &params, nullptr, kCuMemFreeAsync);
+  ApiScope api(GWSIM_CBID(cudaFreeAsync_v11020), "cudaFreeAsync", &params, nullptr,
+               kCuMemFreeAsync);
   return freeCommon(api, devPtr, MemKind::Device, true);
   GWSIM_GUARD_END
 }
@@ -183,7 +186,8 @@ GWSIM_EXPORT cudaError_t cudaMemGetInfo(size_t* free, size_t* total) {
   GWSIM_GUARD_END
 }
 
-GWSIM_EXPORT cudaError_t cudaPointerGetAttributes(cudaPointerAttributes* attributes, const void* ptr) {
+GWSIM_EXPORT cudaError_t cudaPointerGetAttributes(cudaPointerAttributes* attributes,
+                                                  const void* ptr) {
   GWSIM_GUARD_BEGIN
   cudaPointerGetAttributes_v4000_params params{attributes, ptr};
   ApiScope api(GWSIM_CBID(cudaPointerGetAttributes_v4000), "cudaPointerGetAttributes", &params);
@@ -201,7 +205,8 @@ GWSIM_EXPORT cudaError_t cudaMemcpy(void* dst, const void* src, size_t count, cu
   GWSIM_GUARD_END
 }
 
-GWSIM_EXPORT cudaError_t cudaMemcpy_ptds(void* dst, const void* src, size_t count, cudaMemcpyKind kind) {
+GWSIM_EXPORT cudaError_t cudaMemcpy_ptds(void* dst, const void* src, size_t count,
+                                         cudaMemcpyKind kind) {
   GWSIM_GUARD_BEGIN
   cudaMemcpy_ptds_v7000_params params{dst, src, count, kind};
   ApiScope api(GWSIM_CBID(cudaMemcpy_ptds_v7000), "cudaMemcpy_ptds", &params, nullptr, kCuMemcpy);
@@ -213,7 +218,8 @@ GWSIM_EXPORT cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t coun
                                          cudaMemcpyKind kind, cudaStream_t stream) {
   GWSIM_GUARD_BEGIN
   cudaMemcpyAsync_v3020_params params{dst, src, count, kind, stream};
-  ApiScope api(GWSIM_CBID(cudaMemcpyAsync_v3020), "cudaMemcpyAsync", &params, nullptr, kCuMemcpyAsync);
+  ApiScope api(GWSIM_CBID(cudaMemcpyAsync_v3020), "cudaMemcpyAsync", &params, nullptr,
+               kCuMemcpyAsync);
   return copyCommon(api, dst, 0, src, 0, count, 1, kind, stream, true, false);
   GWSIM_GUARD_END
 }
@@ -284,10 +290,12 @@ GWSIM_EXPORT cudaError_t cudaMemset_ptds(void* devPtr, int value, size_t count) 
   GWSIM_GUARD_END
 }
 
-GWSIM_EXPORT cudaError_t cudaMemsetAsync(void* devPtr, int value, size_t count, cudaStream_t stream) {
+GWSIM_EXPORT cudaError_t cudaMemsetAsync(void* devPtr, int value, size_t count,
+                                         cudaStream_t stream) {
   GWSIM_GUARD_BEGIN
   cudaMemsetAsync_v3020_params params{devPtr, value, count, stream};
-  ApiScope api(GWSIM_CBID(cudaMemsetAsync_v3020), "cudaMemsetAsync", &params, nullptr, kCuMemsetD8Async);
+  ApiScope api(GWSIM_CBID(cudaMemsetAsync_v3020), "cudaMemsetAsync", &params, nullptr,
+               kCuMemsetD8Async);
   return memsetCommon(api, devPtr, value, count, stream, true, false);
   GWSIM_GUARD_END
 }

@@ -27,7 +27,8 @@ GWSIM_EXPORT cudaError_t cudaStreamCreateWithPriority(cudaStream_t* pStream, uns
                                                       int priority) {
   GWSIM_GUARD_BEGIN
   cudaStreamCreateWithPriority_v5050_params params{pStream, flags, priority};
-  ApiScope api(GWSIM_CBID(cudaStreamCreateWithPriority_v5050), "cudaStreamCreateWithPriority", &params);
+  ApiScope api(GWSIM_CBID(cudaStreamCreateWithPriority_v5050), "cudaStreamCreateWithPriority",
+               &params);
   return api.finish(api.sim().streamCreate(pStream, flags, priority));
   GWSIM_GUARD_END
 }
@@ -40,7 +41,8 @@ GWSIM_EXPORT cudaError_t cudaStreamDestroy(cudaStream_t stream) {
   GWSIM_GUARD_END
 }
 
-GWSIM_EXPORT cudaError_t cudaDeviceGetStreamPriorityRange(int* leastPriority, int* greatestPriority) {
+GWSIM_EXPORT cudaError_t cudaDeviceGetStreamPriorityRange(int* leastPriority,
+                                                          int* greatestPriority) {
   GWSIM_GUARD_BEGIN
   cudaDeviceGetStreamPriorityRange_v5050_params params{leastPriority, greatestPriority};
   ApiScope api(GWSIM_CBID(cudaDeviceGetStreamPriorityRange_v5050),
@@ -57,7 +59,8 @@ GWSIM_EXPORT cudaError_t cudaStreamGetPriority(cudaStream_t hStream, int* priori
   ApiScope api(GWSIM_CBID(cudaStreamGetPriority_v5050), "cudaStreamGetPriority", &params);
   StreamState info;
   if (priority == nullptr) return api.finish(cudaErrorInvalidValue);
-  if (!api.sim().streamInfo(hStream, false, &info)) return api.finish(cudaErrorInvalidResourceHandle);
+  if (!api.sim().streamInfo(hStream, false, &info))
+    return api.finish(cudaErrorInvalidResourceHandle);
   *priority = info.priority;
   return api.finish(cudaSuccess);
   GWSIM_GUARD_END
@@ -69,7 +72,8 @@ GWSIM_EXPORT cudaError_t cudaStreamGetFlags(cudaStream_t hStream, unsigned int* 
   ApiScope api(GWSIM_CBID(cudaStreamGetFlags_v5050), "cudaStreamGetFlags", &params);
   StreamState info;
   if (flags == nullptr) return api.finish(cudaErrorInvalidValue);
-  if (!api.sim().streamInfo(hStream, false, &info)) return api.finish(cudaErrorInvalidResourceHandle);
+  if (!api.sim().streamInfo(hStream, false, &info))
+    return api.finish(cudaErrorInvalidResourceHandle);
   *flags = info.flags;
   return api.finish(cudaSuccess);
   GWSIM_GUARD_END
@@ -81,7 +85,8 @@ GWSIM_EXPORT cudaError_t cudaStreamGetId(cudaStream_t hStream, unsigned long lon
   ApiScope api(GWSIM_CBID(cudaStreamGetId_v12000), "cudaStreamGetId", &params);
   StreamState info;
   if (streamId == nullptr) return api.finish(cudaErrorInvalidValue);
-  if (!api.sim().streamInfo(hStream, false, &info)) return api.finish(cudaErrorInvalidResourceHandle);
+  if (!api.sim().streamInfo(hStream, false, &info))
+    return api.finish(cudaErrorInvalidResourceHandle);
   *streamId = info.id; // the id CUPTI reports for the stream
   return api.finish(cudaSuccess);
   GWSIM_GUARD_END
@@ -121,7 +126,8 @@ GWSIM_EXPORT cudaError_t cudaStreamSynchronize_ptsz(cudaStream_t stream) {
   GWSIM_GUARD_END
 }
 
-GWSIM_EXPORT cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int flags) {
+GWSIM_EXPORT cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event,
+                                             unsigned int flags) {
   GWSIM_GUARD_BEGIN
   cudaStreamWaitEvent_v3020_params params{stream, event, flags};
   ApiScope api(GWSIM_CBID(cudaStreamWaitEvent_v3020), "cudaStreamWaitEvent", &params, nullptr,
@@ -177,7 +183,8 @@ GWSIM_EXPORT cudaError_t cudaEventDestroy(cudaEvent_t event) {
 GWSIM_EXPORT cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
   GWSIM_GUARD_BEGIN
   cudaEventRecord_v3020_params params{event, stream};
-  ApiScope api(GWSIM_CBID(cudaEventRecord_v3020), "cudaEventRecord", &params, nullptr, kCuEventRecord);
+  ApiScope api(GWSIM_CBID(cudaEventRecord_v3020), "cudaEventRecord", &params, nullptr,
+               kCuEventRecord);
   return api.finish(api.sim().eventRecord(event, stream, false));
   GWSIM_GUARD_END
 }
@@ -246,10 +253,12 @@ GWSIM_EXPORT cudaError_t cudaStreamBeginCapture(cudaStream_t stream, cudaStreamC
   GWSIM_GUARD_END
 }
 
-GWSIM_EXPORT cudaError_t cudaStreamBeginCapture_ptsz(cudaStream_t stream, cudaStreamCaptureMode mode) {
+GWSIM_EXPORT cudaError_t cudaStreamBeginCapture_ptsz(cudaStream_t stream,
+                                                     cudaStreamCaptureMode mode) {
   GWSIM_GUARD_BEGIN
   cudaStreamBeginCapture_ptsz_v10000_params params{stream, mode};
-  ApiScope api(GWSIM_CBID(cudaStreamBeginCapture_ptsz_v10000), "cudaStreamBeginCapture_ptsz", &params);
+  ApiScope api(GWSIM_CBID(cudaStreamBeginCapture_ptsz_v10000), "cudaStreamBeginCapture_ptsz",
+               &params);
   return api.finish(api.sim().beginCapture(stream, true));
   GWSIM_GUARD_END
 }
@@ -270,7 +279,8 @@ GWSIM_EXPORT cudaError_t cudaStreamEndCapture_ptsz(cudaStream_t stream, cudaGrap
   GWSIM_GUARD_END
 }
 
-GWSIM_EXPORT cudaError_t cudaStreamIsCapturing(cudaStream_t stream, cudaStreamCaptureStatus* status) {
+GWSIM_EXPORT cudaError_t cudaStreamIsCapturing(cudaStream_t stream,
+                                               cudaStreamCaptureStatus* status) {
   GWSIM_GUARD_BEGIN
   cudaStreamIsCapturing_v10000_params params{stream, status};
   ApiScope api(GWSIM_CBID(cudaStreamIsCapturing_v10000), "cudaStreamIsCapturing", &params);
@@ -282,7 +292,8 @@ GWSIM_EXPORT cudaError_t cudaStreamIsCapturing_ptsz(cudaStream_t stream,
                                                     cudaStreamCaptureStatus* status) {
   GWSIM_GUARD_BEGIN
   cudaStreamIsCapturing_ptsz_v10000_params params{stream, status};
-  ApiScope api(GWSIM_CBID(cudaStreamIsCapturing_ptsz_v10000), "cudaStreamIsCapturing_ptsz", &params);
+  ApiScope api(GWSIM_CBID(cudaStreamIsCapturing_ptsz_v10000), "cudaStreamIsCapturing_ptsz",
+               &params);
   return api.finish(api.sim().captureStatus(stream, true, status));
   GWSIM_GUARD_END
 }
@@ -308,7 +319,8 @@ GWSIM_EXPORT cudaError_t cudaGraphInstantiate(cudaGraphExec_t* pGraphExec, cudaG
   GWSIM_GUARD_END
 }
 
-GWSIM_EXPORT cudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t* pGraphExec, cudaGraph_t graph,
+GWSIM_EXPORT cudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t* pGraphExec,
+                                                       cudaGraph_t graph,
                                                        unsigned long long flags) {
   GWSIM_GUARD_BEGIN
   cudaGraphInstantiateWithFlags_v11040_params params{pGraphExec, graph, flags};
@@ -321,7 +333,8 @@ GWSIM_EXPORT cudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t* pGraphEx
 GWSIM_EXPORT cudaError_t cudaGraphLaunch(cudaGraphExec_t graphExec, cudaStream_t stream) {
   GWSIM_GUARD_BEGIN
   cudaGraphLaunch_v10000_params params{graphExec, stream};
-  ApiScope api(GWSIM_CBID(cudaGraphLaunch_v10000), "cudaGraphLaunch", &params, nullptr, kCuGraphLaunch);
+  ApiScope api(GWSIM_CBID(cudaGraphLaunch_v10000), "cudaGraphLaunch", &params, nullptr,
+               kCuGraphLaunch);
   const cudaError_t err = api.sim().graphLaunch(graphExec, stream, false, api.call());
   hostCost(api, api.sim().config().launch_host_ns);
   return api.finish(err);

@@ -28,8 +28,7 @@ CUptiResult ret(CUptiResult result) {
   return result;
 }
 
-template <class F>
-CUptiResult guarded(F&& body) noexcept {
+template <class F> CUptiResult guarded(F&& body) noexcept {
   try {
     return ret(body());
   } catch (...) {
@@ -40,7 +39,8 @@ CUptiResult guarded(F&& body) noexcept {
 const char* resultName(CUptiResult result) {
   switch (result) {
 #define GWSIM_RESULT(name)                                                                         \
-  case name: return #name;
+  case name:                                                                                       \
+    return #name;
 #include "tests/simdevice/cupti/result_names.inc"
 #undef GWSIM_RESULT
   default: return nullptr;
@@ -146,7 +146,8 @@ GWSIM_EXPORT CUptiResult cuptiGetCallbackState(uint32_t* enable, CUpti_Subscribe
   return guarded([&] { return ::subscriber().callbackState(enable, handle, domain, cbid); });
 }
 
-GWSIM_EXPORT CUptiResult cuptiSupportedDomains(size_t* domainCount, CUpti_DomainTable* domainTable) {
+GWSIM_EXPORT CUptiResult cuptiSupportedDomains(size_t* domainCount,
+                                               CUpti_DomainTable* domainTable) {
   static CUpti_CallbackDomain domains[] = {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_CB_DOMAIN_RUNTIME_API,
                                            CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CB_DOMAIN_SYNCHRONIZE};
   if (domainCount == nullptr || domainTable == nullptr) return ret(CUPTI_ERROR_INVALID_PARAMETER);
@@ -157,15 +158,16 @@ GWSIM_EXPORT CUptiResult cuptiSupportedDomains(size_t* domainCount, CUpti_Domain
 
 // ---- activity API ----
 
-GWSIM_EXPORT CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc request,
-                                                        CUpti_BuffersCallbackCompleteFunc complete) {
+GWSIM_EXPORT CUptiResult cuptiActivityRegisterCallbacks(
+    CUpti_BuffersCallbackRequestFunc request, CUpti_BuffersCallbackCompleteFunc complete) {
   return guarded([&] { return activity().registerCallbacks(request, complete); });
 }
 
 GWSIM_EXPORT CUptiResult cuptiActivityEnable(CUpti_ActivityKind kind) {
   return guarded([&] {
     const CUptiResult result = activity().enable(kind);
-    if (result == CUPTI_SUCCESS && kind == CUPTI_ACTIVITY_KIND_DEVICE) simulator().emitDeviceRecords();
+    if (result == CUPTI_SUCCESS && kind == CUPTI_ACTIVITY_KIND_DEVICE)
+      simulator().emitDeviceRecords();
     return result;
   });
 }
@@ -222,7 +224,8 @@ GWSIM_EXPORT CUptiResult cuptiActivityGetNextRecord(uint8_t* buffer, size_t vali
   return CUPTI_SUCCESS;
 }
 
-GWSIM_EXPORT CUptiResult cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallbackFunc callback) {
+GWSIM_EXPORT CUptiResult
+cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallbackFunc callback) {
   return guarded([&] { return activity().registerTimestampCallback(callback); });
 }
 
@@ -263,10 +266,18 @@ GWSIM_EXPORT CUptiResult cuptiGetThreadIdType(CUpti_ActivityThreadIdType* type) 
 }
 
 // Accepted switches the simulator has nothing to change for.
-GWSIM_EXPORT CUptiResult cuptiActivityEnableLatencyTimestamps(uint8_t enable) { return CUPTI_SUCCESS; }
-GWSIM_EXPORT CUptiResult cuptiActivityEnableLaunchAttributes(uint8_t enable) { return CUPTI_SUCCESS; }
-GWSIM_EXPORT CUptiResult cuptiActivityEnableAllSyncRecords(uint8_t enable) { return CUPTI_SUCCESS; }
-GWSIM_EXPORT CUptiResult cuptiActivityEnableDeviceGraph(uint8_t enable) { return CUPTI_SUCCESS; }
+GWSIM_EXPORT CUptiResult cuptiActivityEnableLatencyTimestamps(uint8_t enable) {
+  return CUPTI_SUCCESS;
+}
+GWSIM_EXPORT CUptiResult cuptiActivityEnableLaunchAttributes(uint8_t enable) {
+  return CUPTI_SUCCESS;
+}
+GWSIM_EXPORT CUptiResult cuptiActivityEnableAllSyncRecords(uint8_t enable) {
+  return CUPTI_SUCCESS;
+}
+GWSIM_EXPORT CUptiResult cuptiActivityEnableDeviceGraph(uint8_t enable) {
+  return CUPTI_SUCCESS;
+}
 
 GWSIM_EXPORT CUptiResult cuptiFinalize(void) {
   return guarded([&] { return activity().finalize(); });
@@ -306,8 +317,9 @@ GWSIM_EXPORT CUptiResult cuptiGetStreamIdEx(CUcontext context, CUstream stream,
                                             uint8_t perThreadStream, uint32_t* streamId) {
   return guarded([&] {
     if (streamId == nullptr) return CUPTI_ERROR_INVALID_PARAMETER;
-    return simulator().streamId(stream, perThreadStream != 0, streamId) ? CUPTI_SUCCESS
-                                                                         : CUPTI_ERROR_INVALID_STREAM;
+    return simulator().streamId(stream, perThreadStream != 0, streamId)
+               ? CUPTI_SUCCESS
+               : CUPTI_ERROR_INVALID_STREAM;
   });
 }
 

@@ -44,11 +44,14 @@ std::string migProfile() {
 // Memory of a profile "<N>g.<M>gb": M GB (the decimal figure in the name).
 unsigned long long profileBytes(const std::string& profile) {
   size_t dot = profile.find("g.");
-  unsigned long long gb = dot == std::string::npos ? 0 : std::strtoull(profile.c_str() + dot + 2, nullptr, 10);
+  unsigned long long gb =
+      dot == std::string::npos ? 0 : std::strtoull(profile.c_str() + dot + 2, nullptr, 10);
   return gb * 1000000000ull;
 }
 
-int deviceCount() { return std::min(simulator().deviceCount(), kMaxDevices); }
+int deviceCount() {
+  return std::min(simulator().deviceCount(), kMaxDevices);
+}
 
 bool parentOf(nvmlDevice_t h, int* index) {
   for (int i = 0; i < deviceCount(); ++i)
@@ -61,8 +64,12 @@ bool sliceOf(nvmlDevice_t h, int* index) {
     if (reinterpret_cast<char*>(h) == &g_handles[i].slice) return *index = i, true;
   return false;
 }
-nvmlDevice_t parentHandle(int i) { return reinterpret_cast<nvmlDevice_t>(&g_handles[i].gpu); }
-nvmlDevice_t sliceHandle(int i) { return reinterpret_cast<nvmlDevice_t>(&g_handles[i].slice); }
+nvmlDevice_t parentHandle(int i) {
+  return reinterpret_cast<nvmlDevice_t>(&g_handles[i].gpu);
+}
+nvmlDevice_t sliceHandle(int i) {
+  return reinterpret_cast<nvmlDevice_t>(&g_handles[i].slice);
+}
 
 // The bytes cudaDeviceProp::uuid carries for device i (device_model.cpp: "gwsim" + key + ordinal).
 void cudaUuid(int i, uint8_t (&b)[16]) {
@@ -151,7 +158,8 @@ GWSIM_EXPORT nvmlReturn_t nvmlDeviceGetHandleByUUID(const char* uuid, nvmlDevice
   if (!uuid || !device) return NVML_ERROR_INVALID_ARGUMENT;
   for (int i = 0; i < deviceCount(); ++i) {
     if (uuidOf(i, false) == uuid) return *device = parentHandle(i), NVML_SUCCESS;
-    if (!migProfile().empty() && uuidOf(i, true) == uuid) return *device = sliceHandle(i), NVML_SUCCESS;
+    if (!migProfile().empty() && uuidOf(i, true) == uuid)
+      return *device = sliceHandle(i), NVML_SUCCESS;
   }
   return NVML_ERROR_NOT_FOUND;
 }
@@ -214,7 +222,8 @@ GWSIM_EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t h
 GWSIM_EXPORT nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t h, unsigned int* current,
                                                unsigned int* pending) {
   int i;
-  if (!g_initialized || !parentOf(h, &i) || !current || !pending) return NVML_ERROR_INVALID_ARGUMENT;
+  if (!g_initialized || !parentOf(h, &i) || !current || !pending)
+    return NVML_ERROR_INVALID_ARGUMENT;
   *current = *pending = migProfile().empty() ? NVML_DEVICE_MIG_DISABLE : NVML_DEVICE_MIG_ENABLE;
   return NVML_SUCCESS;
 }
@@ -270,8 +279,8 @@ GWSIM_EXPORT nvmlReturn_t nvmlGpuInstanceGetInfo(nvmlGpuInstance_t instance,
   return NVML_SUCCESS;
 }
 
-GWSIM_EXPORT nvmlReturn_t nvmlDeviceGetGpuInstanceProfileInfoV(nvmlDevice_t h, unsigned int profile,
-                                                               nvmlGpuInstanceProfileInfo_v2_t* info) {
+GWSIM_EXPORT nvmlReturn_t nvmlDeviceGetGpuInstanceProfileInfoV(
+    nvmlDevice_t h, unsigned int profile, nvmlGpuInstanceProfileInfo_v2_t* info) {
   int i;
   if (!g_initialized || !parentOf(h, &i) || !info || info->version != nvmlGpuInstanceProfileInfo_v2)
     return NVML_ERROR_INVALID_ARGUMENT;

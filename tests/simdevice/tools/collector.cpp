@@ -30,7 +30,7 @@ struct Interval {
 struct Stats {
   std::mutex mutex;
   std::vector<Interval> kernels, copies, memsets, syncs;
-  std::unordered_map<uint32_t, uint64_t> api_start; // correlation -> runtime API start
+  std::unordered_map<uint32_t, uint64_t> api_start;           // correlation -> runtime API start
   std::vector<std::pair<uint32_t, uint64_t>> kernel_launches; // correlation, kernel start
   std::map<std::string, uint64_t> kernel_ns_by_name;
   long long graph_kernels = 0, runtime_records = 0, driver_records = 0;
@@ -76,7 +76,8 @@ void record(const CUpti_Activity* r, Stats& s) {
     if (m->copyKind == CUPTI_ACTIVITY_MEMCPY_KIND_DTOH) s.d2h += m->bytes;
     if (m->copyKind == CUPTI_ACTIVITY_MEMCPY_KIND_DTOD) s.d2d += m->bytes;
     const uint8_t host = m->copyKind == CUPTI_ACTIVITY_MEMCPY_KIND_HTOD ? m->srcKind : m->dstKind;
-    if (m->copyKind == CUPTI_ACTIVITY_MEMCPY_KIND_HTOD || m->copyKind == CUPTI_ACTIVITY_MEMCPY_KIND_DTOH) {
+    if (m->copyKind == CUPTI_ACTIVITY_MEMCPY_KIND_HTOD ||
+        m->copyKind == CUPTI_ACTIVITY_MEMCPY_KIND_DTOH) {
       if (host == CUPTI_ACTIVITY_MEMORY_KIND_PINNED) s.pinned += m->bytes;
       if (host == CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE) {
         s.pageable += m->bytes;
@@ -92,7 +93,8 @@ void record(const CUpti_Activity* r, Stats& s) {
   }
   case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
     const auto* y = reinterpret_cast<const CUpti_ActivitySynchronization2*>(r);
-    if (y->type != CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT) s.syncs.push_back({y->start, y->end});
+    if (y->type != CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT)
+      s.syncs.push_back({y->start, y->end});
     break;
   }
   case CUPTI_ACTIVITY_KIND_MEMORY2: {
@@ -118,7 +120,8 @@ void CUPTIAPI completeBuffer(CUcontext, uint32_t, uint8_t* buffer, size_t, size_
   {
     std::lock_guard lock(g_stats->mutex);
     CUpti_Activity* r = nullptr;
-    while (cuptiActivityGetNextRecord(buffer, valid, &r) == CUPTI_SUCCESS) record(r, *g_stats);
+    while (cuptiActivityGetNextRecord(buffer, valid, &r) == CUPTI_SUCCESS)
+      record(r, *g_stats);
   }
   std::free(buffer);
 }
@@ -137,7 +140,8 @@ void CUPTIAPI onCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId, c
 }
 
 uint64_t unionLength(std::vector<Interval> v) {
-  std::sort(v.begin(), v.end(), [](const Interval& a, const Interval& b) { return a.start < b.start; });
+  std::sort(v.begin(), v.end(),
+            [](const Interval& a, const Interval& b) { return a.start < b.start; });
   uint64_t total = 0, cur_start = 0, cur_end = 0;
   bool open = false;
   for (const Interval& i : v) {
@@ -165,7 +169,8 @@ void writeSummary() {
   gpu.insert(gpu.end(), s.copies.begin(), s.copies.end());
   gpu.insert(gpu.end(), s.memsets.begin(), s.memsets.end());
   uint64_t first = UINT64_MAX, last = 0;
-  for (const Interval& i : gpu) first = std::min(first, i.start), last = std::max(last, i.end);
+  for (const Interval& i : gpu)
+    first = std::min(first, i.start), last = std::max(last, i.end);
   const uint64_t busy = unionLength(gpu);
   const double span = gpu.empty() ? 0.0 : double(last - first);
   uint64_t kernel_ns = 0;
@@ -177,7 +182,8 @@ void writeSummary() {
   }
   std::vector<Interval> copies_and_kernels = s.kernels;
   copies_and_kernels.insert(copies_and_kernels.end(), s.copies.begin(), s.copies.end());
-  const uint64_t overlap = unionLength(s.kernels) + unionLength(s.copies) - unionLength(copies_and_kernels);
+  const uint64_t overlap =
+      unionLength(s.kernels) + unionLength(s.copies) - unionLength(copies_and_kernels);
   long long unmatched = 0;
   int64_t min_gap = -1;
   for (const auto& [correlation, start] : s.kernel_launches) {
@@ -218,9 +224,9 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
   std::atexit(writeSummary);
   cuptiActivityRegisterTimestampCallback(monotonicNs);
   cuptiActivityRegisterCallbacks(requestBuffer, completeBuffer);
-  for (CUpti_ActivityKind kind :
-       {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET,
-        CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, CUPTI_ACTIVITY_KIND_MEMORY2, CUPTI_ACTIVITY_KIND_RUNTIME}) {
+  for (CUpti_ActivityKind kind : {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+                                  CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
+                                  CUPTI_ACTIVITY_KIND_MEMORY2, CUPTI_ACTIVITY_KIND_RUNTIME}) {
     cuptiActivityEnable(kind);
   }
   return 1;

@@ -14,8 +14,7 @@ namespace {
 
 std::atomic<long> g_launches{0}, g_memcpys{0};
 
-template <typename Fn>
-Fn next(const char* name) {
+template <typename Fn> Fn next(const char* name) {
   void* symbol = dlvsym(RTLD_NEXT, name, "libcudart.so.13");
   return reinterpret_cast<Fn>(symbol != nullptr ? symbol : dlsym(RTLD_NEXT, name));
 }
@@ -42,7 +41,8 @@ __cudaLaunchKernel(cudaKernel_t kernel, dim3 grid, dim3 block, void** args, size
 }
 
 extern "C" __attribute__((visibility("default"))) cudaError_t
-cudaMemcpyAsync(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind, cudaStream_t stream) {
+cudaMemcpyAsync(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind,
+                cudaStream_t stream) {
   using Fn = cudaError_t (*)(void*, const void*, size_t, cudaMemcpyKind, cudaStream_t);
   static const Fn real = next<Fn>("cudaMemcpyAsync");
   g_memcpys.fetch_add(1, std::memory_order_relaxed);

@@ -29,12 +29,15 @@
 namespace {
 
 volatile int g_sink = 0;
-void probeKernel() { g_sink = 1; } // host stub: only its address matters
+void probeKernel() {
+  g_sink = 1;
+} // host stub: only its address matters
 
 int props() {
   int count = 0;
   cudaDeviceProp prop{};
-  if (cudaGetDeviceCount(&count) != cudaSuccess || cudaGetDeviceProperties(&prop, count - 1) != cudaSuccess) {
+  if (cudaGetDeviceCount(&count) != cudaSuccess ||
+      cudaGetDeviceProperties(&prop, count - 1) != cudaSuccess) {
     return 1;
   }
   std::printf("probe count=%d name=\"%s\" sms=%d memory=%zu cc=%d.%d\n", count, prop.name,
@@ -46,7 +49,8 @@ int busy() {
   CUpti_SubscriberHandle handle = nullptr;
   const CUptiResult subscribe = cuptiSubscribe(&handle, nullptr, nullptr);
   const CUptiResult enable = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
-  const CUptiResult runtime = cuptiActivityEnableRuntimeApi(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, 1);
+  const CUptiResult runtime =
+      cuptiActivityEnableRuntimeApi(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, 1);
   // The device itself still works: a profiler falls back, the program carries on.
   void* p = nullptr;
   const cudaError_t malloc_result = cudaMalloc(&p, 1024);
@@ -67,7 +71,8 @@ int threads(int n) {
       if (cudaFree(nullptr) != cudaSuccess) failures.fetch_add(1);
     });
   }
-  for (auto& t : pool) t.join();
+  for (auto& t : pool)
+    t.join();
   std::printf("probe threads=%d failures=%d\n", n, failures.load());
   return failures.load() == 0 ? 0 : 1;
 }
