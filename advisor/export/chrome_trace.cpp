@@ -231,39 +231,59 @@ private:
       metadata("thread_name", host, t, "name", "thread " + std::to_string(t));
   }
 
+  // What the event writers of one process share: its index, its host row and the correlations
+  // its API calls already show on the host row.
+  struct ProcessScope {
+    size_t index;
+    int64_t host;
+    std::unordered_set<uint64_t> api_correlations;
+  };
+
   void writeProcess(size_t i) {
     const auto& p = trace_.processes[i];
-    const auto& names = p.names;
-    const int64_t host = host_pids_[i];
     writeRows(i);
+    ProcessScope scope{i, host_pids_[i], {}};
+    writeApiCalls(p, scope);
+    writeKernels(p, scope);
+    writeCopies(p, scope);
+    writeMemsets(p, scope);
+    writeSyncs(p, scope);
+    writeRanges(p, scope);
+    writeMemoryEvents(p, scope.host);
+  }
 
-    std::unordered_set<uint64_t> apiCorrelations;
-    apiCorrelations.reserve(p.api_calls.size());
+  void writeApiCalls(const ProcessTrace& p, ProcessScope& scope) {
+    scope.api_correlations.reserve(p.api_calls.size());
     for (const auto& a : p.api_calls) {
-      if (a.correlation) apiCorrelations.insert(a.correlation);
-      const std::string_view name = names.get(a.name);
+      if (a.correlation) scope.api_correlations.insert(a.correlation);
+      const std::string_view name = p.names.get(a.name);
       const bool driver = name.starts_with("cu") && !name.starts_with("cuda");
-      span('X', driver ? "cuda_driver" : "cuda_runtime", name, host, a.thread, a.start, a.end);
+      span('X', driver ? "cuda_driver" : "cuda_runtime", name, scope.host, a.thread, a.start,
+           a.end);
       w_.raw(",\"args\":{\"correlation\":").num(a.correlation).raw("}}");
     }
-    // The host side of GPU work the trace has no API call for (a live trace records launches on
-    // the GPU record itself): a runtime event, so the viewer shows the launch and re-import joins.
-    auto hostCall = [&](std::string_view name, uint64_t corr, uint32_t thread, TimeNs start,
-                        TimeNs end) {
-      if (!corr || start == 0 || apiCorrelations.count(corr)) return;
-      span('X', "cuda_runtime", name, host, thread, start, end);
-      w_.raw(",\"args\":{\"correlation\":").num(corr).raw(",\"gpuwise.synthesized\":1}}");
-    };
-    auto launchFlow = [&](uint64_t corr, uint32_t thread, TimeNs launch, int64_t gpu,
-                          uint32_t stream, TimeNs start) {
-      if (!options_.flows || !corr || launch == 0) return;
-      flow('s', i, corr, host, thread, launch);
-      flow('f', i, corr, gpu, stream, start);
-    };
+  }
 
+  // The host side of GPU work the trace has no API call for (a live trace records launches on
+  // the GPU record itself): a runtime event, so the viewer shows the launch and re-import joins.
+  void hostCall(const ProcessScope& scope, std::string_view name, uint64_t corr, uint32_t thread,
+                TimeNs start, TimeNs end) {
+    if (!corr || start == 0 || scope.api_correlations.count(corr)) return;
+    span('X', "cuda_runtime", name, scope.host, thread, start, end);
+    w_.raw(",\"args\":{\"correlation\":").num(corr).raw(",\"gpuwise.synthesized\":1}}");
+  }
+
+  void launchFlow(const ProcessScope& scope, uint64_t corr, uint32_t thread, TimeNs launch,
+                  int64_t gpu, uint32_t stream, TimeNs start) {
+    if (!options_.flows || !corr || launch == 0) return;
+    flow('s', scope.index, corr, scope.host, thread, launch);
+    flow('f', scope.index, corr, gpu, stream, start);
+  }
+
+  void writeKernels(const ProcessTrace& p, const ProcessScope& scope) {
     for (const auto& k : p.kernels) {
-      const int64_t gpu = gpuPid(i, k.device);
-      span('X', "kernel", names.get(k.name), gpu, k.stream, k.start, k.end);
+      const int64_t gpu = gpuPid(scope.index, k.device);
+      span('X', "kernel", p.names.get(k.name), gpu, k.stream, k.start, k.end);
       w_.raw(",\"args\":{").key("device").num(k.device).raw(',').key("stream").num(k.stream);
       w_.raw(',').key("correlation").num(k.correlation);
       w_.raw(',')
@@ -296,11 +316,14 @@ private:
       if (k.graph_id) w_.raw(',').key("graph id").num(k.graph_id);
       if (k.flags & kKernelCooperative) w_.raw(',').key("cooperative").num(1);
       w_.raw("}}");
-      hostCall("cudaLaunchKernel", k.correlation, k.thread, k.launch_start, k.launch_end);
-      launchFlow(k.correlation, k.thread, k.launch_start, gpu, k.stream, k.start);
+      hostCall(scope, "cudaLaunchKernel", k.correlation, k.thread, k.launch_start, k.launch_end);
+      launchFlow(scope, k.correlation, k.thread, k.launch_start, gpu, k.stream, k.start);
     }
+  }
+
+  void writeCopies(const ProcessTrace& p, const ProcessScope& scope) {
     for (const auto& c : p.copies) {
-      const int64_t gpu = gpuPid(i, c.device);
+      const int64_t gpu = gpuPid(scope.index, c.device);
       std::string name = std::string("Memcpy ") + copyKindWord(c.direction) + " (" +
                          memoryWord(c.src) + " -> " + memoryWord(c.dst) + ")";
       span('X', "gpu_memcpy", name, gpu, c.stream, c.start, c.end);
@@ -312,12 +335,15 @@ private:
           .key("bytes")
           .num(c.bytes)
           .raw("}}");
-      hostCall(c.async ? "cudaMemcpyAsync" : "cudaMemcpy", c.correlation, c.thread, c.call_start,
-               c.call_end);
-      launchFlow(c.correlation, c.thread, c.call_start, gpu, c.stream, c.start);
+      hostCall(scope, c.async ? "cudaMemcpyAsync" : "cudaMemcpy", c.correlation, c.thread,
+               c.call_start, c.call_end);
+      launchFlow(scope, c.correlation, c.thread, c.call_start, gpu, c.stream, c.start);
     }
+  }
+
+  void writeMemsets(const ProcessTrace& p, const ProcessScope& scope) {
     for (const auto& m : p.memsets) {
-      const int64_t gpu = gpuPid(i, m.device);
+      const int64_t gpu = gpuPid(scope.index, m.device);
       span('X', "gpu_memset", std::string("Memset (") + memoryWord(m.dst) + ")", gpu, m.stream,
            m.start, m.end);
       w_.raw(",\"args\":{").key("device").num(m.device).raw(',').key("stream").num(m.stream);
@@ -328,16 +354,20 @@ private:
           .key("bytes")
           .num(m.bytes)
           .raw("}}");
-      hostCall(m.async ? "cudaMemsetAsync" : "cudaMemset", m.correlation, m.thread, m.call_start,
-               m.call_end);
-      launchFlow(m.correlation, m.thread, m.call_start, gpu, m.stream, m.start);
+      hostCall(scope, m.async ? "cudaMemsetAsync" : "cudaMemset", m.correlation, m.thread,
+               m.call_start, m.call_end);
+      launchFlow(scope, m.correlation, m.thread, m.call_start, gpu, m.stream, m.start);
     }
+  }
+
+  void writeSyncs(const ProcessTrace& p, const ProcessScope& scope) {
     for (const auto& s : p.syncs) {
       // With its API call on the host row, the CUPTI-style record goes on the GPU row (Kineto's
       // place for it); alone, it is the host's wait and goes on the waiting thread.
-      const bool onGpu = s.correlation && apiCorrelations.count(s.correlation);
-      span('X', "cuda_sync", kinetoSyncName(s.kind), onGpu ? gpuPid(i, s.device) : host,
-           onGpu ? s.stream : s.thread, s.start, s.end);
+      const bool onGpu = s.correlation && scope.api_correlations.count(s.correlation);
+      span('X', "cuda_sync", kinetoSyncName(s.kind),
+           onGpu ? gpuPid(scope.index, s.device) : scope.host, onGpu ? s.stream : s.thread, s.start,
+           s.end);
       w_.raw(",\"args\":{")
           .key("cuda_sync_kind")
           .str(kinetoSyncName(s.kind))
@@ -352,20 +382,23 @@ private:
           .num(s.correlation)
           .raw("}}");
     }
+  }
+
+  void writeRanges(const ProcessTrace& p, const ProcessScope& scope) {
     for (const auto& r : p.ranges) {
-      const std::string_view name = names.get(r.name);
+      const std::string_view name = p.names.get(r.name);
       if (r.kind == RangeKind::GpuAnnotation) {
-        span('X', "gpu_user_annotation", name, gpuPid(i, r.device), r.stream, r.start, r.end);
+        span('X', "gpu_user_annotation", name, gpuPid(scope.index, r.device), r.stream, r.start,
+             r.end);
         w_.raw(",\"args\":{").key("device").num(r.device).raw("}}");
         continue;
       }
-      span('X', r.kind == RangeKind::Operator ? "cpu_op" : "user_annotation", name, host, r.thread,
-           r.start, r.end);
+      span('X', r.kind == RangeKind::Operator ? "cpu_op" : "user_annotation", name, scope.host,
+           r.thread, r.start, r.end);
       w_.raw(",\"args\":{").key("gpuwise.kind").str(toString(r.kind));
       if (r.step >= 0) w_.raw(',').key("gpuwise.step").num(r.step);
       w_.raw("}}");
     }
-    writeMemoryEvents(p, host);
   }
 
   // Memory samples and allocations as Kineto's "[memory]" instants on the host row, and with

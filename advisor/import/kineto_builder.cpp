@@ -101,21 +101,69 @@ void KinetoProcessBuilder::addMtiaDeviceEvent(const KinetoEvent& e, const Kineto
                                               uint32_t device, uint32_t stream) {
   if (e.name == "event_record") return; // zero-length markers, not work
   if (e.name == "event_wait") {
-    PendingSync p;
-    p.sync = {.start = e.ts,
-              .end = endOf(e),
-              .correlation = a ? a->correlation : 0,
-              .device = device,
-              .stream = stream,
-              .kind = SyncKind::StreamWaitEvent};
-    p.pid = e.pid;
-    p.tid = e.tid;
-    pending_syncs_.push_back(p);
+    addPendingSync(e, {.start = e.ts,
+                       .end = endOf(e),
+                       .correlation = a ? a->correlation : 0,
+                       .device = device,
+                       .stream = stream,
+                       .kind = SyncKind::StreamWaitEvent});
   } else if (e.name == "dma_request") {
     addCopy(e, a, device, stream);
   } else {
     addKernel(e, a, device, stream);
   }
+}
+
+inline void KinetoProcessBuilder::addPendingSync(const KinetoEvent& e,
+                                                 const model::HostSync& sync) {
+  PendingSync p;
+  p.sync = sync;
+  p.pid = e.pid;
+  p.tid = e.tid;
+  pending_syncs_.push_back(p);
+}
+
+inline void KinetoProcessBuilder::addApiCall(const KinetoEvent& e, const KinetoArgs* a) {
+  trace_.api_calls.push_back({.start = e.ts,
+                              .end = endOf(e),
+                              .correlation = a ? a->correlation : 0,
+                              .name = trace_.names.intern(e.name),
+                              .thread = threadOf(e)});
+}
+
+// The sync kind comes from the args when the writer put it there, else from the event name.
+inline void KinetoProcessBuilder::addCudaSync(const KinetoEvent& e, const KinetoArgs* a,
+                                              uint32_t device, uint32_t stream) {
+  const std::string_view kindName = a && !a->sync_kind.empty() ? a->sync_kind : e.name;
+  addPendingSync(e, {.start = e.ts,
+                     .end = endOf(e),
+                     .correlation = a ? a->correlation : 0,
+                     .device = device,
+                     .stream = stream,
+                     .kind = syncKindForCudaSync(kindName)});
+}
+
+// Our exporter's own kind wins; otherwise the name says whether it is a step or a data-loader wait.
+inline void KinetoProcessBuilder::addUserAnnotation(const KinetoEvent& e, const KinetoArgs* a) {
+  if (a && !a->gw_kind.empty()) {
+    addRange(e, a, rangeKindFromName(a->gw_kind), a->gw_step);
+  } else if (const int64_t step = profilerStepNumber(e.name); step >= 0) {
+    addRange(e, a, RangeKind::Step, step);
+  } else if (isDataLoaderRange(e.name)) {
+    addRange(e, a, RangeKind::DataLoader, -1);
+  } else {
+    addRange(e, a, RangeKind::Annotation, -1);
+  }
+}
+
+// 2021-era traces record steps and data-loader waits as operators.
+inline void KinetoProcessBuilder::addCpuOp(const KinetoEvent& e, const KinetoArgs* a) {
+  if (const int64_t step = profilerStepNumber(e.name); step >= 0)
+    addRange(e, a, RangeKind::Step, step);
+  else if (isDataLoaderRange(e.name))
+    addRange(e, a, RangeKind::DataLoader, -1);
+  else if (options_.include_operators)
+    addRange(e, a, RangeKind::Operator, -1);
 }
 
 void KinetoProcessBuilder::onEvent(const KinetoEvent& e, const KinetoArgs* a) {
@@ -149,42 +197,15 @@ void KinetoProcessBuilder::onEvent(const KinetoEvent& e, const KinetoArgs* a) {
   case C::Runtime:
   case C::Driver:
     countHostPid(e);
-    if (!complete) return;
-    trace_.api_calls.push_back({.start = e.ts,
-                                .end = endOf(e),
-                                .correlation = a ? a->correlation : 0,
-                                .name = trace_.names.intern(e.name),
-                                .thread = threadOf(e)});
+    if (complete) addApiCall(e, a);
     return;
-  case C::CudaSync: {
-    if (!complete) return;
-    PendingSync p;
-    const std::string_view kindName = a && !a->sync_kind.empty() ? a->sync_kind : e.name;
-    p.sync = {.start = e.ts,
-              .end = endOf(e),
-              .correlation = a ? a->correlation : 0,
-              .device = device(),
-              .stream = stream(),
-              .kind = syncKindForCudaSync(kindName)};
-    p.pid = e.pid;
-    p.tid = e.tid;
-    pending_syncs_.push_back(p);
+  case C::CudaSync:
+    if (complete) addCudaSync(e, a, device(), stream());
     return;
-  }
-  case C::UserAnnotation: {
+  case C::UserAnnotation:
     countHostPid(e);
-    if (!complete) return;
-    if (a && !a->gw_kind.empty()) {
-      addRange(e, a, rangeKindFromName(a->gw_kind), a->gw_step);
-    } else if (const int64_t step = profilerStepNumber(e.name); step >= 0) {
-      addRange(e, a, RangeKind::Step, step);
-    } else if (isDataLoaderRange(e.name)) {
-      addRange(e, a, RangeKind::DataLoader, -1);
-    } else {
-      addRange(e, a, RangeKind::Annotation, -1);
-    }
+    if (complete) addUserAnnotation(e, a);
     return;
-  }
   case C::GpuAnnotation:
     if (complete) {
       model::Range r{.start = e.ts,
@@ -196,18 +217,10 @@ void KinetoProcessBuilder::onEvent(const KinetoEvent& e, const KinetoArgs* a) {
       trace_.ranges.push_back(r);
     }
     return;
-  case C::CpuOp: {
+  case C::CpuOp:
     countHostPid(e);
-    if (!complete) return;
-    // 2021-era traces record steps and data-loader waits as operators.
-    if (const int64_t step = profilerStepNumber(e.name); step >= 0)
-      addRange(e, a, RangeKind::Step, step);
-    else if (isDataLoaderRange(e.name))
-      addRange(e, a, RangeKind::DataLoader, -1);
-    else if (options_.include_operators)
-      addRange(e, a, RangeKind::Operator, -1);
+    if (complete) addCpuOp(e, a);
     return;
-  }
   case C::Python:
     countHostPid(e);
     if (complete && isPythonDataLoaderNext(e.name)) {

@@ -57,6 +57,11 @@ private:
   void addKernel(const KinetoEvent& e, const KinetoArgs* a, uint32_t device, uint32_t stream);
   void addCopy(const KinetoEvent& e, const KinetoArgs* a, uint32_t device, uint32_t stream);
   void addMemset(const KinetoEvent& e, const KinetoArgs* a, uint32_t device, uint32_t stream);
+  void addPendingSync(const KinetoEvent& e, const model::HostSync& sync);
+  void addApiCall(const KinetoEvent& e, const KinetoArgs* a);
+  void addCudaSync(const KinetoEvent& e, const KinetoArgs* a, uint32_t device, uint32_t stream);
+  void addUserAnnotation(const KinetoEvent& e, const KinetoArgs* a);
+  void addCpuOp(const KinetoEvent& e, const KinetoArgs* a);
   void addRange(const KinetoEvent& e, const KinetoArgs* a, model::RangeKind kind, int64_t step);
   void addMemory(const KinetoEvent& e, const KinetoArgs& a);
   void addMetadata(const KinetoEvent& e, const KinetoArgs& a);

@@ -106,64 +106,88 @@ struct Shared {
   }
 };
 
-// One reader thread feeding the calling thread; files taken one after another from `sh.next`, so
-// inflating the next file overlaps parsing the last one.
-void pipeline(Shared& sh, bool reportProgress) {
+// Cuts one file into batches on the queue, then posts its FileEnd item; false after posting an
+// Error item instead.
+bool readFile(Shared& sh, size_t i, BufferPool& pool, ItemQueue& queue) {
   const auto& options = sh.options;
-  BufferPool pool(std::max<size_t>(options.batches_in_flight, 2),
-                  std::max<size_t>(options.batch_bytes, 256));
-  ItemQueue queue;
-  std::atomic<bool> stop{false};
-
-  std::thread reader([&] {
-    size_t i = SIZE_MAX;
-    try {
-      while (!stop.load() && !sh.failed.load()) {
-        i = sh.next.fetch_add(1);
-        if (i >= sh.inputs.size()) break;
-        const Input& in = sh.inputs[i];
-        std::string openError;
-        std::unique_ptr<ByteSource> source = in.path.empty()
-                                                 ? ByteSource::fromMemory(in.data)
-                                                 : ByteSource::openFile(in.path, &openError);
-        if (!source) {
-          queue.push({.kind = Item::Error, .file = i, .text = "cannot open: " + openError});
-          return;
-        }
-        uint64_t accounted = 0;
-        auto account = [&] {
-          const uint64_t consumed = source->inputConsumed();
-          sh.input_done.fetch_add(consumed - accounted, std::memory_order_relaxed);
-          accounted = consumed;
-        };
-        TraceChunker chunker;
-        chunker.forceScalar(options.force_scalar_scan);
-        chunker.keepOperators(options.include_operators);
-        const bool ok = chunker.run(*source, pool, [&](const EventBatch& batch) {
-          account();
-          queue.push({.kind = Item::Batch, .file = i, .batch = batch});
-        });
-        if (!ok) {
-          queue.push({.kind = Item::Error, .file = i, .text = chunker.error()});
-          return;
-        }
-        account();
-        queue.push({.kind = Item::FileEnd,
-                    .file = i,
-                    .text = std::move(chunker.meta()),
-                    .saw_events = chunker.sawEvents(),
-                    .json_bytes = chunker.jsonBytes(),
-                    .events_dropped = chunker.eventsDropped()});
-      }
-    } catch (const std::exception& e) { // out of memory, mostly: never let it cross the thread
-      queue.push({.kind = Item::Error, .file = i, .text = e.what()});
-      return;
-    }
-    queue.push({.kind = Item::Done});
+  const Input& in = sh.inputs[i];
+  std::string openError;
+  std::unique_ptr<ByteSource> source =
+      in.path.empty() ? ByteSource::fromMemory(in.data) : ByteSource::openFile(in.path, &openError);
+  if (!source) {
+    queue.push({.kind = Item::Error, .file = i, .text = "cannot open: " + openError});
+    return false;
+  }
+  uint64_t accounted = 0;
+  auto account = [&] {
+    const uint64_t consumed = source->inputConsumed();
+    sh.input_done.fetch_add(consumed - accounted, std::memory_order_relaxed);
+    accounted = consumed;
+  };
+  TraceChunker chunker;
+  chunker.forceScalar(options.force_scalar_scan);
+  chunker.keepOperators(options.include_operators);
+  const bool ok = chunker.run(*source, pool, [&](const EventBatch& batch) {
+    account();
+    queue.push({.kind = Item::Batch, .file = i, .batch = batch});
   });
+  if (!ok) {
+    queue.push({.kind = Item::Error, .file = i, .text = chunker.error()});
+    return false;
+  }
+  account();
+  queue.push({.kind = Item::FileEnd,
+              .file = i,
+              .text = std::move(chunker.meta()),
+              .saw_events = chunker.sawEvents(),
+              .json_bytes = chunker.jsonBytes(),
+              .events_dropped = chunker.eventsDropped()});
+  return true;
+}
 
-  KinetoEventParser parser;
-  std::unique_ptr<KinetoProcessBuilder> builder;
+// The reader thread: files taken one after another from `sh.next` until none is left, the caller
+// stops or any pipeline failed. Ends with a Done item, or with an Error item.
+void readFiles(Shared& sh, BufferPool& pool, ItemQueue& queue, const std::atomic<bool>& stop) {
+  size_t i = SIZE_MAX;
+  try {
+    while (!stop.load() && !sh.failed.load()) {
+      i = sh.next.fetch_add(1);
+      if (i >= sh.inputs.size()) break;
+      if (!readFile(sh, i, pool, queue)) return;
+    }
+  } catch (const std::exception& e) { // out of memory, mostly: never let it cross the thread
+    queue.push({.kind = Item::Error, .file = i, .text = e.what()});
+    return;
+  }
+  queue.push({.kind = Item::Done});
+}
+
+// Parses one batch into the builder; its buffer goes back to the pool even when parsing throws.
+inline void parseBatch(KinetoEventParser& parser, BufferPool& pool, const EventBatch& b,
+                       KinetoProcessBuilder& builder) {
+  try {
+    parser.parseBatch(b.buffer->data.get() + b.begin, b.end - b.begin,
+                      b.buffer->capacity + 64 - b.begin, b.stream_offset + b.begin, builder);
+  } catch (...) {
+    pool.release(b.buffer);
+    throw;
+  }
+  pool.release(b.buffer);
+}
+
+// Why a JSON file without a traceEvents array is refused; `meta` is its top-level text.
+const char* notAChromeTrace(const std::string& meta) {
+  return meta.find("\"nodes\"") != std::string::npos && meta.find("\"schema\"") != std::string::npos
+             ? "a PyTorch execution trace (a graph of \"nodes\"), not a Chrome trace "
+               "of timed events"
+             : "a JSON object without a traceEvents array: not a Chrome trace";
+}
+
+// The calling thread's side: parses the reader's batches and builds one process per file, until
+// the reader is done or anything failed.
+void consumeItems(Shared& sh, BufferPool& pool, ItemQueue& queue, KinetoEventParser& parser,
+                  std::unique_ptr<KinetoProcessBuilder>& builder, bool reportProgress) {
+  const auto& options = sh.options;
   size_t file = 0;
   try {
     for (;;) {
@@ -176,15 +200,7 @@ void pipeline(Shared& sh, bool reportProgress) {
       }
       if (!builder) builder = std::make_unique<KinetoProcessBuilder>(options);
       if (item.kind == Item::Batch) {
-        const EventBatch& b = item.batch;
-        try {
-          parser.parseBatch(b.buffer->data.get() + b.begin, b.end - b.begin,
-                            b.buffer->capacity + 64 - b.begin, b.stream_offset + b.begin, *builder);
-        } catch (...) {
-          pool.release(b.buffer);
-          throw;
-        }
-        pool.release(b.buffer);
+        parseBatch(parser, pool, item.batch, *builder);
         if (reportProgress && options.progress)
           options.progress(std::min(sh.input_done.load(std::memory_order_relaxed), sh.total_input),
                            sh.total_input);
@@ -193,11 +209,7 @@ void pipeline(Shared& sh, bool reportProgress) {
       }
       // FileEnd
       if (!item.saw_events) {
-        sh.fail(file, item.text.find("\"nodes\"") != std::string::npos &&
-                              item.text.find("\"schema\"") != std::string::npos
-                          ? "a PyTorch execution trace (a graph of \"nodes\"), not a Chrome trace "
-                            "of timed events"
-                          : "a JSON object without a traceEvents array: not a Chrome trace");
+        sh.fail(file, notAChromeTrace(item.text));
         break;
       }
       sh.json_bytes.fetch_add(item.json_bytes);
@@ -208,6 +220,21 @@ void pipeline(Shared& sh, bool reportProgress) {
   } catch (const std::exception& e) {
     sh.fail(file, e.what());
   }
+}
+
+// One reader thread feeding the calling thread; files taken one after another from `sh.next`, so
+// inflating the next file overlaps parsing the last one.
+void pipeline(Shared& sh, bool reportProgress) {
+  const auto& options = sh.options;
+  BufferPool pool(std::max<size_t>(options.batches_in_flight, 2),
+                  std::max<size_t>(options.batch_bytes, 256));
+  ItemQueue queue;
+  std::atomic<bool> stop{false};
+  std::thread reader([&] { readFiles(sh, pool, queue, stop); });
+
+  KinetoEventParser parser;
+  std::unique_ptr<KinetoProcessBuilder> builder;
+  consumeItems(sh, pool, queue, parser, builder, reportProgress);
   stop.store(true);
   pool.cancel(); // wakes a reader waiting for a buffer; a finished reader does not care
   reader.join();

@@ -16,6 +16,29 @@ bool isSeparator(char c) {
   return c == ',' || c == ' ' || c == '\n' || c == '\r' || c == '\t';
 }
 
+// How many separators follow `boundary` in cur[0, fill): skipped when the tail is carried over.
+inline size_t separatorsAfter(const BatchBuffer& cur, size_t boundary, size_t fill) {
+  size_t skipped = 0;
+  while (boundary + skipped < fill && isSeparator(cur.data[boundary + skipped]))
+    ++skipped;
+  return skipped;
+}
+
+// Moves cur[from + skipped, fill) to the start of a fresh buffer from the pool (after an optional
+// '['); nullptr when the pool is cancelled.
+inline BatchBuffer* carryTail(BufferPool& pool, const BatchBuffer& cur, size_t fill, size_t from,
+                              size_t skipped, bool openBracket) {
+  BatchBuffer* next = pool.acquire();
+  if (!next) return nullptr;
+  const size_t tail = fill - from - skipped;
+  while (next->capacity < tail + 64 + 1)
+    next->grow(0);
+  size_t to = 0;
+  if (openBracket) next->data[to++] = '[';
+  std::memcpy(next->data.get() + to, cur.data.get() + from + skipped, tail);
+  return next;
+}
+
 } // namespace
 
 BatchBuffer::BatchBuffer(size_t cap) : data(new char[cap + kPadding]), capacity(cap) {
@@ -82,19 +105,6 @@ bool TraceChunker::run(ByteSource& source, BufferPool& pool,
     if (cur) pool.release(cur);
     return false;
   };
-  // Moves buf[from + skipped, fill) to a fresh buffer at `to` (after an optional '[').
-  auto carryTail = [&](size_t from, size_t skipped, bool openBracket) -> BatchBuffer* {
-    BatchBuffer* next = pool.acquire();
-    if (!next) return nullptr;
-    const size_t tail = fill - from - skipped;
-    while (next->capacity < tail + 64 + 1)
-      next->grow(0);
-    size_t to = 0;
-    if (openBracket) next->data[to++] = '[';
-    std::memcpy(next->data.get() + to, cur->data.get() + from + skipped, tail);
-    return next;
-  };
-
   // Drops what the model never uses, closes the array, and hands `cur` to the parser (or back to
   // the pool when nothing is left). False on a malformed array; `cur` then stays ours.
   auto emitBatch = [&](size_t close) {
@@ -124,7 +134,7 @@ bool TraceChunker::run(ByteSource& source, BufferPool& pool,
     if (splitter.eventsEnd() != TraceSplitter::npos) {
       // The events array closed here: emit it whole; what follows is metadata.
       const size_t from = splitter.scanPos();
-      BatchBuffer* next = carryTail(from, 0, false);
+      BatchBuffer* next = carryTail(pool, *cur, fill, from, 0, false);
       if (!next) return failWith("import cancelled");
       if (!emitBatch(splitter.eventsEnd() - 1)) {
         pool.release(next);
@@ -136,10 +146,8 @@ bool TraceChunker::run(ByteSource& source, BufferPool& pool,
     } else if (splitter.mode() == TraceSplitter::Mode::Events && fill == cur->capacity) {
       const size_t boundary = splitter.lastBoundary();
       if (boundary != TraceSplitter::npos) {
-        size_t skipped = 0;
-        while (boundary + skipped < fill && isSeparator(cur->data[boundary + skipped]))
-          ++skipped;
-        BatchBuffer* next = carryTail(boundary, skipped, true);
+        const size_t skipped = separatorsAfter(*cur, boundary, fill);
+        BatchBuffer* next = carryTail(pool, *cur, fill, boundary, skipped, true);
         if (!next) return failWith("import cancelled");
         if (!emitBatch(0)) {
           pool.release(next);

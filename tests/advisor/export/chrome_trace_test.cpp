@@ -115,14 +115,9 @@ void expectSame(const ProcessTrace& a, const ProcessTrace& b) {
   CHECK(onlyB.empty());
 }
 
-// A trace as the live shim produces it: launches on the GPU records, no API call list, host syncs
-// of their own, NVTX-named steps, pinned allocations, two devices, names that need escaping.
-Trace liveTrace() {
-  Trace t;
-  t.source.kind = SourceKind::Live;
-  t.source.simulated = true;
-  t.source.files = {"run.gwt"};
-  ProcessTrace p;
+// The live trace's process: a ranked pod container, on two H200s (one a MIG slice with full
+// properties, one with the minimum).
+void addLiveIdentity(ProcessTrace& p) {
   p.info = {.pid = 4242,
             .ppid = 1,
             .host = "node-1",
@@ -150,6 +145,11 @@ Trace liveTrace() {
                        .warp_size = 32,
                        .simulated = true});
   p.devices.push_back({.index = 1, .name = "NVIDIA H200", .sm_count = 132});
+}
+
+// Fifty kernels over both devices and three streams: every fifth an NCCL kernel, some from a
+// graph, one cooperative, names that need escaping.
+void addLiveKernels(ProcessTrace& p) {
   const NameId gemm = p.names.intern("void gemm<float, \"tiled\">(float const*, float*)\\n\t");
   const NameId nccl =
       p.names.intern("ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)");
@@ -174,6 +174,10 @@ Trace liveTrace() {
                       (i == 11 ? kKernelCooperative : 0));
     p.kernels.push_back(k);
   }
+}
+
+// A pageable and a pinned copy, and a memset, on different devices and streams.
+void addLiveTransfers(ProcessTrace& p) {
   p.copies.push_back({.start = 900'000,
                       .end = 950'500,
                       .call_start = 899'000,
@@ -210,6 +214,11 @@ Trace liveTrace() {
                        .thread = 4243,
                        .dst = MemoryKind::Device,
                        .async = true});
+}
+
+// Host syncs of their own (one with a correlation, one without) and the few API calls the shim
+// records (a runtime and a driver call).
+void addLiveHostEvents(ProcessTrace& p) {
   p.syncs.push_back({.start = 1'500'000,
                      .end = 1'520'000,
                      .correlation = 93,
@@ -229,6 +238,10 @@ Trace liveTrace() {
                          .correlation = 95,
                          .name = p.names.intern("cuMemAlloc_v2"),
                          .thread = 4244});
+}
+
+// Device and pinned allocations, a free, and memory samples (one without an allocated total).
+void addLiveMemory(ProcessTrace& p) {
   p.allocations.push_back({.time = 880'500,
                            .address = 0x7f0000000000,
                            .bytes = 1 << 20,
@@ -249,6 +262,10 @@ Trace liveTrace() {
       {.time = 880'500, .device = 0, .allocated_bytes = 1 << 20, .reserved_bytes = 2 << 20});
   p.memory_samples.push_back(
       {.time = 1'700'000, .device = 0, .allocated_bytes = -1, .reserved_bytes = 2 << 20});
+}
+
+// An NVTX-named step, a data-loader wait, and a host and a GPU annotation of the same name.
+void addLiveRanges(ProcessTrace& p) {
   p.ranges.push_back({.start = 980'000,
                       .end = 1'600'000,
                       .name = p.names.intern("train step 3"),
@@ -271,6 +288,22 @@ Trace liveTrace() {
                       .device = 1,
                       .stream = 8,
                       .kind = RangeKind::GpuAnnotation});
+}
+
+// A trace as the live shim produces it: launches on the GPU records, no API call list, host syncs
+// of their own, NVTX-named steps, pinned allocations, two devices, names that need escaping.
+Trace liveTrace() {
+  Trace t;
+  t.source.kind = SourceKind::Live;
+  t.source.simulated = true;
+  t.source.files = {"run.gwt"};
+  ProcessTrace p;
+  addLiveIdentity(p);
+  addLiveKernels(p);
+  addLiveTransfers(p);
+  addLiveHostEvents(p);
+  addLiveMemory(p);
+  addLiveRanges(p);
   p.events_dropped = 17;
   p.wall_start = 800'000;
   p.wall_end = 2'000'000;
