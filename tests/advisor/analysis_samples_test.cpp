@@ -65,24 +65,23 @@ TEST_CASE("input_stall: most of each step waits for input; healthy: almost none"
   INFO(stall.err);
   const auto& s = stall.report["summary"];
   REQUIRE(s["input_stall_ratio"].is_number());
-  CHECK(s["input_stall_ratio"].get<double>() > 0.4);
+  // About 0.7 on a quiet host; 0.43 beside a CPU hog, where the host also returns late from each
+  // step's sync (below). Twice the prefetch rule's threshold either way.
+  CHECK(s["input_stall_ratio"].get<double>() > 0.3);
   CHECK(s["steps"]["source"] == "inferred");
   // Every whole step is found: the sample's count, less the first if its start is not seen.
   CHECK(s["steps"]["count"].get<int>() >= std::stoi(stall.sample.at("steps")) - 1);
   CHECK(s["steps"]["count"].get<int>() <= std::stoi(stall.sample.at("steps")));
   const auto& idle = stall.report["idle"];
-  // Under a sanitizer the instrumented simulated runtime makes each launch and sync cost more host
-  // time, which is rightly called host-bound and sync idle (one ASan run: input 69.6%, host 15.3%,
-  // sync 15.1%). There input must still be the cause by far, in the normal lane most of the idle.
+  // Input is most of the idle. How much depends on the host: a host slower to return from each
+  // step's stream sync (a sanitizer's instrumented runtime, or a machine busy elsewhere) leaves
+  // the GPU idle in the sync, rightly called sync or host-bound idle (one ASan run: input 69.6%,
+  // host 15.3%, sync 15.1%; beside a CPU hog: input 59.7%, sync 35.5%; quiet: over 70%).
   const auto& cause = idle["share_by_cause"];
   const double input = cause["input"].get<double>();
-  if (gpuwise::test::underSanitizer()) {
-    CHECK(input > 0.5);
-    for (const auto& [name, share] : cause.items())
-      if (name != "input") CHECK(input > 2 * share.get<double>()); // shares of one known idle
-  } else {
-    CHECK(input > 0.7);
-  }
+  CHECK(input > 0.5);
+  for (const auto& [name, share] : cause.items())
+    if (name != "input") CHECK(input > share.get<double>()); // shares of one known idle
   // No DataLoader ranges in a live run: all of it is inferred from the host's state.
   CHECK(idle["input_data_loader_seconds"].get<double>() == 0.0);
 
