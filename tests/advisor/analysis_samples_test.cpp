@@ -25,18 +25,9 @@ struct Run {
 };
 
 Run runSample(const TempDir& dir, const std::string& name, const std::vector<std::string>& args) {
-  std::vector<std::string> argv{buildDir() + "/bin/gpuwise",
-                                "run",
-                                "--simulate",
-                                "--report-json",
-                                dir / (name + ".json"),
-                                "--report-html",
-                                dir / (name + ".html"),
-                                "--trace",
-                                dir / (name + ".gwt"),
-                                "--",
-                                buildDir() + "/samples/" + name};
-  argv.insert(argv.end(), args.begin(), args.end());
+  std::vector<std::string> command{buildDir() + "/samples/" + name};
+  command.insert(command.end(), args.begin(), args.end());
+  const auto argv = simulatedRunArgv(dir, name, command, {"--trace", dir / (name + ".gwt")});
   Process p(argv, {}, dir.path, dir.path, name);
   auto status = p.wait(std::chrono::seconds(180));
   INFO(p.err());

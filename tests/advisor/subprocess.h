@@ -69,6 +69,20 @@ struct TempDir {
   std::string operator/(const std::string& name) const { return path + "/" + name; }
 };
 
+// `gpuwise run --simulate` writing DIR/TAG.json and DIR/TAG.html, then `options`, then "--" and
+// `command`: how the end-to-end tests run a program under gpuwise.
+inline std::vector<std::string> simulatedRunArgv(const TempDir& dir, const std::string& tag,
+                                                 const std::vector<std::string>& command,
+                                                 const std::vector<std::string>& options = {}) {
+  std::vector<std::string> argv{
+      buildDir() + "/bin/gpuwise", "run",           "--simulate",         "--report-json",
+      dir / (tag + ".json"),       "--report-html", dir / (tag + ".html")};
+  argv.insert(argv.end(), options.begin(), options.end());
+  argv.push_back("--");
+  argv.insert(argv.end(), command.begin(), command.end());
+  return argv;
+}
+
 // Polls `condition` until it holds or `timeout` passes.
 inline bool eventually(const std::function<bool()>& condition,
                        std::chrono::milliseconds timeout = std::chrono::seconds(20)) {

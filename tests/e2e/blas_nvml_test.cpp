@@ -21,17 +21,9 @@ std::string blasApp() {
 
 json runBlasApp(const TempDir& dir, const std::vector<std::string>& env, const std::string& tag,
                 std::string* err = nullptr) {
-  std::vector<std::string> argv{gpuwiseExe(),
-                                "run",
-                                "--simulate",
-                                "--report-json",
-                                dir / (tag + ".json"),
-                                "--report-html",
-                                dir / (tag + ".html"),
-                                "--",
-                                blasApp(),
-                                std::to_string(kIterations)};
-  Process p(argv, env, dir.path, dir.path, tag);
+  Process p(
+      gpuwise::advisor::test::simulatedRunArgv(dir, tag, {blasApp(), std::to_string(kIterations)}),
+      env, dir.path, dir.path, tag);
   auto status = p.wait(60s);
   REQUIRE(status);
   INFO(p.err());

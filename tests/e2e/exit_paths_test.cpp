@@ -23,16 +23,9 @@ struct Run {
 // dir/report.json.
 Run profiled(const TempDir& dir, const std::vector<std::string>& args,
              const std::vector<std::string>& env = {}, const std::string& tag = "run") {
-  std::vector<std::string> argv{gpuwiseExe(),
-                                "run",
-                                "--simulate",
-                                "--report-json",
-                                dir / (tag + ".json"),
-                                "--report-html",
-                                dir / (tag + ".html"),
-                                "--",
-                                faultApp()};
-  argv.insert(argv.end(), args.begin(), args.end());
+  std::vector<std::string> command{faultApp()};
+  command.insert(command.end(), args.begin(), args.end());
+  const auto argv = gpuwise::advisor::test::simulatedRunArgv(dir, tag, command);
   auto t0 = std::chrono::steady_clock::now();
   Process p(argv, env, dir.path, dir.path, tag);
   auto status = p.wait(60s);
