@@ -56,8 +56,8 @@ std::optional<Recommendation> PrefetchInputRule::evaluate(const RuleContext& ctx
     rec.confidence = Confidence::Low;
     rec.title = "Input stalls held " + formatPercent(r) + " of step time but came in " +
                 formatPercent(*stalled_share) +
-                " of the steps: transient (the host busy "
-                "elsewhere, a slow read), not a data loader to tune";
+                " of the steps: transient (the host busy elsewhere, a slow read), not a data "
+                "loader to tune";
   }
 
   auto& ev = rec.evidence;

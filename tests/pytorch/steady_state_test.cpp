@@ -105,8 +105,8 @@ TEST_CASE("repeated healthy train.py runs: warm-up apart, no advice, diff within
     // few starved steps are a note). Such a run is run once more, with a line saying so; a
     // second run with advice fails the test below. (The simulated device does not model the
     // loader on its own clock.)
-    if (hasAdvice(load(path)) && !gpuwise::test::underSanitizer()) {
-      WARN(path << ": " << ids(load(path)) << "on a healthy run (host starved?); running it again");
+    if (const json first = load(path); hasAdvice(first) && !gpuwise::test::underSanitizer()) {
+      WARN(path << ": " << ids(first) << "on a healthy run (host starved?); running it again");
       path = runTrain(dir, "healthy" + std::to_string(i) + "-again", {});
     }
     healthy.push_back(path);
