@@ -287,4 +287,43 @@ template <> struct RecordWire<model::BlasCall> {
   }
 };
 
+template <> struct RecordWire<model::Collective> {
+  using Event = wire::CollectiveEvent;
+  static auto of(const wire::Batch& b) { return b.collectives(); }
+  static void addTo(wire::BatchBuilder& b,
+                    flatbuffers::Offset<flatbuffers::Vector<const Event*>> v) {
+    b.add_collectives(v);
+  }
+  static Event toWire(const model::Collective& c) {
+    return Event(c.start, c.end, c.correlation, c.communicator, c.sequence, c.in_count,
+                 c.out_count, c.thread, c.device, c.stream, c.group_size, c.group_rank, c.peer,
+                 wire_detail::u8(c.kind), wire_detail::u8(c.element));
+  }
+  static const char* problem(const Event& e) {
+    if (e.kind() > uint8_t(model::CollectiveKind::Barrier)) return "collective of unknown kind";
+    if (e.element() > uint8_t(model::ElementType::Float8E5M2))
+      return "collective of unknown element type";
+    return nullptr;
+  }
+  static model::Collective fromWire(const Event& e) {
+    model::Collective c;
+    c.start = e.start();
+    c.end = e.end();
+    c.correlation = e.correlation();
+    c.communicator = e.communicator();
+    c.sequence = e.sequence();
+    c.in_count = e.in_count();
+    c.out_count = e.out_count();
+    c.thread = e.thread();
+    c.device = e.device();
+    c.stream = e.stream();
+    c.group_size = e.group_size();
+    c.group_rank = e.group_rank();
+    c.peer = e.peer();
+    c.kind = model::CollectiveKind(e.kind());
+    c.element = model::ElementType(e.element());
+    return c;
+  }
+};
+
 } // namespace gpuwise::transport

@@ -9,11 +9,13 @@
 
 #include "advisor/analysis/blas_precision_analyzer.h"
 #include "advisor/analysis/collection_analyzer.h"
+#include "advisor/analysis/communication_analyzer.h"
 #include "advisor/analysis/copy_analyzer.h"
 #include "advisor/analysis/kernel_analyzer.h"
 #include "advisor/analysis/memory_analyzer.h"
 #include "advisor/analysis/nvml_analyzer.h"
 #include "advisor/analysis/precision_analyzer.h"
+#include "advisor/analysis/rank_summary.h"
 #include "advisor/analysis/step_analyzer.h"
 #include "advisor/analysis/sync_analyzer.h"
 #include "advisor/analysis/timeline_analyzer.h"
@@ -47,7 +49,9 @@ struct JobAnalysis {
   NvmlResult nvml; // NVML device samples (live runs)
   StepResult steps;
   CollectionResult collection;
-  UtilizationResult utilization; // busy and memory over time, bounded series for the charts
+  UtilizationResult utilization;     // busy and memory over time, bounded series for the charts
+  CommunicationResult communication; // collective kernels per rank, their overlap with compute
+  DistributedResult distributed;     // the ranks side by side, and the straggler
 
   // True when the trace came from, or ran on, the simulated device.
   bool simulated() const { return source.simulated || collection.simulated_device; }

@@ -45,6 +45,10 @@ TimeNs keyOf(const model::DeviceSample& s) {
 TimeNs keyOf(const model::BlasCall& b) {
   return b.start;
 }
+// A collective call with its kernel: as a cuBLAS call, owned by its host call's start.
+TimeNs keyOf(const model::Collective& c) {
+  return c.start;
+}
 
 // The last time a record reaches: what decides whether the next window needs it as context.
 TimeNs endOf(const model::KernelExec& k) {

@@ -181,6 +181,91 @@ struct BlasCall {
   int64_t batch = 1;
 };
 
+// What a collective call does (NCCL's and RCCL's operations; PyTorch's names map onto these).
+enum class CollectiveKind : uint8_t {
+  Unknown = 0,
+  AllReduce,
+  AllGather,
+  ReduceScatter,
+  Broadcast,
+  Reduce,
+  AllToAll,
+  Send,
+  Recv,
+  Barrier,
+};
+
+// The element type of a collective's buffers (ncclDataType_t's set, plus the FP8 formats).
+enum class ElementType : uint8_t {
+  Unknown = 0,
+  Int8,
+  Uint8,
+  Int32,
+  Uint32,
+  Int64,
+  Uint64,
+  Float16,
+  Float32,
+  Float64,
+  BFloat16,
+  Float8E4M3,
+  Float8E5M2,
+};
+
+// Bytes of one element, 0 for Unknown.
+constexpr uint32_t elementBytes(ElementType t) {
+  switch (t) {
+  case ElementType::Int8:
+  case ElementType::Uint8:
+  case ElementType::Float8E4M3:
+  case ElementType::Float8E5M2:
+    return 1;
+  case ElementType::Float16:
+  case ElementType::BFloat16:
+    return 2;
+  case ElementType::Int32:
+  case ElementType::Uint32:
+    return 4;
+  case ElementType::Int64:
+  case ElementType::Uint64:
+  case ElementType::Float64:
+    return 8;
+  case ElementType::Float32:
+    return 4;
+  case ElementType::Unknown:
+    break;
+  }
+  return 0;
+}
+
+// One collective (or point-to-point) communication call as the application issued it: the shim's
+// NCCL hooks (live runs) or the profiler's record_param_comms operator and collective kernel
+// arguments (Kineto). Its GPU time is its kernel's (a KernelExec flagged kKernelCommunication),
+// joined by `correlation` where the source gives one.
+struct Collective {
+  TimeNs start = 0, end = 0; // host call
+  uint64_t correlation = 0;  // the collective kernel's correlation id; 0 when unknown
+  uint64_t communicator = 0; // id of the communicator (process group); 0 when unknown
+  uint64_t sequence = 0;     // this call's number on its communicator, from 1; 0 when unknown
+  uint64_t in_count = 0;     // elements in this rank's input buffer
+  uint64_t out_count = 0;    // elements in this rank's output buffer
+  uint32_t thread = 0;
+  uint32_t device = 0;
+  uint32_t stream = 0;
+  int32_t group_size = -1; // ranks in the communicator; -1 unknown
+  int32_t group_rank = -1; // this rank's index in it; -1 unknown
+  int32_t peer = -1;       // Send / Recv: the other rank; -1 otherwise
+  CollectiveKind kind = CollectiveKind::Unknown;
+  ElementType element = ElementType::Unknown;
+
+  // The collective's size in nccl-tests' terms (the larger of this rank's input and output
+  // buffers: the whole buffer for all-reduce, the gathered output for all-gather, the scattered
+  // input for reduce-scatter); 0 when the element type is unknown.
+  uint64_t bytes() const {
+    return (in_count > out_count ? in_count : out_count) * elementBytes(element);
+  }
+};
+
 // A named host (or GPU-projected) range: steps, data-loader waits, annotations, NVTX ranges.
 struct Range {
   TimeNs start = 0, end = 0;

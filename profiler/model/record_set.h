@@ -30,13 +30,14 @@ struct RecordSet {
   std::vector<Range> ranges;                // NVTX ranges and markers (CUPTI tier)
   std::vector<DeviceSample> device_samples; // NVML (live runs)
   std::vector<BlasCall> blas_calls;         // cuBLAS/cuBLASLt hooks (live runs)
+  std::vector<Collective> collectives;      // NCCL calls (shim hooks, profiler operators)
 
   // Every column above, once.
   static constexpr auto columns() {
     return std::tuple{&RecordSet::kernels,        &RecordSet::copies,    &RecordSet::memsets,
                       &RecordSet::syncs,          &RecordSet::api_calls, &RecordSet::allocations,
                       &RecordSet::memory_samples, &RecordSet::ranges,    &RecordSet::device_samples,
-                      &RecordSet::blas_calls};
+                      &RecordSet::blas_calls,     &RecordSet::collectives};
   }
 
   // f(column) for every column.

@@ -121,4 +121,40 @@ const char* toString(BlasApi a) {
   return "unknown";
 }
 
+// nccl-tests' and NCCL's own names for the operations.
+const char* toString(CollectiveKind k) {
+  switch (k) {
+  case CollectiveKind::AllReduce: return "all_reduce";
+  case CollectiveKind::AllGather: return "all_gather";
+  case CollectiveKind::ReduceScatter: return "reduce_scatter";
+  case CollectiveKind::Broadcast: return "broadcast";
+  case CollectiveKind::Reduce: return "reduce";
+  case CollectiveKind::AllToAll: return "all_to_all";
+  case CollectiveKind::Send: return "send";
+  case CollectiveKind::Recv: return "recv";
+  case CollectiveKind::Barrier: return "barrier";
+  case CollectiveKind::Unknown: break;
+  }
+  return "unknown";
+}
+
+const char* toString(ElementType t) {
+  switch (t) {
+  case ElementType::Int8: return "int8";
+  case ElementType::Uint8: return "uint8";
+  case ElementType::Int32: return "int32";
+  case ElementType::Uint32: return "uint32";
+  case ElementType::Int64: return "int64";
+  case ElementType::Uint64: return "uint64";
+  case ElementType::Float16: return "float16";
+  case ElementType::Float32: return "float32";
+  case ElementType::Float64: return "float64";
+  case ElementType::BFloat16: return "bfloat16";
+  case ElementType::Float8E4M3: return "float8_e4m3";
+  case ElementType::Float8E5M2: return "float8_e5m2";
+  case ElementType::Unknown: break;
+  }
+  return "unknown";
+}
+
 } // namespace gpuwise::model

@@ -72,5 +72,7 @@ const char* toString(RangeKind);
 const char* toString(CollectionTier);
 const char* toString(SourceKind);
 const char* toString(BlasApi);
+const char* toString(CollectiveKind);
+const char* toString(ElementType);
 
 } // namespace gpuwise::model

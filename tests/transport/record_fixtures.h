@@ -61,6 +61,11 @@ inline auto fields(const model::BlasCall& c) {
                     c.c_type, c.compute_type, c.scale_type, c.math_mode, c.status, c.m, c.n, c.k,
                     c.batch);
 }
+inline auto fields(const model::Collective& c) {
+  return std::tuple(c.start, c.end, c.correlation, c.communicator, c.sequence, c.in_count,
+                    c.out_count, c.thread, c.device, c.stream, c.group_size, c.group_rank, c.peer,
+                    int(c.kind), int(c.element));
+}
 
 template <class T> void requireSameRecords(const std::vector<T>& sent, const std::vector<T>& got) {
   REQUIRE(got.size() == sent.size());
@@ -183,6 +188,25 @@ public:
     c.batch = i64();
     return c;
   }
+  model::Collective collective() {
+    model::Collective c;
+    c.start = time();
+    c.end = time();
+    c.correlation = u64();
+    c.communicator = u64();
+    c.sequence = u64();
+    c.in_count = u64();
+    c.out_count = u64();
+    c.thread = u32();
+    c.device = u32();
+    c.stream = u32();
+    c.group_size = static_cast<int32_t>(u32());
+    c.group_rank = static_cast<int32_t>(u32());
+    c.peer = static_cast<int32_t>(u32());
+    c.kind = model::CollectiveKind(below(10));
+    c.element = model::ElementType(below(13));
+    return c;
+  }
 
   // A random record of the kind `Record` (one overload per kind of model::RecordSet: a kind
   // without one fails to compile in the tests that walk every kind).
@@ -205,6 +229,9 @@ public:
     return deviceSample();
   }
   model::BlasCall record(std::type_identity<model::BlasCall>, const Names&) { return blasCall(); }
+  model::Collective record(std::type_identity<model::Collective>, const Names&) {
+    return collective();
+  }
 
 private:
   bool pick() { return rng_() % 5 == 0; }
