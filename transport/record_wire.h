@@ -295,8 +295,8 @@ template <> struct RecordWire<model::Collective> {
     b.add_collectives(v);
   }
   static Event toWire(const model::Collective& c) {
-    return Event(c.start, c.end, c.correlation, c.communicator, c.sequence, c.in_count,
-                 c.out_count, c.thread, c.device, c.stream, c.group_size, c.group_rank, c.peer,
+    return Event(c.start, c.end, c.correlation, c.communicator, c.sequence, c.in_count, c.out_count,
+                 c.thread, c.device, c.stream, c.group_size, c.group_rank, c.peer,
                  wire_detail::u8(c.kind), wire_detail::u8(c.element));
   }
   static const char* problem(const Event& e) {

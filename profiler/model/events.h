@@ -218,22 +218,16 @@ constexpr uint32_t elementBytes(ElementType t) {
   case ElementType::Int8:
   case ElementType::Uint8:
   case ElementType::Float8E4M3:
-  case ElementType::Float8E5M2:
-    return 1;
+  case ElementType::Float8E5M2: return 1;
   case ElementType::Float16:
-  case ElementType::BFloat16:
-    return 2;
+  case ElementType::BFloat16: return 2;
   case ElementType::Int32:
-  case ElementType::Uint32:
-    return 4;
+  case ElementType::Uint32: return 4;
   case ElementType::Int64:
   case ElementType::Uint64:
-  case ElementType::Float64:
-    return 8;
-  case ElementType::Float32:
-    return 4;
-  case ElementType::Unknown:
-    break;
+  case ElementType::Float64: return 8;
+  case ElementType::Float32: return 4;
+  case ElementType::Unknown: break;
   }
   return 0;
 }

@@ -34,10 +34,11 @@ struct RecordSet {
 
   // Every column above, once.
   static constexpr auto columns() {
-    return std::tuple{&RecordSet::kernels,        &RecordSet::copies,    &RecordSet::memsets,
-                      &RecordSet::syncs,          &RecordSet::api_calls, &RecordSet::allocations,
-                      &RecordSet::memory_samples, &RecordSet::ranges,    &RecordSet::device_samples,
-                      &RecordSet::blas_calls,     &RecordSet::collectives};
+    return std::tuple{
+        &RecordSet::kernels,        &RecordSet::copies,     &RecordSet::memsets,
+        &RecordSet::syncs,          &RecordSet::api_calls,  &RecordSet::allocations,
+        &RecordSet::memory_samples, &RecordSet::ranges,     &RecordSet::device_samples,
+        &RecordSet::blas_calls,     &RecordSet::collectives};
   }
 
   // f(column) for every column.
