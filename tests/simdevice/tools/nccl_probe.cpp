@@ -1,0 +1,109 @@
+// simdevice_nccl_probe: one rank of a job the stand-in NCCL's tests start as several processes.
+//
+//   simdevice_nccl_probe RANK NRANKS ID_FILE MODE [DELAY_MS] [COUNT]
+//
+// Rank 0 makes the unique id and publishes it in ID_FILE (written aside, then renamed); the others
+// wait for the file. Every rank joins with ncclCommInitRank and prints `probe init=N`; then, by
+// MODE:
+//   allreduce  sleeps DELAY_MS (after the join: the ranks leave it together), all-reduces COUNT
+//              floats (default 4M) on a stream of its own, synchronises the stream
+//   skip       joins but never reaches the collective (a missing rank), then exits
+// and prints `probe rank=R allreduce=N async=N issued=NS start=NS end=NS name=KERNEL sync_ms=MS`:
+// the NCCL results, when the host issued the collective (CLOCK_MONOTONIC), the collective kernel's
+// CUPTI start and end, and how long the stream synchronisation took. Exits 0 when init succeeded.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <thread>
+
+#include <cuda_runtime_api.h>
+#include <cupti.h>
+#include <nccl.h>
+
+#include "tests/simdevice/cupti_recorder.h"
+
+namespace {
+
+bool shareId(int rank, const std::string& path, ncclUniqueId* id) {
+  if (rank == 0) {
+    if (ncclGetUniqueId(id) != ncclSuccess) return false;
+    const std::string aside = path + ".tmp";
+    std::ofstream(aside, std::ios::binary).write(id->internal, sizeof id->internal);
+    return std::rename(aside.c_str(), path.c_str()) == 0;
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (std::chrono::steady_clock::now() < deadline) {
+    struct stat st {};
+    if (stat(path.c_str(), &st) == 0 && st.st_size == sizeof id->internal) {
+      std::ifstream(path, std::ios::binary).read(id->internal, sizeof id->internal);
+      return true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return false;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 5) {
+    std::fprintf(stderr, "usage: %s RANK NRANKS ID_FILE allreduce|skip [DELAY_MS] [COUNT]\n",
+                 argv[0]);
+    return 2;
+  }
+  const int rank = std::atoi(argv[1]), nranks = std::atoi(argv[2]);
+  const std::string id_file = argv[3], mode = argv[4];
+  const int delay_ms = argc > 5 ? std::atoi(argv[5]) : 0;
+  const size_t count = argc > 6 ? std::strtoull(argv[6], nullptr, 10) : size_t(4) << 20;
+  auto& recorder = gwsim_test::CuptiRecorder::instance();
+  cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+
+  ncclUniqueId id{};
+  if (!shareId(rank, id_file, &id)) {
+    std::printf("probe rank=%d id=missing\n", rank);
+    return 1;
+  }
+  cudaSetDevice(0);
+  cudaStream_t stream{};
+  cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
+  ncclComm_t comm = nullptr;
+  const ncclResult_t init = ncclCommInitRank(&comm, nranks, id, rank);
+  std::printf("probe init=%d\n", int(init));
+  if (init != ncclSuccess) return 1;
+  if (mode == "skip") return 0;
+
+  std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+  void* buffer = nullptr;
+  cudaMalloc(&buffer, count * sizeof(float));
+  const uint64_t issued = gwsim_test::monotonicNs();
+  const ncclResult_t reduce =
+      ncclAllReduce(buffer, buffer, count, ncclFloat32, ncclSum, comm, stream);
+  const uint64_t sync_start = gwsim_test::monotonicNs();
+  cudaStreamSynchronize(stream);
+  const double sync_ms = double(gwsim_test::monotonicNs() - sync_start) / 1e6;
+  ncclResult_t async = ncclSuccess;
+  ncclCommGetAsyncError(comm, &async);
+
+  uint64_t start = 0, end = 0;
+  std::string name = "-";
+  const auto all = recorder.flush(true);
+  for (const auto& k :
+       recorder.records<CUpti_ActivityKernel10>(all, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)) {
+    if (std::strstr(k.name, "ncclDevKernel_") == nullptr) continue;
+    start = k.start;
+    end = k.end;
+    name = k.name;
+  }
+  std::printf("probe rank=%d allreduce=%d async=%d issued=%llu start=%llu end=%llu name=%s "
+              "sync_ms=%.3f\n",
+              rank, int(reduce), int(async), (unsigned long long)issued, (unsigned long long)start,
+              (unsigned long long)end, name.c_str(), sync_ms);
+  ncclCommDestroy(comm);
+  return 0;
+}
