@@ -15,7 +15,9 @@ RANK/LOCAL_RANK/WORLD_SIZE handling):
          real CUDA runtime calls, on the simulated device or a real GPU. Worker processes made with
          multiprocessing (fork) fill shared-memory batches, as DataLoader workers do; they never
          touch CUDA. It is not PyTorch and its kernel times on the simulated device are chosen, not
-         measured. Ranks train independent replicas (no collectives).
+         measured. With WORLD_SIZE > 1 the ranks train data-parallel like DDP: NCCL (libnccl.so.2;
+         the simulated device's stand-in under `gpuwise run --simulate`) all-reduces the gradients
+         in 4 buckets on a communication stream, overlapped with the backward pass.
 
 The last line on stdout says which backend ran:
   gwtrain backend=sim rank=0 ... step_ms=3.41 device="NVIDIA H200" simulated=1 worker_pids=...
@@ -28,6 +30,15 @@ Inefficiencies and the flag that plants or removes each:
                         (reduce_host_syncs when that drain is a large share of a step)
   small --batch-size    short kernels, launch-bound (torch backend) -> use_cuda_graphs
   --cuda-graphs         the whole step replayed as one CUDA graph
+
+Distributed jobs (WORLD_SIZE > 1, e.g. through launch.py):
+  --no-overlap          all-reduce the gradients only after the whole backward pass
+                        (torch: one DDP bucket)                     -> overlap_communication
+  --slow-rank R --slow-compute F
+                        rank R's compute is F times slower (a throttled GPU) -> fix_straggler
+  --slow-loader-rank R [--slow-loader-ms MS]
+                        rank R's loader takes MS per batch (default 4 x --loader-ms)
+                                                                    -> fix_straggler, prefetch_input
 """
 import argparse
 import ctypes
@@ -74,6 +85,18 @@ def parse_args(argv):
     p.add_argument("--profiler-trace", default=None,
                    help="with --torch-profiler: write the Kineto trace (JSON) here")
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--no-overlap", action="store_true",
+                   help="with several ranks: all-reduce the gradients after the whole backward "
+                        "pass instead of bucket by bucket during it")
+    p.add_argument("--slow-rank", type=int, default=-1,
+                   help="the rank whose compute is --slow-compute times slower (a straggler)")
+    p.add_argument("--slow-compute", type=float, default=1.5,
+                   help="how much slower --slow-rank's kernels are (default 1.5)")
+    p.add_argument("--slow-loader-rank", type=int, default=-1,
+                   help="the rank whose data loader is slow (a straggler)")
+    p.add_argument("--slow-loader-ms", type=float, default=None,
+                   help="--slow-loader-rank's loading time per batch in ms "
+                        "(default 4 x --loader-ms)")
     a = p.parse_args(argv)
     problems = []
     if a.num_workers < 0:
@@ -86,9 +109,18 @@ def parse_args(argv):
         problems.append("--sync-every must be >= 0")
     if a.cuda_graphs and a.amp == "fp16":
         problems.append("--cuda-graphs with --amp fp16 is not supported (GradScaler syncs)")
+    if a.slow_compute <= 0 or (a.slow_loader_ms is not None and a.slow_loader_ms < 0):
+        problems.append("--slow-compute must be > 0 and --slow-loader-ms >= 0")
     if problems:
         p.error("; ".join(problems))
+    if a.slow_loader_ms is None:
+        a.slow_loader_ms = 4 * a.loader_ms
     return a
+
+
+def loader_ms_of(a, who):
+    """This rank's loading time per batch: --slow-loader-ms on --slow-loader-rank."""
+    return a.slow_loader_ms if who.rank == a.slow_loader_rank else a.loader_ms
 
 
 class Identity:
@@ -221,6 +253,47 @@ def load_cuda_runtime():
         return ctypes.CDLL(toolkit, mode=ctypes.RTLD_GLOBAL)
 
 
+def share_nccl_id(lib, who, check):
+    """The NCCL unique id, made by rank 0 and handed to the others as torchrun's store would: a
+    file in the temp folder named by MASTER_PORT and the launcher's pid (shared by the ranks of
+    one launch, distinct across launches), written aside then renamed, polled for by the others
+    with a deadline. Rank 0 removes it once every rank has joined."""
+    import tempfile
+    key = "%s-%d" % (os.environ.get("MASTER_PORT", "0"), os.getppid())
+    path = os.path.join(tempfile.gettempdir(), "gwtrain-nccl-%s.id" % key)
+    if who.rank == 0:
+        buf = ctypes.create_string_buffer(128)
+        check(lib.gwt_nccl_unique_id(buf), "gwt_nccl_unique_id")
+        aside = "%s.%d" % (path, os.getpid())
+        with open(aside, "wb") as f:
+            f.write(buf.raw)
+        os.replace(aside, path)
+        return buf.raw, path
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+            if len(data) == 128:
+                return data, None
+        except FileNotFoundError:
+            pass
+        time.sleep(0.01)
+    raise RuntimeError("rank 0's NCCL id did not appear in %s within 120 s" % path)
+
+
+def init_sim_distributed(lib, a, who, check):
+    if a.cuda_graphs:
+        raise RuntimeError("--cuda-graphs with WORLD_SIZE > 1 is not supported")
+    unique_id, published = share_nccl_id(lib, who, check)
+    try:
+        check(lib.gwt_dist_init(who.rank, who.world_size, unique_id, int(not a.no_overlap)),
+              "gwt_dist_init")
+    finally:
+        if published:
+            os.unlink(published)
+
+
 def run_sim(a, who):
     # The CUDA runtime first and RTLD_GLOBAL, as PyTorch preloads its CUDA libraries. (The shim
     # also finds a runtime that arrives RTLD_LOCAL, by its soname: tests/pytorch/local_runtime.py.)
@@ -232,6 +305,9 @@ def run_sim(a, who):
     lib.gwt_pinned_slot.argtypes = [ctypes.c_int]
     lib.gwt_forward.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_int]
     lib.gwt_read_loss.restype = ctypes.c_float
+    lib.gwt_slow_compute.argtypes = [ctypes.c_double]
+    lib.gwt_dist_init.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_char_p, ctypes.c_int]
+    lib.gwt_allreduces.restype = ctypes.c_longlong
 
     def check(rc, what):
         if rc != 0:
@@ -242,7 +318,18 @@ def run_sim(a, who):
     # Like model.cuda() before the DataLoader's workers start: CUDA is up before they fork.
     check(lib.gwt_init(who.local_rank, a.batch_size, batch_bytes, amp, int(a.pin_memory),
                        int(a.cuda_graphs)), "gwt_init")
-    loader = SimLoader(batch_bytes, a.num_workers, a.loader_ms, a.seed + who.rank, a.steps)
+    if who.rank == a.slow_rank:
+        check(lib.gwt_slow_compute(a.slow_compute), "gwt_slow_compute")
+    # A rendezvous needs MASTER_PORT, as torch.distributed's env:// does (torchrun and launch.py
+    # set it); a lone process merely told its rank trains an independent replica.
+    distributed = who.world_size > 1 and "MASTER_PORT" in os.environ
+    if distributed:
+        init_sim_distributed(lib, a, who, check)
+    elif who.world_size > 1:
+        print("train.py: rank %d: WORLD_SIZE > 1 without MASTER_PORT: an independent replica, no "
+              "collectives" % who.rank, file=sys.stderr, flush=True)
+    loader = SimLoader(batch_bytes, a.num_workers, loader_ms_of(a, who), a.seed + who.rank,
+                       a.steps)
     slots = lib.gwt_slots()
     pinned_batches = queue.Queue(maxsize=slots - 2)
 
@@ -294,12 +381,15 @@ def run_sim(a, who):
         loader.close()
     counts = (ctypes.c_longlong * 5)()
     lib.gwt_counts(counts)
+    extra = "kernels=%d h2d_bytes=%d pinned_bytes=%d pageable_bytes=%d syncs=%d" % tuple(counts)
+    if distributed:
+        extra += " allreduces=%d overlap=%d" % (lib.gwt_allreduces(), int(not a.no_overlap))
     return {
         "step_ms": step_s * 1e3,
         "device": lib.gwt_device_name().decode(),
         "simulated": lib.gwt_simulated(),
         "worker_pids": loader.worker_pids,
-        "extra": "kernels=%d h2d_bytes=%d pinned_bytes=%d pageable_bytes=%d syncs=%d" % tuple(counts),
+        "extra": extra,
     }
 
 
