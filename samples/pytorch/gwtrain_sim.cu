@@ -12,8 +12,8 @@
 // per step in BF16 and about 3.5x that in FP32, scaled linearly with the batch size. Those figures
 // are chosen, not measured.
 //
-// With several ranks (gwt_dist_init) it trains data-parallel as DDP does: the gradients of every two
-// layers form a bucket, all-reduced with NCCL on a communication stream of its own as soon as the
+// With several ranks (gwt_dist_init) it trains data-parallel as DDP does: each layer's FP32
+// gradients form a bucket, all-reduced with NCCL on a communication stream of its own as soon as the
 // backward pass has produced them (while the backward pass of earlier layers goes on), or, without
 // overlap, all buckets after the whole backward pass; the optimizer waits for the last bucket.
 // A straggler can be planted: gwt_slow_compute makes this rank's kernels slower.
@@ -41,7 +41,9 @@ constexpr int kDim = 2048; // every layer's GEMM is kDim x kDim x kDim (grids of
 constexpr int kLayers = 8; // convolutions: 4 residual blocks of 2
 constexpr int kSlots = 4;  // pinned host batches in flight (the caching host allocator's role)
 constexpr double kTensorCoreSpeedup = 3.5;
-constexpr int kBuckets = 4; // DDP-style gradient buckets, kLayers / kBuckets layers each
+// DDP-style gradient buckets, kLayers / kBuckets layers each. FP32 gradients whatever --amp says:
+// under autocast the parameters, and so the gradients DDP all-reduces, stay FP32.
+constexpr int kBuckets = 8;
 constexpr int kLayersPerBucket = kLayers / kBuckets;
 
 // C[M x N] = A[M x K] * B[K x N] (fp32, row-major) on the CUDA cores; 256 threads, 16 x 16 tile.
@@ -178,7 +180,7 @@ struct State {
   gwtrain::NcclComm comm = nullptr;
   bool overlap = true;
   cudaStream_t comm_stream{};
-  void* grad_buckets = nullptr; // kLayers gradients in the GEMM's type
+  void* grad_buckets = nullptr; // kLayers FP32 gradients
   cudaEvent_t bucket_ready[kBuckets] = {};
   cudaEvent_t comm_done{};
   long long allreduces = 0;
@@ -218,9 +220,6 @@ template <typename T> void launchGemm(const void* a, const void* b) {
   ++g.kernels;
 }
 
-size_t gradElemBytes() {
-  return g.amp == kNone ? sizeof(float) : 2;
-}
 
 // Bucket b (the gradients of kLayersPerBucket layers, last layers first, as DDP orders them):
 // the communication stream waits until the backward pass produced it, then all-reduces it.
@@ -228,11 +227,9 @@ int allReduceBucket(int b) {
   GWT_TRY(cudaEventRecord(g.bucket_ready[b], g.stream));
   GWT_TRY(cudaStreamWaitEvent(g.comm_stream, g.bucket_ready[b], 0));
   const size_t count = size_t(kLayersPerBucket) * kElems;
-  char* base = static_cast<char*>(g.grad_buckets) + size_t(b) * count * gradElemBytes();
-  const int type = g.amp == kBf16   ? gwtrain::kNcclBfloat16
-                   : g.amp == kFp16 ? gwtrain::kNcclFloat16
-                                    : gwtrain::kNcclFloat32;
-  const int r = g.nccl.allReduce(base, base, count, type, gwtrain::kNcclSum, g.comm, g.comm_stream);
+  float* base = static_cast<float*>(g.grad_buckets) + size_t(b) * count;
+  const int r = g.nccl.allReduce(base, base, count, gwtrain::kNcclFloat32, gwtrain::kNcclSum,
+                                 g.comm, g.comm_stream);
   if (r != 0) {
     std::snprintf(g_error, sizeof g_error, "ncclAllReduce failed: %s", g.nccl.errorString(r));
     return 1;
@@ -446,7 +443,7 @@ int gwt_dist_init(int rank, int world_size, const char* unique_id, int overlap) 
   }
   g.overlap = overlap != 0;
   GWT_TRY(cudaStreamCreateWithFlags(&g.comm_stream, cudaStreamNonBlocking));
-  GWT_TRY(cudaMalloc(&g.grad_buckets, size_t(kLayers) * kElems * gradElemBytes()));
+  GWT_TRY(cudaMalloc(&g.grad_buckets, size_t(kLayers) * kElems * sizeof(float)));
   for (auto& e : g.bucket_ready)
     GWT_TRY(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
   GWT_TRY(cudaEventCreateWithFlags(&g.comm_done, cudaEventDisableTiming));

@@ -16,8 +16,8 @@ RANK/LOCAL_RANK/WORLD_SIZE handling):
          multiprocessing (fork) fill shared-memory batches, as DataLoader workers do; they never
          touch CUDA. It is not PyTorch and its kernel times on the simulated device are chosen, not
          measured. With WORLD_SIZE > 1 the ranks train data-parallel like DDP: NCCL (libnccl.so.2;
-         the simulated device's stand-in under `gpuwise run --simulate`) all-reduces the gradients
-         in 4 buckets on a communication stream, overlapped with the backward pass.
+         the simulated device's stand-in under `gpuwise run --simulate`) all-reduces the FP32
+         gradients in 8 buckets (one per layer) on a communication stream, overlapped with the backward pass.
 
 The last line on stdout says which backend ran:
   gwtrain backend=sim rank=0 ... step_ms=3.41 device="NVIDIA H200" simulated=1 worker_pids=...
@@ -41,6 +41,7 @@ Distributed jobs (WORLD_SIZE > 1, e.g. through launch.py):
                                                                     -> fix_straggler, prefetch_input
 """
 import argparse
+import contextlib
 import ctypes
 import mmap
 import multiprocessing
@@ -448,12 +449,13 @@ def run_torch(a, who, torch):
                 g = torch.Generator().manual_seed(a.seed * 1000 + who.rank)
                 self.base = torch.randn(a.batch_size, 3, a.image_size, a.image_size, generator=g)
                 self.labels = torch.randint(0, 100, (a.batch_size,), generator=g)
-            if a.loader_ms > 0:
-                time.sleep(a.loader_ms / 1000.0)
+            if loader_ms > 0:
+                time.sleep(loader_ms / 1000.0)
             x = self.base.clone()
             x[0, 0, 0, 0] = float(i)
             return x, self.labels.clone()
 
+    loader_ms = loader_ms_of(a, who)
     device_count = torch.cuda.device_count()
     device = torch.device("cuda", who.local_rank % device_count)
     torch.cuda.set_device(device)
@@ -485,14 +487,49 @@ def run_torch(a, who, torch):
                             cache_enabled=not a.cuda_graphs):
             return F.cross_entropy(model(x), y)
 
+    def all_reduce_after_backward():
+        # --no-overlap: one all-reduce of every gradient once the whole backward pass is done
+        # (DDP's hooks were off during it, model.no_sync()), then the optimizer.
+        import torch.distributed as dist
+        grads = [p.grad for p in model.parameters() if p.grad is not None]
+        flat = torch.cat([g.reshape(-1) for g in grads])
+        dist.all_reduce(flat)
+        flat /= who.world_size
+        offset = 0
+        for g in grads:
+            g.copy_(flat[offset:offset + g.numel()].view_as(g))
+            offset += g.numel()
+
     def backward_step(loss):
+        no_overlap = distributed and a.no_overlap
+        with model.no_sync() if no_overlap else contextlib.nullcontext():
+            (scaler.scale(loss) if scaler is not None else loss).backward()
+        if no_overlap:
+            all_reduce_after_backward()
+        if who.rank == a.slow_rank and "step_s" in burn:
+            slow_compute()
         if scaler is not None:
-            scaler.scale(loss).backward()
             scaler.step(opt)
             scaler.update()
         else:
-            loss.backward()
             opt.step()
+
+    burn = {}
+
+    def slow_compute():
+        # --slow-rank: (F - 1) x the step's compute in extra matmuls, sized once from the measured
+        # time of a warm-up step and of one matmul (approximate: a straggler, not a benchmark).
+        if "count" not in burn:
+            m = torch.randn(2048, 2048, device=device)
+            torch.cuda.synchronize()
+            begin = time.perf_counter()
+            for _ in range(10):
+                m @ m
+            torch.cuda.synchronize()
+            one = (time.perf_counter() - begin) / 10
+            burn.update(m=m, count=max(1, round((a.slow_compute - 1) * burn["step_s"] / one)))
+        for _ in range(burn["count"]):
+            burn["m"] @ burn["m"]
 
     def to_device(x, y):
         x = x.to(device, non_blocking=a.pin_memory).contiguous(memory_format=torch.channels_last)
@@ -528,6 +565,12 @@ def run_torch(a, who, torch):
         if step == a.warmup:
             torch.cuda.synchronize()
             t0 = time.perf_counter()
+        if step == 1 and who.rank == a.slow_rank:
+            torch.cuda.synchronize()
+            burn["began"] = time.perf_counter()
+        if step == 2 and "began" in burn and "count" not in burn:
+            torch.cuda.synchronize()
+            burn["step_s"] = time.perf_counter() - burn["began"]
         x, y = next(it)
         sync = a.sync_every and (step + 1) % a.sync_every == 0
         if graph is not None:
@@ -610,14 +653,19 @@ def main(argv):
     except Exception as e:  # noqa: BLE001 - one line, then a failing exit code
         print("train.py: rank %d: %s: %s" % (who.rank, type(e).__name__, e), file=sys.stderr)
         return 1
-    print('gwtrain backend=%s rank=%d local_rank=%d world_size=%d pid=%d steps=%d amp=%s '
-          'pin_memory=%d num_workers=%d batch_size=%d image_size=%d sync_every=%d cuda_graphs=%d '
-          'torch_profiler=%d step_ms=%.4f device="%s" simulated=%d worker_pids=%s %s wall_s=%.3f'
-          % (backend, who.rank, who.local_rank, who.world_size, os.getpid(), a.steps, a.amp,
-             a.pin_memory, a.num_workers, a.batch_size, a.image_size, a.sync_every,
-             a.cuda_graphs, a.torch_profiler, r["step_ms"], r["device"], r["simulated"],
-             ",".join(str(p) for p in r["worker_pids"]) or "-", r["extra"],
-             time.perf_counter() - started), flush=True)
+    # One write() per line: the ranks share the launcher's stdout, and a line written in pieces
+    # could be split by another rank's.
+    line = ('gwtrain backend=%s rank=%d local_rank=%d world_size=%d pid=%d steps=%d amp=%s '
+            'pin_memory=%d num_workers=%d batch_size=%d image_size=%d sync_every=%d '
+            'cuda_graphs=%d torch_profiler=%d step_ms=%.4f device="%s" simulated=%d '
+            'worker_pids=%s %s wall_s=%.3f'
+            % (backend, who.rank, who.local_rank, who.world_size, os.getpid(), a.steps, a.amp,
+               a.pin_memory, a.num_workers, a.batch_size, a.image_size, a.sync_every,
+               a.cuda_graphs, a.torch_profiler, r["step_ms"], r["device"], r["simulated"],
+               ",".join(str(p) for p in r["worker_pids"]) or "-", r["extra"],
+               time.perf_counter() - started))
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
     return 0
 
 
