@@ -13,10 +13,10 @@
 // are chosen, not measured.
 //
 // With several ranks (gwt_dist_init) it trains data-parallel as DDP does: each layer's FP32
-// gradients form a bucket, all-reduced with NCCL on a communication stream of its own as soon as the
-// backward pass has produced them (while the backward pass of earlier layers goes on), or, without
-// overlap, all buckets after the whole backward pass; the optimizer waits for the last bucket.
-// A straggler can be planted: gwt_slow_compute makes this rank's kernels slower.
+// gradients form a bucket, all-reduced with NCCL on a communication stream of its own as soon as
+// the backward pass has produced them (while the backward pass of earlier layers goes on), or,
+// without overlap, all buckets after the whole backward pass; the optimizer waits for the last
+// bucket. A straggler can be planted: gwt_slow_compute makes this rank's kernels slower.
 //
 // Threads: train.py's main thread calls everything but gwt_pinned_slot, which its pin-memory
 // thread calls (CUDA calls from two threads are fine). Errors: a function returns
@@ -219,7 +219,6 @@ template <typename T> void launchGemm(const void* a, const void* b) {
   }
   ++g.kernels;
 }
-
 
 // Bucket b (the gradients of kLayersPerBucket layers, last layers first, as DDP orders them):
 // the communication stream waits until the backward pass produced it, then all-reduces it.
