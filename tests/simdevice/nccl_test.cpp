@@ -9,6 +9,8 @@
 #include <cstdio>
 #include <future>
 #include <map>
+#include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -25,11 +27,28 @@ using gwsim_test::runProcess;
 const std::string kProbe = buildDir() + "/tests/simdevice_nccl_probe";
 constexpr long long kCount = 4 << 20; // floats: 16 MiB per rank
 
+struct Kernel {
+  std::string name;
+  long long start = 0, end = 0;
+};
+
 struct RankRun {
   ProcessResult process;
   std::map<std::string, std::string> values; // the `probe rank=` line
-  long long start = 0, end = 0, issued = 0;
+  long long start = 0, end = 0, issued = 0;  // of the last NCCL kernel
+  std::vector<Kernel> kernels;               // every NCCL kernel, in CUPTI's order
 };
+
+std::vector<Kernel> kernelLines(const std::string& out) {
+  std::vector<Kernel> kernels;
+  std::istringstream in(out);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("probe kernel=", 0) != 0) continue;
+    auto v = gwsim_test::parseKeyValues(line);
+    kernels.push_back({v.at("name"), std::stoll(v.at("start")), std::stoll(v.at("end"))});
+  }
+  return kernels;
+}
 
 std::string idFile() {
   static int n = 0;
@@ -62,6 +81,7 @@ std::vector<RankRun> runJob(const std::vector<std::string>& modes, const std::ve
       run.end = std::stoll(run.values.at("end"));
       run.issued = std::stoll(run.values.at("issued"));
     }
+    run.kernels = kernelLines(run.process.out);
     out.push_back(run);
   }
   std::remove(id.c_str());
@@ -84,7 +104,45 @@ void requireClean(const std::vector<RankRun>& runs) {
   }
 }
 
+std::string readelf(const std::string& args) {
+  std::string out;
+  FILE* pipe = popen(("readelf " + args + " 2>&1").c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  char buffer[4096];
+  for (size_t n; (n = fread(buffer, 1, sizeof buffer, pipe)) > 0;)
+    out.append(buffer, n);
+  REQUIRE(pclose(pipe) == 0);
+  return out;
+}
+
 } // namespace
+
+TEST_CASE(
+    "libnccl.so.2: the real SONAME, unversioned nccl* exports as the real one, the API used") {
+  const std::string lib = gwsim_test::simdeviceDir() + "/libnccl.so.2";
+  CHECK(readelf("-d " + lib).find("Library soname: [libnccl.so.2]") != std::string::npos);
+  std::set<std::string> exported;
+  std::istringstream lines(readelf("--dyn-syms -W " + lib));
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream fields(line);
+    std::string num, value, size, type, bind, vis, ndx, name;
+    if (!(fields >> num >> value >> size >> type >> bind >> vis >> ndx >> name)) continue;
+    if (ndx == "UND" || type != "FUNC") continue;
+    INFO(name);
+    CHECK(name.rfind("nccl", 0) == 0);
+    CHECK(name.find('@') == std::string::npos);
+    exported.insert(name);
+  }
+  for (const char* name :
+       {"ncclGetVersion", "ncclGetUniqueId", "ncclCommInitRank", "ncclCommInitAll",
+        "ncclCommDestroy", "ncclCommCount", "ncclCommUserRank", "ncclCommCuDevice",
+        "ncclCommGetAsyncError", "ncclAllReduce", "ncclAllGather", "ncclReduceScatter",
+        "ncclBroadcast", "ncclReduce", "ncclSend", "ncclRecv", "ncclGroupStart", "ncclGroupEnd",
+        "ncclGetErrorString"}) {
+    INFO(name);
+    CHECK(exported.count(name) == 1);
+  }
+}
 
 TEST_CASE("an all-reduce ends at the same moment on every rank: last arrival plus transfer") {
   const auto runs = runJob({"allreduce", "allreduce", "allreduce"}, {0, 0, 0});
@@ -137,4 +195,56 @@ TEST_CASE(
   CHECK(runs[0].process.exit_code == 1);
   CHECK(runs[0].process.out.find("probe init=2") != std::string::npos);
   CHECK(runs[0].process.err.find("ncclCommInitRank timed out") != std::string::npos);
+}
+
+TEST_CASE(
+    "collectives issued back to back chain: each starts when the one before ends everywhere") {
+  const auto runs = runJob({"chain", "chain", "chain"}, {0, 20, 0});
+  const std::vector<std::string> names{
+      "_Z39ncclDevKernel_AllReduce_Sum_f32_RING_LL24ncclDevKernelArgsStorageILm4096EE",
+      "_Z31ncclDevKernel_AllGather_RING_LL24ncclDevKernelArgsStorageILm4096EE",
+      "_Z46ncclDevKernel_ReduceScatter_MinMax_f32_RING_LL24ncclDevKernelArgsStorageILm4096EE",
+      "_Z31ncclDevKernel_Broadcast_RING_LL24ncclDevKernelArgsStorageILm4096EE"};
+  for (const RankRun& r : runs) {
+    INFO("stdout: " << r.process.out << "\nstderr: " << r.process.err);
+    REQUIRE(r.process.exit_code == 0);
+    CHECK(r.values.at("allreduce") == "0");
+    REQUIRE(r.kernels.size() == names.size());
+    for (size_t i = 0; i < names.size(); ++i) {
+      CHECK(r.kernels[i].name == names[i]);
+      CHECK(r.kernels[i].end == runs[0].kernels[i].end);
+      if (i > 0) CHECK(r.kernels[i].start == r.kernels[i - 1].end);
+    }
+  }
+  // All-gather of 3 x 1,398,101 bf16: 6 us + 2/3 x 8,388,606 B at 100 GB/s.
+  CHECK(runs[0].kernels[1].end - runs[0].kernels[1].start == 6'000 + 55'924);
+  CHECK(runs[0].kernels[0].end - runs[0].kernels[0].start >= 19'000'000); // waited for rank 1
+}
+
+TEST_CASE("a grouped ring of sends and receives: each send ends with its peer's receive") {
+  const auto runs = runJob({"sendrecv", "sendrecv", "sendrecv"}, {0, 20, 0});
+  for (const RankRun& r : runs) {
+    INFO("stdout: " << r.process.out << "\nstderr: " << r.process.err);
+    REQUIRE(r.process.exit_code == 0);
+    CHECK(r.values.at("allreduce") == "0");
+    CHECK(r.values.at("async") == "0");
+    REQUIRE(r.kernels.size() == 2); // the send, then the receive
+  }
+  // The send to the next rank and the receive from it end together. CUPTI delivers the two
+  // overlapping kernels of a rank in the order they complete, so they are matched by their ends.
+  for (size_t r = 0; r < runs.size(); ++r) {
+    const RankRun& next = runs[(r + 1) % runs.size()];
+    int shared = 0;
+    for (const Kernel& mine : runs[r].kernels) {
+      CHECK(mine.name == "_Z22ncclDevKernel_SendRecv24ncclDevKernelArgsStorageILm4096EE");
+      CHECK(mine.end - mine.start >= 6'000 + 167'772); // 6 us + 16 MiB at 100 GB/s at least
+      for (const Kernel& theirs : next.kernels) {
+        if (theirs.end == mine.end) {
+          ++shared;
+          CHECK(mine.end == std::max(mine.start, theirs.start) + 6'000 + 167'772);
+        }
+      }
+    }
+    CHECK(shared >= 1);
+  }
 }

@@ -9,9 +9,11 @@
 // stream (a synchronisation, an event recorded after it, more work on the stream) waits for the
 // peers. Data never moves (kernels never run on the simulated device).
 //
-// Group calls only nest (ops are issued as they come: nothing blocks at issue, so a group's sends
-// and receives cannot deadlock); each op is its own kernel, where a real NCCL would fuse a
-// group's point-to-point ops into one SendRecv kernel. A communicator is never freed (its pending
+// Group calls nest; the ops of a group are issued as they come, each its own kernel (where a real
+// NCCL fuses a group's point-to-point ops into one SendRecv kernel), and inside a group no op waits
+// for the one before it on the stream, so the group's kernels overlap as a fused one's work
+// would. Outside a group, a send followed by a receive that its peer mirrors deadlocks until the
+// timeout, as the real NCCL documents it may. A communicator is never freed (its pending
 // kernels may still be resolved after ncclCommDestroy); destroying it only forbids new work.
 #include <cuda_runtime_api.h>
 #include <cupti.h>
@@ -127,9 +129,12 @@ ncclResult_t issue(ncclComm_t comm, OpKind kind, int channel, const std::string&
   const void* func = kernelFor(kernel);
   if (func == nullptr) return ncclInternalError;
   Simulator& sim = simulator();
-  // Kernels of this channel chain on the stream; anything else pending there must end first.
+  // Kernels of this channel chain on the stream; anything else pending there must end first,
+  // except inside a group, whose ops NCCL runs together (one fused kernel): there they overlap,
+  // and waiting here for one of them could deadlock the ranks' sends and receives.
   const DeferredHooks last = sim.lastPending(stream, false);
-  if (last.token != 0 && (last.context != comm || channelOf(last.token) != channel))
+  if (last.token != 0 && (last.context != comm || channelOf(last.token) != channel) &&
+      t_group_depth == 0)
     sim.settle(stream, false);
   std::lock_guard lock(comm->mutex);
   const uint64_t seq = comm->next_seq[channel]++;

@@ -8,9 +8,13 @@
 //   allreduce  sleeps DELAY_MS (after the join: the ranks leave it together), all-reduces COUNT
 //              floats (default 4M) on a stream of its own, synchronises the stream
 //   skip       joins but never reaches the collective (a missing rank), then exits
-// and prints `probe rank=R allreduce=N async=N issued=NS start=NS end=NS name=KERNEL sync_ms=MS`:
-// the NCCL results, when the host issued the collective (CLOCK_MONOTONIC), the collective kernel's
-// CUPTI start and end, and how long the stream synchronisation took. Exits 0 when init succeeded.
+//   chain      as allreduce, then all-gather, reduce-scatter and broadcast on the same stream,
+//              issued back to back (no synchronisation between them)
+//   sendrecv   in a group, sends COUNT floats to the next rank and receives from the previous
+// and prints one `probe kernel=I name=KERNEL start=NS end=NS` line per NCCL kernel, then `probe
+// rank=R allreduce=N async=N issued=NS start=NS end=NS name=KERNEL sync_ms=MS`: the NCCL results,
+// when the host issued the collective (CLOCK_MONOTONIC), the collective kernel's CUPTI start and
+// end, and how long the stream synchronisation took. Exits 0 when init succeeded.
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -82,8 +86,24 @@ int main(int argc, char** argv) {
   void* buffer = nullptr;
   cudaMalloc(&buffer, count * sizeof(float));
   const uint64_t issued = gwsim_test::monotonicNs();
-  const ncclResult_t reduce =
-      ncclAllReduce(buffer, buffer, count, ncclFloat32, ncclSum, comm, stream);
+  ncclResult_t reduce = ncclSuccess;
+  auto keep = [&reduce](ncclResult_t r) {
+    if (reduce == ncclSuccess) reduce = r;
+  };
+  if (mode == "sendrecv") {
+    keep(ncclGroupStart());
+    keep(ncclSend(buffer, count, ncclFloat32, (rank + 1) % nranks, comm, stream));
+    keep(ncclRecv(buffer, count, ncclFloat32, (rank + nranks - 1) % nranks, comm, stream));
+    keep(ncclGroupEnd());
+  } else {
+    keep(ncclAllReduce(buffer, buffer, count, ncclFloat32, ncclSum, comm, stream));
+  }
+  if (mode == "chain") {
+    keep(ncclAllGather(buffer, buffer, count / size_t(nranks), ncclBfloat16, comm, stream));
+    keep(ncclReduceScatter(buffer, buffer, count / size_t(nranks), ncclFloat32, ncclMax, comm,
+                           stream));
+    keep(ncclBroadcast(buffer, buffer, count, ncclInt8, 0, comm, stream));
+  }
   const uint64_t sync_start = gwsim_test::monotonicNs();
   cudaStreamSynchronize(stream);
   const double sync_ms = double(gwsim_test::monotonicNs() - sync_start) / 1e6;
@@ -93,12 +113,15 @@ int main(int argc, char** argv) {
   uint64_t start = 0, end = 0;
   std::string name = "-";
   const auto all = recorder.flush(true);
+  int index = 0;
   for (const auto& k :
        recorder.records<CUpti_ActivityKernel10>(all, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)) {
     if (std::strstr(k.name, "ncclDevKernel_") == nullptr) continue;
     start = k.start;
     end = k.end;
     name = k.name;
+    std::printf("probe kernel=%d name=%s start=%llu end=%llu\n", index++, k.name,
+                (unsigned long long)k.start, (unsigned long long)k.end);
   }
   std::printf("probe rank=%d allreduce=%d async=%d issued=%llu start=%llu end=%llu name=%s "
               "sync_ms=%.3f\n",
