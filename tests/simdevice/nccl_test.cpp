@@ -248,3 +248,14 @@ TEST_CASE("a grouped ring of sends and receives: each send ends with its peer's 
     CHECK(shared >= 1);
   }
 }
+
+TEST_CASE("ncclCommInitAll: one process, a rank per device, the all-reduce ends together") {
+  const auto run =
+      runProcess({kProbe, "initall", "2"}, {"GWSIM_DEVICE_COUNT=2"}, std::chrono::seconds(60));
+  INFO("stdout: " << run.out << "\nstderr: " << run.err);
+  REQUIRE(run.exit_code == 0);
+  CHECK(run.out.find("probe initall=0 allreduce=0 ranks=0@0,1@1") != std::string::npos);
+  const auto kernels = kernelLines(run.out);
+  REQUIRE(kernels.size() == 2);
+  CHECK(kernels[0].end == kernels[1].end);
+}

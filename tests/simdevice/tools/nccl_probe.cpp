@@ -15,6 +15,10 @@
 // rank=R allreduce=N async=N issued=NS start=NS end=NS name=KERNEL sync_ms=MS`: the NCCL results,
 // when the host issued the collective (CLOCK_MONOTONIC), the collective kernel's CUPTI start and
 // end, and how long the stream synchronisation took. Exits 0 when init succeeded.
+//
+//   simdevice_nccl_probe initall NDEV   one process, ncclCommInitAll over NDEV devices
+//                                       (GWSIM_DEVICE_COUNT), an all-reduce on each, then the
+//                                       kernel lines and `probe initall=N allreduce=N ranks=...`
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -25,6 +29,7 @@
 #include <fstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <cuda_runtime_api.h>
 #include <cupti.h>
@@ -53,9 +58,48 @@ bool shareId(int rank, const std::string& path, ncclUniqueId* id) {
   return false;
 }
 
+void printNcclKernels(gwsim_test::CuptiRecorder& recorder) {
+  const auto all = recorder.flush(true);
+  int index = 0;
+  for (const auto& k :
+       recorder.records<CUpti_ActivityKernel10>(all, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)) {
+    if (std::strstr(k.name, "ncclDevKernel_") == nullptr) continue;
+    std::printf("probe kernel=%d name=%s start=%llu end=%llu device=%u\n", index++, k.name,
+                (unsigned long long)k.start, (unsigned long long)k.end, k.deviceId);
+  }
+}
+
+// ncclCommInitAll: the ranks of one process, one per device, each all-reducing on its own stream.
+int initAll(int ndev) {
+  auto& recorder = gwsim_test::CuptiRecorder::instance();
+  cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  std::vector<ncclComm_t> comms(size_t(ndev), nullptr);
+  const ncclResult_t init = ncclCommInitAll(comms.data(), ndev, nullptr);
+  ncclResult_t reduce = ncclSuccess;
+  std::vector<cudaStream_t> streams(static_cast<size_t>(ndev), nullptr);
+  std::string ranks;
+  for (int d = 0; d < ndev && init == ncclSuccess; ++d) {
+    int rank = -1, device = -1;
+    ncclCommUserRank(comms[size_t(d)], &rank);
+    ncclCommCuDevice(comms[size_t(d)], &device);
+    ranks += (d ? "," : "") + std::to_string(rank) + "@" + std::to_string(device);
+    cudaSetDevice(d);
+    cudaStreamCreateWithFlags(&streams[size_t(d)], cudaStreamNonBlocking);
+    const ncclResult_t r = ncclAllReduce(nullptr, nullptr, 1 << 20, ncclFloat32, ncclSum,
+                                         comms[size_t(d)], streams[size_t(d)]);
+    if (reduce == ncclSuccess) reduce = r;
+  }
+  for (int d = 0; d < ndev && init == ncclSuccess; ++d)
+    cudaStreamSynchronize(streams[size_t(d)]);
+  printNcclKernels(recorder);
+  std::printf("probe initall=%d allreduce=%d ranks=%s\n", int(init), int(reduce), ranks.c_str());
+  return init == ncclSuccess && reduce == ncclSuccess ? 0 : 1;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
+  if (argc == 3 && std::string(argv[1]) == "initall") return initAll(std::atoi(argv[2]));
   if (argc < 5) {
     std::fprintf(stderr, "usage: %s RANK NRANKS ID_FILE allreduce|skip [DELAY_MS] [COUNT]\n",
                  argv[0]);
