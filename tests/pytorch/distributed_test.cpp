@@ -10,6 +10,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <regex>
@@ -102,4 +103,50 @@ TEST_CASE("4-rank data-parallel jobs on the simulated device: ranks, NCCL kernel
   // Rank 2's kernels 1.5x longer: the 3 others wait for each of its buckets, about 3 ms a step
   // in all (measured: 0.78-0.83 s against the healthy job's 0.38-0.47 s).
   CHECK(runs["slow_compute"].nccl_seconds > 0.6);
+}
+
+TEST_CASE("a rank that fails ends the job at once: launch.py ends the others, nobody waits") {
+  if (access((buildDir() + "/simdevice/libnccl.so.2").c_str(), R_OK) != 0)
+    gpuwise::test::skipTest("no stand-in libnccl.so.2 (nccl.h was not found at configure time)");
+  TempDir dir;
+  // Rank 2 exits before joining; without launch.py ending the others, ranks 0 and 1 would wait in
+  // ncclCommInitRank for GWSIM_NCCL_TIMEOUT_MS (60 s).
+  const std::string wrapper = dir / "rank2_fails.py";
+  {
+    std::ofstream f(wrapper);
+    f << "import os, runpy, sys\n"
+         "if os.environ.get('RANK') == '2':\n"
+         "    sys.exit(3)\n"
+         "sys.argv = sys.argv[1:]\n"
+         "runpy.run_path(sys.argv[0], run_name='__main__')\n";
+  }
+  std::vector<std::string> argv{python(),
+                                sourceDir() + "/samples/pytorch/launch.py",
+                                "--stand-in",
+                                "--nproc-per-node",
+                                "3",
+                                "--",
+                                wrapper,
+                                sourceDir() + "/samples/pytorch/train.py",
+                                "--backend",
+                                "sim",
+                                "--steps",
+                                "10",
+                                "--warmup",
+                                "2",
+                                "--image-size",
+                                "16",
+                                "--num-workers",
+                                "1"};
+  std::vector<std::string> env{"LD_LIBRARY_PATH=" + buildDir() + "/simdevice"};
+  gpuwise::test::withoutLeakChecks(env);
+  const auto began = std::chrono::steady_clock::now();
+  Process p(argv, env, dir.path, dir.path, "fail");
+  const auto status = p.wait(std::chrono::seconds(120));
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+  INFO(p.err());
+  CHECK(status == 3);
+  CHECK(p.err().find("launch.py: a rank exited with 3; ending the others") != std::string::npos);
+  CHECK(seconds < 30.0);
 }
