@@ -56,6 +56,15 @@ constexpr dim3 kBlock{512, 1, 1};
 
 thread_local int t_group_depth = 0;
 
+// Every communicator ever made: never freed (see the header comment), and kept reachable so that
+// leak checkers do not report them.
+void keepCommunicator(ncclComm* comm) {
+  static std::mutex mutex;
+  static auto* all = new std::vector<ncclComm*>();
+  std::lock_guard lock(mutex);
+  all->push_back(comm);
+}
+
 const char* typeName(ncclDataType_t t) {
   static const char* const kNames[] = {"i8",  "u8",  "i32", "u32",  "i64",    "u64",
                                        "f16", "f32", "f64", "bf16", "f8e4m3", "f8e5m2"};
@@ -241,6 +250,7 @@ GWSIM_EXPORT ncclResult_t ncclCommInitRank(ncclComm_t* out, int nranks, ncclUniq
       r != ncclSuccess)
     return r;
   *out = comm.release();
+  keepCommunicator(*out);
   return ncclSuccess;
 }
 
