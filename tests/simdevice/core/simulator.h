@@ -7,7 +7,9 @@
 // and its CUPTI record is emitted then, completing when the clock passes `end`. Streams are FIFO;
 // the legacy default stream waits for, and is waited for by, every blocking stream of its device;
 // non-blocking streams overlap freely. Synchronising calls block the calling thread until the
-// clock reaches the awaited end.
+// clock reaches the awaited end. Deferred kernels (a stand-in NCCL's collectives) are the one
+// exception to "placed when issued": their end is decided by other processes, and they are placed
+// when something first needs their stream (simulator_deferred.cpp).
 //
 // Threads: any thread may call any method. One mutex guards all state; it is never held while a
 // thread sleeps for a sync, while memory is copied, or while a CUPTI client callback runs.
