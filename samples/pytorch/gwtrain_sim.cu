@@ -12,6 +12,12 @@
 // per step in BF16 and about 3.5x that in FP32, scaled linearly with the batch size. Those figures
 // are chosen, not measured.
 //
+// With several ranks (gwt_dist_init) it trains data-parallel as DDP does: each layer's FP32
+// gradients form a bucket, all-reduced with NCCL on a communication stream of its own as soon as
+// the backward pass has produced them (while the backward pass of earlier layers goes on), or,
+// without overlap, all buckets after the whole backward pass; the optimizer waits for the last
+// bucket. A straggler can be planted: gwt_slow_compute makes this rank's kernels slower.
+//
 // Threads: train.py's main thread calls everything but gwt_pinned_slot, which its pin-memory
 // thread calls (CUDA calls from two threads are fine). Errors: a function returns
 // non-zero and gwt_error() says which call failed; nothing here exits.
@@ -27,6 +33,7 @@
 #include <type_traits>
 
 #include "samples/common/wmma_gemm.cuh"
+#include "samples/pytorch/gwtrain_nccl.h"
 
 namespace {
 
@@ -34,6 +41,10 @@ constexpr int kDim = 2048; // every layer's GEMM is kDim x kDim x kDim (grids of
 constexpr int kLayers = 8; // convolutions: 4 residual blocks of 2
 constexpr int kSlots = 4;  // pinned host batches in flight (the caching host allocator's role)
 constexpr double kTensorCoreSpeedup = 3.5;
+// DDP-style gradient buckets, kLayers / kBuckets layers each. FP32 gradients whatever --amp says:
+// under autocast the parameters, and so the gradients DDP all-reduces, stay FP32.
+constexpr int kBuckets = 8;
+constexpr int kLayersPerBucket = kLayers / kBuckets;
 
 // C[M x N] = A[M x K] * B[K x N] (fp32, row-major) on the CUDA cores; 256 threads, 16 x 16 tile.
 template <typename T, int BM, int BN>
@@ -163,6 +174,16 @@ struct State {
   cudaGraphExec_t graph_exec{};
   bool captured = false;
   long long kernels = 0, h2d_bytes = 0, pinned_bytes = 0, pageable_bytes = 0, syncs = 0;
+  double batch_scale = 1.0;
+  // Data-parallel mode (gwt_dist_init): NCCL, its stream, the gradient buckets.
+  gwtrain::NcclApi nccl;
+  gwtrain::NcclComm comm = nullptr;
+  bool overlap = true;
+  cudaStream_t comm_stream{};
+  void* grad_buckets = nullptr; // kLayers FP32 gradients
+  cudaEvent_t bucket_ready[kBuckets] = {};
+  cudaEvent_t comm_done{};
+  long long allreduces = 0;
 };
 State g;
 
@@ -199,6 +220,36 @@ template <typename T> void launchGemm(const void* a, const void* b) {
   ++g.kernels;
 }
 
+// Bucket b (the gradients of kLayersPerBucket layers, last layers first, as DDP orders them):
+// the communication stream waits until the backward pass produced it, then all-reduces it.
+int allReduceBucket(int b) {
+  GWT_TRY(cudaEventRecord(g.bucket_ready[b], g.stream));
+  GWT_TRY(cudaStreamWaitEvent(g.comm_stream, g.bucket_ready[b], 0));
+  const size_t count = size_t(kLayersPerBucket) * kElems;
+  float* base = static_cast<float*>(g.grad_buckets) + size_t(b) * count;
+  const int r = g.nccl.allReduce(base, base, count, gwtrain::kNcclFloat32, gwtrain::kNcclSum,
+                                 g.comm, g.comm_stream);
+  if (r != 0) {
+    std::snprintf(g_error, sizeof g_error, "ncclAllReduce failed: %s", g.nccl.errorString(r));
+    return 1;
+  }
+  ++g.allreduces;
+  return 0;
+}
+
+// After the backward pass: the buckets not all-reduced yet (all of them without overlap), then the
+// compute stream waits for the communication stream, as DDP's optimizer step waits for its hooks.
+int finishGradientSync() {
+  if (g.comm == nullptr) return 0;
+  if (!g.overlap) {
+    for (int b = 0; b < kBuckets; ++b)
+      if (allReduceBucket(b) != 0) return 1;
+  }
+  GWT_TRY(cudaEventRecord(g.comm_done, g.comm_stream));
+  GWT_TRY(cudaStreamWaitEvent(g.stream, g.comm_done, 0));
+  return 0;
+}
+
 template <typename T> int forwardT() {
   normalize_input_kernel<T>
       <<<kEltGrid, 256, 0, g.stream>>>(g.input, static_cast<T*>(g.act[0]), kElems, g.batch_n);
@@ -226,7 +277,11 @@ template <typename T> int backwardT() {
     ++g.kernels;
     launchGemm<T>(g.act[l + 1], g.weight[l]); // dgrad
     launchGemm<T>(g.act[l], g.act[l + 1]);    // wgrad
+    if (g.comm != nullptr && g.overlap && l % kLayersPerBucket == 0) {
+      if (allReduceBucket((kLayers - 1 - l) / kLayersPerBucket) != 0) return 1;
+    }
   }
+  if (finishGradientSync() != 0) return 1;
   if (g.amp == kFp16) {
     unscale_grads_kernel<<<kEltGrid, 256, 0, g.stream>>>(g.grad, kElems, 1.0f / 65536.0f,
                                                          g.found_inf);
@@ -251,6 +306,19 @@ int backward() {
   case kFp16: return backwardT<__half>();
   default: return backwardT<float>();
   }
+}
+
+template <typename T> void hintAll(double scale);
+
+// The kernel-time hints for the model at the batch size, `slowdown` times slower.
+void hintModel(double slowdown) {
+  const double scale = g.batch_scale * slowdown;
+  if (g.amp == kBf16)
+    hintAll<__nv_bfloat16>(scale);
+  else if (g.amp == kFp16)
+    hintAll<__half>(scale);
+  else
+    hintAll<float>(scale);
 }
 
 template <typename T> void hintAll(double scale) {
@@ -324,15 +392,65 @@ int gwt_init(int local_rank, int batch_size, int batch_bytes, int amp, int pinne
     if (pinned) GWT_TRY(cudaMallocHost(&g.pinned[s], size_t(batch_bytes)));
     GWT_TRY(cudaEventCreateWithFlags(&g.slot_free[s], cudaEventDisableTiming));
   }
-  const double scale = batch_size / 128.0;
-  if (amp == kBf16)
-    hintAll<__nv_bfloat16>(scale);
-  else if (amp == kFp16)
-    hintAll<__half>(scale);
-  else
-    hintAll<float>(scale);
+  g.batch_scale = batch_size / 128.0;
+  hintModel(1.0);
   g.ready = true;
   return 0;
+}
+
+// A straggler: this rank's kernels take `factor` times as long (a throttled or slower GPU). Only
+// on the simulated device, where kernel times are hints.
+int gwt_slow_compute(double factor) {
+  if (!g.ready || factor <= 0) {
+    std::snprintf(g_error, sizeof g_error, "gwt_slow_compute: call gwt_init first, factor > 0");
+    return 1;
+  }
+  hintModel(factor);
+  return 0;
+}
+
+// Rank 0's NCCL unique id (128 bytes into `out`), to be handed to every rank.
+int gwt_nccl_unique_id(char* out) {
+  if (!g.nccl.load(g_error, sizeof g_error)) return 1;
+  gwtrain::NcclUniqueId id{};
+  const int r = g.nccl.getUniqueId(&id);
+  if (r != 0) {
+    std::snprintf(g_error, sizeof g_error, "ncclGetUniqueId failed: %s", g.nccl.errorString(r));
+    return 1;
+  }
+  std::memcpy(out, id.internal, sizeof id.internal);
+  return 0;
+}
+
+// Joins the job (blocks until every rank has) and sets up the gradient buckets, the
+// communication stream and its events. overlap 0: all-reduce only after the whole backward pass.
+int gwt_dist_init(int rank, int world_size, const char* unique_id, int overlap) {
+  if (!g.ready || g.graphs) {
+    std::snprintf(g_error, sizeof g_error,
+                  "gwt_dist_init: call gwt_init first; CUDA graphs are not supported with ranks");
+    return 1;
+  }
+  if (g.comm != nullptr) return 0;
+  if (!g.nccl.load(g_error, sizeof g_error)) return 1;
+  gwtrain::NcclUniqueId id{};
+  std::memcpy(id.internal, unique_id, sizeof id.internal);
+  const int r = g.nccl.commInitRank(&g.comm, world_size, id, rank);
+  if (r != 0) {
+    std::snprintf(g_error, sizeof g_error, "ncclCommInitRank failed: %s", g.nccl.errorString(r));
+    g.comm = nullptr;
+    return 1;
+  }
+  g.overlap = overlap != 0;
+  GWT_TRY(cudaStreamCreateWithFlags(&g.comm_stream, cudaStreamNonBlocking));
+  GWT_TRY(cudaMalloc(&g.grad_buckets, size_t(kLayers) * kElems * sizeof(float)));
+  for (auto& e : g.bucket_ready)
+    GWT_TRY(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+  GWT_TRY(cudaEventCreateWithFlags(&g.comm_done, cudaEventDisableTiming));
+  return 0;
+}
+
+long long gwt_allreduces() {
+  return g.allreduces;
 }
 
 int gwt_slots() {

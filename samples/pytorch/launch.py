@@ -7,7 +7,9 @@ With PyTorch installed this runs torchrun itself (python -m torch.distributed.ru
 are torchrun's workers. Without it (or with --stand-in) it is a stand-in: it spawns N processes
 of `python SCRIPT ARGS` (fork + exec, like torchrun's workers) with RANK, LOCAL_RANK, WORLD_SIZE,
 LOCAL_WORLD_SIZE, MASTER_ADDR and MASTER_PORT set, waits for all of them, and exits with the
-first non-zero exit code (0 when every rank succeeded). Either way the children inherit this
+first non-zero exit code (0 when every rank succeeded). As torchrun does, the first rank that fails
+ends the others (SIGTERM): they would otherwise wait for it in their collectives until NCCL's
+timeout. Either way the children inherit this
 process's environment, so LD_PRELOAD and CUDA_INJECTION64_PATH set by `gpuwise run` reach them.
 """
 import argparse
@@ -16,6 +18,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 
 
 def free_port():
@@ -64,8 +67,23 @@ def main(argv):
 
     signal.signal(signal.SIGINT, forward)
     signal.signal(signal.SIGTERM, forward)
-    codes = [c.wait() for c in children]
-    return next((c for c in codes if c != 0), 0)
+    first_failure = 0
+    running = list(children)
+    while running:
+        for c in list(running):
+            code = c.poll()
+            if code is None:
+                continue
+            running.remove(c)
+            if code != 0 and first_failure == 0:
+                first_failure = code
+                print("launch.py: a rank exited with %d; ending the others" % code,
+                      file=sys.stderr, flush=True)
+                for other in running:
+                    other.terminate()
+        if running:
+            time.sleep(0.05)
+    return first_failure
 
 
 if __name__ == "__main__":

@@ -15,7 +15,9 @@ RANK/LOCAL_RANK/WORLD_SIZE handling):
          real CUDA runtime calls, on the simulated device or a real GPU. Worker processes made with
          multiprocessing (fork) fill shared-memory batches, as DataLoader workers do; they never
          touch CUDA. It is not PyTorch and its kernel times on the simulated device are chosen, not
-         measured. Ranks train independent replicas (no collectives).
+         measured. With WORLD_SIZE > 1 the ranks train data-parallel like DDP: NCCL (libnccl.so.2;
+         the simulated device's stand-in under `gpuwise run --simulate`) all-reduces the FP32
+         gradients in 8 buckets (one per layer) on a communication stream, overlapped with the backward pass.
 
 The last line on stdout says which backend ran:
   gwtrain backend=sim rank=0 ... step_ms=3.41 device="NVIDIA H200" simulated=1 worker_pids=...
@@ -28,8 +30,18 @@ Inefficiencies and the flag that plants or removes each:
                         (reduce_host_syncs when that drain is a large share of a step)
   small --batch-size    short kernels, launch-bound (torch backend) -> use_cuda_graphs
   --cuda-graphs         the whole step replayed as one CUDA graph
+
+Distributed jobs (WORLD_SIZE > 1, e.g. through launch.py):
+  --no-overlap          all-reduce the gradients only after the whole backward pass
+                        (torch: one DDP bucket)                     -> overlap_communication
+  --slow-rank R --slow-compute F
+                        rank R's compute is F times slower (a throttled GPU) -> fix_straggler
+  --slow-loader-rank R [--slow-loader-ms MS]
+                        rank R's loader takes MS per batch (default 4 x --loader-ms)
+                                                                    -> fix_straggler, prefetch_input
 """
 import argparse
+import contextlib
 import ctypes
 import mmap
 import multiprocessing
@@ -74,6 +86,18 @@ def parse_args(argv):
     p.add_argument("--profiler-trace", default=None,
                    help="with --torch-profiler: write the Kineto trace (JSON) here")
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--no-overlap", action="store_true",
+                   help="with several ranks: all-reduce the gradients after the whole backward "
+                        "pass instead of bucket by bucket during it")
+    p.add_argument("--slow-rank", type=int, default=-1,
+                   help="the rank whose compute is --slow-compute times slower (a straggler)")
+    p.add_argument("--slow-compute", type=float, default=1.5,
+                   help="how much slower --slow-rank's kernels are (default 1.5)")
+    p.add_argument("--slow-loader-rank", type=int, default=-1,
+                   help="the rank whose data loader is slow (a straggler)")
+    p.add_argument("--slow-loader-ms", type=float, default=None,
+                   help="--slow-loader-rank's loading time per batch in ms "
+                        "(default 4 x --loader-ms)")
     a = p.parse_args(argv)
     problems = []
     if a.num_workers < 0:
@@ -86,9 +110,18 @@ def parse_args(argv):
         problems.append("--sync-every must be >= 0")
     if a.cuda_graphs and a.amp == "fp16":
         problems.append("--cuda-graphs with --amp fp16 is not supported (GradScaler syncs)")
+    if a.slow_compute <= 0 or (a.slow_loader_ms is not None and a.slow_loader_ms < 0):
+        problems.append("--slow-compute must be > 0 and --slow-loader-ms >= 0")
     if problems:
         p.error("; ".join(problems))
+    if a.slow_loader_ms is None:
+        a.slow_loader_ms = 4 * a.loader_ms
     return a
+
+
+def loader_ms_of(a, who):
+    """This rank's loading time per batch: --slow-loader-ms on --slow-loader-rank."""
+    return a.slow_loader_ms if who.rank == a.slow_loader_rank else a.loader_ms
 
 
 class Identity:
@@ -221,6 +254,47 @@ def load_cuda_runtime():
         return ctypes.CDLL(toolkit, mode=ctypes.RTLD_GLOBAL)
 
 
+def share_nccl_id(lib, who, check):
+    """The NCCL unique id, made by rank 0 and handed to the others as torchrun's store would: a
+    file in the temp folder named by MASTER_PORT and the launcher's pid (shared by the ranks of
+    one launch, distinct across launches), written aside then renamed, polled for by the others
+    with a deadline. Rank 0 removes it once every rank has joined."""
+    import tempfile
+    key = "%s-%d" % (os.environ.get("MASTER_PORT", "0"), os.getppid())
+    path = os.path.join(tempfile.gettempdir(), "gwtrain-nccl-%s.id" % key)
+    if who.rank == 0:
+        buf = ctypes.create_string_buffer(128)
+        check(lib.gwt_nccl_unique_id(buf), "gwt_nccl_unique_id")
+        aside = "%s.%d" % (path, os.getpid())
+        with open(aside, "wb") as f:
+            f.write(buf.raw)
+        os.replace(aside, path)
+        return buf.raw, path
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+            if len(data) == 128:
+                return data, None
+        except FileNotFoundError:
+            pass
+        time.sleep(0.01)
+    raise RuntimeError("rank 0's NCCL id did not appear in %s within 120 s" % path)
+
+
+def init_sim_distributed(lib, a, who, check):
+    if a.cuda_graphs:
+        raise RuntimeError("--cuda-graphs with WORLD_SIZE > 1 is not supported")
+    unique_id, published = share_nccl_id(lib, who, check)
+    try:
+        check(lib.gwt_dist_init(who.rank, who.world_size, unique_id, int(not a.no_overlap)),
+              "gwt_dist_init")
+    finally:
+        if published:
+            os.unlink(published)
+
+
 def run_sim(a, who):
     # The CUDA runtime first and RTLD_GLOBAL, as PyTorch preloads its CUDA libraries. (The shim
     # also finds a runtime that arrives RTLD_LOCAL, by its soname: tests/pytorch/local_runtime.py.)
@@ -232,6 +306,9 @@ def run_sim(a, who):
     lib.gwt_pinned_slot.argtypes = [ctypes.c_int]
     lib.gwt_forward.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_int]
     lib.gwt_read_loss.restype = ctypes.c_float
+    lib.gwt_slow_compute.argtypes = [ctypes.c_double]
+    lib.gwt_dist_init.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_char_p, ctypes.c_int]
+    lib.gwt_allreduces.restype = ctypes.c_longlong
 
     def check(rc, what):
         if rc != 0:
@@ -242,7 +319,18 @@ def run_sim(a, who):
     # Like model.cuda() before the DataLoader's workers start: CUDA is up before they fork.
     check(lib.gwt_init(who.local_rank, a.batch_size, batch_bytes, amp, int(a.pin_memory),
                        int(a.cuda_graphs)), "gwt_init")
-    loader = SimLoader(batch_bytes, a.num_workers, a.loader_ms, a.seed + who.rank, a.steps)
+    if who.rank == a.slow_rank:
+        check(lib.gwt_slow_compute(a.slow_compute), "gwt_slow_compute")
+    # A rendezvous needs MASTER_PORT, as torch.distributed's env:// does (torchrun and launch.py
+    # set it); a lone process merely told its rank trains an independent replica.
+    distributed = who.world_size > 1 and "MASTER_PORT" in os.environ
+    if distributed:
+        init_sim_distributed(lib, a, who, check)
+    elif who.world_size > 1:
+        print("train.py: rank %d: WORLD_SIZE > 1 without MASTER_PORT: an independent replica, no "
+              "collectives" % who.rank, file=sys.stderr, flush=True)
+    loader = SimLoader(batch_bytes, a.num_workers, loader_ms_of(a, who), a.seed + who.rank,
+                       a.steps)
     slots = lib.gwt_slots()
     pinned_batches = queue.Queue(maxsize=slots - 2)
 
@@ -294,12 +382,15 @@ def run_sim(a, who):
         loader.close()
     counts = (ctypes.c_longlong * 5)()
     lib.gwt_counts(counts)
+    extra = "kernels=%d h2d_bytes=%d pinned_bytes=%d pageable_bytes=%d syncs=%d" % tuple(counts)
+    if distributed:
+        extra += " allreduces=%d overlap=%d" % (lib.gwt_allreduces(), int(not a.no_overlap))
     return {
         "step_ms": step_s * 1e3,
         "device": lib.gwt_device_name().decode(),
         "simulated": lib.gwt_simulated(),
         "worker_pids": loader.worker_pids,
-        "extra": "kernels=%d h2d_bytes=%d pinned_bytes=%d pageable_bytes=%d syncs=%d" % tuple(counts),
+        "extra": extra,
     }
 
 
@@ -358,12 +449,13 @@ def run_torch(a, who, torch):
                 g = torch.Generator().manual_seed(a.seed * 1000 + who.rank)
                 self.base = torch.randn(a.batch_size, 3, a.image_size, a.image_size, generator=g)
                 self.labels = torch.randint(0, 100, (a.batch_size,), generator=g)
-            if a.loader_ms > 0:
-                time.sleep(a.loader_ms / 1000.0)
+            if loader_ms > 0:
+                time.sleep(loader_ms / 1000.0)
             x = self.base.clone()
             x[0, 0, 0, 0] = float(i)
             return x, self.labels.clone()
 
+    loader_ms = loader_ms_of(a, who)
     device_count = torch.cuda.device_count()
     device = torch.device("cuda", who.local_rank % device_count)
     torch.cuda.set_device(device)
@@ -395,14 +487,49 @@ def run_torch(a, who, torch):
                             cache_enabled=not a.cuda_graphs):
             return F.cross_entropy(model(x), y)
 
+    def all_reduce_after_backward():
+        # --no-overlap: one all-reduce of every gradient once the whole backward pass is done
+        # (DDP's hooks were off during it, model.no_sync()), then the optimizer.
+        import torch.distributed as dist
+        grads = [p.grad for p in model.parameters() if p.grad is not None]
+        flat = torch.cat([g.reshape(-1) for g in grads])
+        dist.all_reduce(flat)
+        flat /= who.world_size
+        offset = 0
+        for g in grads:
+            g.copy_(flat[offset:offset + g.numel()].view_as(g))
+            offset += g.numel()
+
     def backward_step(loss):
+        no_overlap = distributed and a.no_overlap
+        with model.no_sync() if no_overlap else contextlib.nullcontext():
+            (scaler.scale(loss) if scaler is not None else loss).backward()
+        if no_overlap:
+            all_reduce_after_backward()
+        if who.rank == a.slow_rank and "step_s" in burn:
+            slow_compute()
         if scaler is not None:
-            scaler.scale(loss).backward()
             scaler.step(opt)
             scaler.update()
         else:
-            loss.backward()
             opt.step()
+
+    burn = {}
+
+    def slow_compute():
+        # --slow-rank: (F - 1) x the step's compute in extra matmuls, sized once from the measured
+        # time of a warm-up step and of one matmul (approximate: a straggler, not a benchmark).
+        if "count" not in burn:
+            m = torch.randn(2048, 2048, device=device)
+            torch.cuda.synchronize()
+            begin = time.perf_counter()
+            for _ in range(10):
+                m @ m
+            torch.cuda.synchronize()
+            one = (time.perf_counter() - begin) / 10
+            burn.update(m=m, count=max(1, round((a.slow_compute - 1) * burn["step_s"] / one)))
+        for _ in range(burn["count"]):
+            burn["m"] @ burn["m"]
 
     def to_device(x, y):
         x = x.to(device, non_blocking=a.pin_memory).contiguous(memory_format=torch.channels_last)
@@ -438,6 +565,12 @@ def run_torch(a, who, torch):
         if step == a.warmup:
             torch.cuda.synchronize()
             t0 = time.perf_counter()
+        if step == 1 and who.rank == a.slow_rank:
+            torch.cuda.synchronize()
+            burn["began"] = time.perf_counter()
+        if step == 2 and "began" in burn and "count" not in burn:
+            torch.cuda.synchronize()
+            burn["step_s"] = time.perf_counter() - burn["began"]
         x, y = next(it)
         sync = a.sync_every and (step + 1) % a.sync_every == 0
         if graph is not None:
@@ -520,14 +653,19 @@ def main(argv):
     except Exception as e:  # noqa: BLE001 - one line, then a failing exit code
         print("train.py: rank %d: %s: %s" % (who.rank, type(e).__name__, e), file=sys.stderr)
         return 1
-    print('gwtrain backend=%s rank=%d local_rank=%d world_size=%d pid=%d steps=%d amp=%s '
-          'pin_memory=%d num_workers=%d batch_size=%d image_size=%d sync_every=%d cuda_graphs=%d '
-          'torch_profiler=%d step_ms=%.4f device="%s" simulated=%d worker_pids=%s %s wall_s=%.3f'
-          % (backend, who.rank, who.local_rank, who.world_size, os.getpid(), a.steps, a.amp,
-             a.pin_memory, a.num_workers, a.batch_size, a.image_size, a.sync_every,
-             a.cuda_graphs, a.torch_profiler, r["step_ms"], r["device"], r["simulated"],
-             ",".join(str(p) for p in r["worker_pids"]) or "-", r["extra"],
-             time.perf_counter() - started), flush=True)
+    # One write() per line: the ranks share the launcher's stdout, and a line written in pieces
+    # could be split by another rank's.
+    line = ('gwtrain backend=%s rank=%d local_rank=%d world_size=%d pid=%d steps=%d amp=%s '
+            'pin_memory=%d num_workers=%d batch_size=%d image_size=%d sync_every=%d '
+            'cuda_graphs=%d torch_profiler=%d step_ms=%.4f device="%s" simulated=%d '
+            'worker_pids=%s %s wall_s=%.3f'
+            % (backend, who.rank, who.local_rank, who.world_size, os.getpid(), a.steps, a.amp,
+               a.pin_memory, a.num_workers, a.batch_size, a.image_size, a.sync_every,
+               a.cuda_graphs, a.torch_profiler, r["step_ms"], r["device"], r["simulated"],
+               ",".join(str(p) for p in r["worker_pids"]) or "-", r["extra"],
+               time.perf_counter() - started))
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
     return 0
 
 

@@ -42,3 +42,15 @@ if(GPUWISE_BUILD_SAMPLES)
   add_dependencies(simdevice_library_test ${GPUWISE_SAMPLES})
   target_compile_definitions(simdevice_library_test PRIVATE GWSIM_HAVE_SAMPLES=1)
 endif()
+
+# The stand-in NCCL across processes: each rank is a simdevice_nccl_probe (tools/nccl_probe.cpp).
+if(TARGET gwsim_nccl)
+  add_executable(simdevice_nccl_probe tools/nccl_probe.cpp cupti_recorder.cpp)
+  target_compile_options(simdevice_nccl_probe PRIVATE ${GPUWISE_WARNINGS})
+  target_include_directories(simdevice_nccl_probe SYSTEM PRIVATE ${GWSIM_NCCL_INCLUDE_DIR})
+  target_link_libraries(simdevice_nccl_probe PRIVATE gwsim_test_support gwsim_core gwsim_nccl)
+  set_target_properties(simdevice_nccl_probe PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
+  gpuwise_add_test(simdevice_nccl_test SOURCES nccl_test.cpp LIBS gwsim_test_support
+                   LABELS unit concurrency)
+  add_dependencies(simdevice_nccl_test simdevice_nccl_probe)
+endif()

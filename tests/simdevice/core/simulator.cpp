@@ -185,6 +185,7 @@ cudaError_t Simulator::streamDestroy(cudaStream_t stream) {
 }
 
 cudaError_t Simulator::streamQuery(cudaStream_t stream, bool per_thread) {
+  settle(stream, per_thread);
   std::lock_guard lock(mutex_);
   StreamState* s = resolveStreamLocked(stream, per_thread);
   if (s == nullptr) return cudaErrorInvalidResourceHandle;
@@ -196,6 +197,7 @@ cudaError_t Simulator::streamSynchronize(cudaStream_t stream, bool per_thread,
                                          const CallInfo& call) {
   TimeNs until = 0;
   Placement where;
+  settle(stream, per_thread);
   {
     std::lock_guard lock(mutex_);
     StreamState* s = resolveStreamLocked(stream, per_thread);
@@ -219,6 +221,7 @@ cudaError_t Simulator::streamSynchronize(cudaStream_t stream, bool per_thread,
 cudaError_t Simulator::deviceSynchronize(const CallInfo& call) {
   const int device = currentDevice();
   TimeNs until = 0;
+  settleDevice(device);
   {
     std::lock_guard lock(mutex_);
     until = deviceDoneLocked(device);
@@ -257,6 +260,7 @@ cudaError_t Simulator::eventDestroy(cudaEvent_t event) {
 }
 
 cudaError_t Simulator::eventRecord(cudaEvent_t event, cudaStream_t stream, bool per_thread) {
+  settle(stream, per_thread);
   std::lock_guard lock(mutex_);
   EventState* e = resolveEventLocked(event);
   StreamState* s = resolveStreamLocked(stream, per_thread);

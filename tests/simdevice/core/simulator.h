@@ -7,7 +7,9 @@
 // and its CUPTI record is emitted then, completing when the clock passes `end`. Streams are FIFO;
 // the legacy default stream waits for, and is waited for by, every blocking stream of its device;
 // non-blocking streams overlap freely. Synchronising calls block the calling thread until the
-// clock reaches the awaited end.
+// clock reaches the awaited end. Deferred kernels (a stand-in NCCL's collectives) are the one
+// exception to "placed when issued": their end is decided by other processes, and they are placed
+// when something first needs their stream (simulator_deferred.cpp).
 //
 // Threads: any thread may call any method. One mutex guards all state; it is never held while a
 // thread sleeps for a sync, while memory is copied, or while a CUPTI client callback runs.
@@ -15,6 +17,7 @@
 // graph objects are never freed, only marked destroyed, so a stale handle is an error, not a crash.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -42,6 +45,25 @@ struct CallInfo {
 
 struct GraphState;
 
+// A kernel whose timing is decided outside this process: a collective that ends only when its
+// peers (other processes) have reached it. The simulator queues it on its stream as pending and
+// asks `resolve` for its start and end only when something needs them: later work on the stream
+// (or on a stream the legacy-stream rules tie to it), an event recorded there, a synchronisation.
+// `resolve` may block (until the peers arrived, or a bounded timeout); it is called without the
+// simulator lock, from whichever thread needs the stream, possibly twice for one kernel, so it must
+// be thread-safe and return the same answer each time. token 0 means "no pending kernel".
+struct DeferredHooks {
+  void (*resolve)(void* context, uint64_t token, TimeNs* start, TimeNs* end) = nullptr;
+  void* context = nullptr;
+  uint64_t token = 0;
+};
+
+struct PendingKernel {
+  DeferredHooks hooks;
+  KernelInfo info;
+  KernelRecordArgs record; // start and end filled in when resolved
+};
+
 struct StreamState {
   int device = 0;
   uint32_t id = 0; // CUPTI stream id: 7 for the legacy default stream, 13+ for others
@@ -53,6 +75,8 @@ struct StreamState {
   TimeNs tail = 0;               // end of the last work queued on this stream
   GraphState* capture = nullptr; // graph being captured, when capturing
   bool capture_invalidated = false;
+  std::deque<PendingKernel> pending; // deferred kernels not resolved yet, oldest first; `tail`
+                                     // is then only a lower bound of the stream's ready time
 };
 
 struct EventState {
@@ -152,6 +176,21 @@ public:
   cudaError_t streamWaitEvent(cudaStream_t stream, cudaEvent_t event, bool per_thread,
                               const CallInfo& call);
 
+  // Deferred kernels (simulator_deferred.cpp). launchDeferred queues `hooks`' kernel on the
+  // stream; *earliest_start is when it could start from what is known here (the call, the
+  // stream's resolved work and waited events), *previous the stream's newest still pending
+  // deferred kernel (token 0: none): the new kernel cannot start before that one ends.
+  cudaError_t launchDeferred(const LaunchRequest& request, const CallInfo& call,
+                             const DeferredHooks& hooks, TimeNs* earliest_start,
+                             DeferredHooks* previous);
+  // The stream's newest pending deferred kernel (token 0: none).
+  DeferredHooks lastPending(cudaStream_t stream, bool per_thread);
+  // Resolves (blocking) the pending deferred kernels that the stream's readiness depends on: its
+  // own (unless !include_self) and, by the legacy-stream rules, the streams tied to it.
+  void settle(cudaStream_t stream, bool per_thread, bool include_self = true);
+  // Resolves every pending deferred kernel of the device.
+  void settleDevice(int device);
+
   // Stream capture and graphs (simulator_graphs.cpp).
   cudaError_t beginCapture(cudaStream_t stream, bool per_thread);
   cudaError_t endCapture(cudaStream_t stream, bool per_thread, cudaGraph_t* graph);
@@ -170,6 +209,8 @@ private:
   TimeNs readyLocked(const StreamState& stream) const;
   TimeNs deviceDoneLocked(int device) const;
   Placement placementLocked(const StreamState& stream) const;
+  // Resolves, one at a time, the pending kernels of the streams `pick` selects (under the lock).
+  template <typename Pick> void settleWhere(Pick pick);
 
   // A copy's direction, memory kinds and cost path, from where its pointers live.
   struct ResolvedCopy {
@@ -208,7 +249,8 @@ private:
   uint64_t next_graph_node_id_ = 1;
   MemoryMap memory_;
   uint32_t next_event_id_ = 1;
-  uint64_t op_seq_ = 0; // operation counter: jitter seed and CUPTI gridId
+  uint64_t op_seq_ = 0;               // operation counter: jitter seed and CUPTI gridId
+  std::atomic<int> pending_count_{0}; // deferred kernels pending on any stream (fast path: 0)
 };
 
 // The process's simulator, activity engine and subscriber: created on first use, replaced by fresh

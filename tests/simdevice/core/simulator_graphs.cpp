@@ -80,6 +80,7 @@ cudaError_t Simulator::graphLaunch(cudaGraphExec_t exec, cudaStream_t stream, bo
   };
   std::vector<CopyRequest> copies;
   std::vector<MemsetWork> memsets;
+  settle(stream, per_thread);
   {
     std::lock_guard lock(mutex_);
     if (live_graphs_.count(exec) == 0) return cudaErrorInvalidValue;

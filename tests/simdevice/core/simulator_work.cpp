@@ -36,6 +36,7 @@ uint64_t accountedBytes(size_t bytes) {
 cudaError_t Simulator::launch(const LaunchRequest& request, const CallInfo& call) {
   KernelInfo info;
   if (!KernelRegistry::instance().find(request.func, &info)) return cudaErrorInvalidDeviceFunction;
+  settle(request.stream, request.per_thread);
   KernelShape shape{request.grid,       request.block,  request.dynamic_shared,
                     info.static_shared, info.registers, info.work};
   std::lock_guard lock(mutex_);
@@ -190,6 +191,7 @@ cudaError_t Simulator::copy(const CopyRequest& r, const CallInfo& call) {
   TimeNs end = 0;
   ResolvedCopy copy;
   StreamState* s = nullptr;
+  settle(r.async ? r.stream : nullptr, r.per_thread);
   {
     std::lock_guard lock(mutex_);
     copy = resolveCopyLocked(r);
@@ -226,6 +228,7 @@ cudaError_t Simulator::copy(const CopyRequest& r, const CallInfo& call) {
 cudaError_t Simulator::memset(void* p, int value, size_t bytes, cudaStream_t stream, bool async,
                               bool per_thread, const CallInfo& call) {
   if (bytes == 0) return cudaSuccess;
+  settle(async ? stream : nullptr, per_thread);
   {
     std::lock_guard lock(mutex_);
     const Region* region = memory_.find(p);
@@ -318,6 +321,7 @@ cudaError_t Simulator::allocate(void** out, size_t bytes, MemKind kind, const Ca
 cudaError_t Simulator::release(void* p, MemKind kind, const CallInfo& call, bool async) {
   if (p == nullptr) return cudaSuccess;
   TimeNs until = 0;
+  if (!async && kind != MemKind::Pinned) settleDevice(currentDevice());
   {
     std::lock_guard lock(mutex_);
     const Region* region = memory_.find(p);
