@@ -17,6 +17,7 @@
 #include <fcntl.h>
 #include <filesystem>
 #include <iostream>
+#include <string_view>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -229,6 +230,21 @@ void stderrLine(const char* command, std::ostream* progress, const std::string& 
   progress->flush();
 }
 
+// A gpuwise document (a report or a diff, `{"schema": "gpuwise.report/v1", ...`), which JSON
+// sniffing alone takes for a trace: a report written into the folder of its traces is one.
+bool isGpuwiseDocument(const std::string& path) {
+  char head[256] = {};
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) return false;
+  const size_t n = std::fread(head, 1, sizeof head, f);
+  std::fclose(f);
+  const std::string_view text(head, n);
+  const size_t key = text.find("\"schema\"");
+  if (key == std::string_view::npos || text.find('"') != key) return false; // the first key
+  const size_t value = text.find_first_not_of(" \t\r\n:", key + 8);
+  return value != std::string_view::npos && text.substr(value).starts_with("\"gpuwise.");
+}
+
 // The traces in folder `dir`, by name: every regular file whose content is a trace. Anything
 // else is skipped with one line saying so; a folder without a trace is an error.
 bool addFolder(const std::string& dir, const char* command, std::ostream* progress,
@@ -257,6 +273,10 @@ bool addFolder(const std::string& dir, const char* command, std::ostream* progre
     if (in.kind == InputKind::Unknown) {
       stderrLine(command, progress,
                  path + (in.empty ? ": skipped: empty" : ": skipped: not a trace"));
+      continue;
+    }
+    if (in.kind == InputKind::Kineto && isGpuwiseDocument(path)) {
+      stderrLine(command, progress, path + ": skipped: a gpuwise report, not a trace");
       continue;
     }
     paths.push_back(path);

@@ -314,3 +314,20 @@ TEST_CASE("gpuwise export reads a folder of ranks as report does, and refuses th
   CHECK(dup.err.find("the same rank twice") != std::string::npos);
   CHECK_FALSE(fs::exists(dir / "d.json"));
 }
+
+TEST_CASE("gpuwise report . twice in a folder of traces: its own report is skipped, not read") {
+  TempDir dir;
+  writeFile(dir / "rank-0.json", kinetoTrace(0, 2));
+  writeFile(dir / "rank-1.json", kinetoTrace(1, 2));
+  const Run first = runGpuwise(dir, {"report", "."}, "first");
+  INFO(first.err);
+  REQUIRE(first.rc == 0);
+  REQUIRE(fs::exists(dir / "gpuwise-report.json"));
+  const Run second = runGpuwise(dir, {"report", "."}, "second");
+  INFO(second.err);
+  CHECK(second.rc == 0);
+  CHECK(second.err.find("gpuwise-report.json: skipped: a gpuwise report") != std::string::npos);
+  CHECK(second.err.find("gpuwise-report.html: skipped: not a trace") != std::string::npos);
+  const json r = json::parse(readFile(dir / "gpuwise-report.json"));
+  CHECK(ranksOf(r.at("processes")) == std::vector<int>{0, 1});
+}
