@@ -331,3 +331,33 @@ TEST_CASE("gpuwise report . twice in a folder of traces: its own report is skipp
   const json r = json::parse(readFile(dir / "gpuwise-report.json"));
   CHECK(ranksOf(r.at("processes")) == std::vector<int>{0, 1});
 }
+
+TEST_CASE("recordings of live ranks: the rank from RANK, one GPU per host and device") {
+  TempDir dir;
+  std::filesystem::create_directory(dir / "sim");
+  auto record = [&](int rank, const std::string& tag) {
+    Process p({gpuwiseExe(), "run", "--simulate", "--trace", dir / (tag + ".gwt"), "--report-json",
+               dir / (tag + "-live.json"), "--", buildDir() + "/tests/advisor_fake_shim",
+               "--exit-code", "0", "--simulated"},
+              {"GPUWISE_SHIM=" + buildDir() + "/tests/libadvisor_empty_shim.so",
+               "GPUWISE_SIMDEVICE_DIR=" + (dir / "sim"), "RANK=" + std::to_string(rank),
+               "WORLD_SIZE=4"},
+              dir.path, dir.path, tag);
+    REQUIRE(p.wait() == 0);
+  };
+  record(2, "b");
+  record(0, "a");
+  const json r = reportOf(dir, {dir / "b.gwt", dir / "a.gwt"}, "live");
+  CHECK(ranksOf(r.at("processes")) == std::vector<int>{0, 2});
+  CHECK(r.at("job") == json::parse(R"({"world_size": 4, "ranks": [0, 2],
+                                       "missing_ranks": [[1, 1], [3, 3]], "missing_rank_count": 2})"));
+  // The fake shim names its host: both ranks' device 0 on "testhost" is one GPU, used by both.
+  REQUIRE(r.at("gpus").size() == 1);
+  CHECK(r.at("gpus")[0].at("host") == "testhost");
+  CHECK(r.at("gpus")[0].at("rank") == 0);
+  CHECK(r.at("gpus")[0].at("pids").size() == 2);
+
+  record(0, "c");
+  requireRefused(dir, {dir / "a.gwt", dir / "c.gwt"}, {dir / "a.gwt", dir / "c.gwt", "rank 0"},
+                 "same_rank");
+}
