@@ -135,6 +135,23 @@ void orderByRank(const std::vector<InputProcesses>& inputs, LoadedInputs& loaded
   if (sorted_files.size() == files.size()) files = std::move(sorted_files);
 }
 
+// The process a file name's rank is for: the input's only process, or, in an input of several
+// (an Nsight export with the launcher in it), the only one that used a GPU. None when a process
+// of the input already has a rank.
+model::ProcessTrace* nameableProcess(const InputProcesses& in,
+                                     std::vector<model::ProcessTrace>& processes) {
+  model::ProcessTrace* found = nullptr;
+  size_t on_gpu = 0;
+  for (size_t k = in.first; k < in.first + in.count; ++k) {
+    if (processes[k].info.rank >= 0) return nullptr;
+    if (in.count == 1 || !processes[k].devices.empty()) {
+      found = &processes[k];
+      ++on_gpu;
+    }
+  }
+  return on_gpu == 1 ? found : nullptr;
+}
+
 } // namespace
 
 std::optional<int32_t> rankFromFileName(std::string_view path) {
@@ -153,8 +170,8 @@ bool arrangeAsJob(const std::vector<InputProcesses>& inputs, LoadedInputs* loade
                   std::string* error) {
   auto& processes = loaded->trace.processes;
   for (const auto& in : inputs)
-    if (in.count == 1 && processes[in.first].info.rank < 0)
-      if (auto rank = rankFromFileName(in.path)) processes[in.first].info.rank = *rank;
+    if (auto* rank_process = nameableProcess(in, processes))
+      if (auto rank = rankFromFileName(in.path)) rank_process->info.rank = *rank;
   if (inputs.size() > 1 && !checkOneJob(inputs, processes, error)) return false;
   orderByRank(inputs, *loaded);
   return true;

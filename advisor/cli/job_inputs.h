@@ -2,8 +2,9 @@
 //
 // Each input's rank comes from, in this order: the trace itself (Kineto's distributedInfo.rank,
 // or the RANK a live process reported in its Hello, both already in ProcessInfo::rank), else the
-// file name (rankFromFileName), for an input that holds one process. world_size comes only from
-// the traces (distributedInfo.world_size, WORLD_SIZE).
+// file name (rankFromFileName), for an input that holds one process, or one process that used a
+// GPU among others (an Nsight export with its launcher). world_size comes only from the traces
+// (distributedInfo.world_size, WORLD_SIZE).
 //
 // Several inputs must be one job, or nothing is reported (one line naming the two files that
 // disagree): two world sizes, the same rank in two inputs, an input without a rank next to

@@ -361,3 +361,53 @@ TEST_CASE("recordings of live ranks: the rank from RANK, one GPU per host and de
   requireRefused(dir, {dir / "a.gwt", dir / "c.gwt"}, {dir / "a.gwt", dir / "c.gwt", "rank 0"},
                  "same_rank");
 }
+
+TEST_CASE("Nsight exports of ranks in a folder: ranks from their names, one GPU per host and "
+          "device") {
+  const auto trace =
+      gpuwise::test::requireTrace("nsys/saxpy-mpi-cuda_nsys_perlmutter0.sqlite").string();
+  TempDir dir;
+  fs::create_directory(dir / "job");
+  fs::copy_file(trace, dir / "job/saxpy_rank_1.sqlite");
+  fs::copy_file(trace, dir / "job/saxpy_rank_0.sqlite");
+  const json r = reportOf(dir, {dir / "job"}, "nsys");
+  CHECK(ranksOf(r.at("processes")) == std::vector<int>{0, 1});
+  // The same pid on the same host, twice: two processes still (they are two ranks), and the
+  // host's device 0 is one GPU.
+  CHECK(r.at("processes")[0].at("pid") == r.at("processes")[1].at("pid"));
+  REQUIRE(r.at("gpus").size() == 1);
+  CHECK(r.at("gpus")[0].at("host") == "nid001608");
+}
+
+TEST_CASE("a file name's rank goes to the input's one process on a GPU") {
+  using namespace gpuwise;
+  auto process = [](int64_t pid, bool on_gpu, int32_t rank = -1) {
+    model::ProcessTrace p;
+    p.info.pid = pid;
+    p.info.rank = rank;
+    if (on_gpu) p.devices.push_back(model::DeviceInfo{.index = 0});
+    return p;
+  };
+  advisor::LoadedInputs loaded;
+  // b: a launcher and its worker; a: one process (listed second, rank 0 by its name).
+  loaded.trace.processes = {process(10, false), process(11, true), process(20, false)};
+  loaded.health.streams.resize(3);
+  loaded.trace.source.files = {"job/b_rank1.sqlite", "job/a_rank0.sqlite"};
+  std::string error;
+  REQUIRE(advisor::arrangeAsJob({{"job/b_rank1.sqlite", 0, 2}, {"job/a_rank0.sqlite", 2, 1}},
+                                &loaded, &error));
+  const auto& p = loaded.trace.processes;
+  REQUIRE(p.size() == 3);
+  CHECK((p[0].info.pid == 20 && p[0].info.rank == 0));
+  CHECK((p[1].info.pid == 10 && p[1].info.rank == -1));
+  CHECK((p[2].info.pid == 11 && p[2].info.rank == 1));
+  CHECK(loaded.trace.source.files ==
+        std::vector<std::string>{"job/a_rank0.sqlite", "job/b_rank1.sqlite"});
+
+  // Two processes on a GPU in one input: the name cannot say which is the rank, so the input
+  // has none, and several inputs need one each.
+  loaded.trace.processes = {process(10, true), process(11, true), process(20, false)};
+  CHECK_FALSE(advisor::arrangeAsJob({{"job/b_rank1.sqlite", 0, 2}, {"job/a_rank0.sqlite", 2, 1}},
+                                    &loaded, &error));
+  CHECK(error.find("job/b_rank1.sqlite: no rank") == 0);
+}
