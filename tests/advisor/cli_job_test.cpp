@@ -2,6 +2,8 @@
 // folder of traces, ranks from the traces or their names, each rank's GPUs its own, the job's
 // missing ranks, and the inputs that cannot be one job (one line naming the files, exit 2,
 // nothing written).
+#include "advisor/analysis/collection_analyzer.h"
+#include "advisor/analysis/nvml_analyzer.h"
 #include "advisor/cli/job_inputs.h"
 #include "tests/advisor/subprocess.h"
 #include "tests/traces_dir.h"
@@ -410,4 +412,41 @@ TEST_CASE("a file name's rank goes to the input's one process on a GPU") {
   CHECK_FALSE(advisor::arrangeAsJob({{"job/b_rank1.sqlite", 0, 2}, {"job/a_rank0.sqlite", 2, 1}},
                                     &loaded, &error));
   CHECK(error.find("job/b_rank1.sqlite: no rank") == 0);
+}
+
+TEST_CASE("two ranks with one pid, each on its device 0: two GPUs, two NVML entries; a merge of "
+          "windows keeps them apart") {
+  using namespace gpuwise;
+  model::Trace trace;
+  for (int32_t rank : {0, 1}) {
+    model::ProcessTrace p;
+    p.info.pid = 1; // pid 1 in each rank's container
+    p.info.rank = rank;
+    p.info.world_size = 2;
+    p.devices.push_back(model::DeviceInfo{.index = 0, .name = "NVIDIA H100 80GB HBM3"});
+    p.device_samples.push_back({.time = 1000, .device = 0, .process_used_bytes = 100 + rank});
+    trace.processes.push_back(std::move(p));
+  }
+  const advisor::CollectionResult c = advisor::analyzeCollection(trace, nullptr);
+  REQUIRE(c.gpus.size() == 2);
+  CHECK(c.gpus[0].rank == 0);
+  CHECK(c.gpus[1].rank == 1);
+  CHECK(advisor::gpuLabel(c.gpus[1]) == "NVIDIA H100 80GB HBM3 (GPU 0) of rank 1");
+  advisor::CollectionResult merged = c;
+  merged.merge(c);
+  CHECK(merged.gpus.size() == 2);
+  CHECK(merged.processes.size() == 2);
+
+  const advisor::NvmlResult nvml = advisor::analyzeNvml(trace);
+  REQUIRE(nvml.devices.size() == 2);
+  CHECK((nvml.devices[0].rank == 0 && nvml.devices[0].process_used_peak_bytes == 100));
+  CHECK((nvml.devices[1].rank == 1 && nvml.devices[1].process_used_peak_bytes == 101));
+  advisor::NvmlResult twice = nvml;
+  twice.merge(nvml);
+  CHECK(twice.devices.size() == 2);
+
+  // With the host known, the host's device 0 is one GPU, whichever rank used it.
+  for (auto& p : trace.processes)
+    p.info.host = "node-a";
+  CHECK(advisor::analyzeCollection(trace, nullptr).gpus.size() == 1);
 }
