@@ -219,15 +219,22 @@ bool addRecording(const std::string& path, const OpenedInput& in, const char* co
   return true;
 }
 
-} // namespace
-
-namespace {
-
 void stderrLine(const char* command, std::ostream* progress, const std::string& line) {
   if (!progress) return;
   const std::string text = std::string(command) + ": " + model::printableText(line) + "\n";
   progress->write(text.data(), std::streamsize(text.size()));
   progress->flush();
+}
+
+// Why an input is not read as a trace.
+std::string whyNotATrace(const std::string& path, const OpenedInput& in) {
+  if (in.empty) return "empty";
+  // An Nsight Systems report itself is a format of NVIDIA's own: its SQLite export is what
+  // gpuwise reads.
+  if (path.ends_with(".nsys-rep") || path.ends_with(".qdrep"))
+    return "an Nsight Systems report; export it first: nsys export --type sqlite " + path;
+  return "not a gpuwise .gwt recording, a Kineto (PyTorch profiler) JSON trace or an Nsight "
+         "Systems SQLite export";
 }
 
 // A gpuwise document (a report or a diff, `{"schema": "gpuwise.report/v1", ...`), which JSON
@@ -271,8 +278,7 @@ bool addFolder(const std::string& dir, const char* command, std::ostream* progre
     OpenedInput in;
     if (!openInput(path, &in, error)) return false;
     if (in.kind == InputKind::Unknown) {
-      stderrLine(command, progress,
-                 path + (in.empty ? ": skipped: empty" : ": skipped: not a trace"));
+      stderrLine(command, progress, path + ": skipped: " + whyNotATrace(path, in));
       continue;
     }
     if (in.kind == InputKind::Kineto && isGpuwiseDocument(path)) {
@@ -304,16 +310,8 @@ bool openAll(const std::vector<std::string>& given, const char* command, std::os
     OpenedInput in;
     if (!openInput(path, &in, error)) return false;
     if (in.kind == InputKind::Unknown) {
-      // An Nsight Systems report itself is a format of NVIDIA's own: its SQLite export is what
-      // gpuwise reads.
-      const bool nsys_rep = path.ends_with(".nsys-rep") || path.ends_with(".qdrep");
       *error =
-          path +
-          (in.empty ? std::string(": empty: nothing to read")
-           : nsys_rep
-               ? ": an Nsight Systems report; export it first: nsys export --type sqlite " + path
-               : ": not a gpuwise .gwt recording, a Kineto (PyTorch profiler) JSON trace or an "
-                 "Nsight Systems SQLite export");
+          path + ": " + (in.empty ? std::string("empty: nothing to read") : whyNotATrace(path, in));
       return false;
     }
     paths.push_back(path);
