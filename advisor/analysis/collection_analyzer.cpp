@@ -13,25 +13,32 @@ uint64_t sumValues(const std::map<std::string, uint64_t>& m) {
   return n;
 }
 
-std::string gpuKey(const std::string& host, uint32_t index, const std::string& name) {
+// The GPU's identity (collection_analyzer.h): its UUID, else (host, index, name), else (rank,
+// index, name) when the host is unknown.
+std::string gpuKey(const model::DeviceInfo& d, const std::string& host, int32_t rank) {
   std::string k;
-  k.reserve(host.size() + name.size() + 16);
-  k.append(host).push_back('\0');
-  k.append(std::to_string(index)).push_back('\0');
-  k.append(name);
+  if (!d.uuid.empty()) return k.append("u").append(d.uuid);
+  k.reserve(host.size() + d.name.size() + 24);
+  if (!host.empty())
+    k.append("h").append(host);
+  else if (rank >= 0)
+    k.append("r").append(std::to_string(rank));
+  k.push_back('\0');
+  k.append(std::to_string(d.index)).push_back('\0');
+  k.append(d.name);
   return k;
+}
+
+std::string gpuKey(const GpuEntry& g) {
+  return gpuKey(g.info, g.host, g.rank);
 }
 
 std::string processKey(int64_t pid, int32_t rank) {
   return std::to_string(pid) + "/" + std::to_string(rank);
 }
 
-// The position of (host, index, name) in r.gpus, through r.gpu_index (rebuilt when stale).
-GpuEntry* findGpu(CollectionResult& r, const std::string& key, const model::DeviceInfo& d,
-                  const std::string& host) {
-  auto matches = [&](const GpuEntry& g) {
-    return g.host == host && g.info.index == d.index && g.info.name == d.name;
-  };
+// The position of `key` in r.gpus, through r.gpu_index (rebuilt when stale).
+GpuEntry* findGpu(CollectionResult& r, const std::string& key) {
   auto lookup = [&]() -> std::optional<size_t> {
     auto it = r.gpu_index.find(key);
     if (it == r.gpu_index.end()) return std::nullopt;
@@ -39,25 +46,27 @@ GpuEntry* findGpu(CollectionResult& r, const std::string& key, const model::Devi
   };
   const bool stale = r.gpus_indexed != r.gpus.size();
   auto at = stale ? std::nullopt : lookup();
-  if (stale || (at && (*at >= r.gpus.size() || !matches(r.gpus[*at])))) {
+  if (stale || (at && (*at >= r.gpus.size() || gpuKey(r.gpus[*at]) != key))) {
     r.gpu_index.clear();
     for (size_t i = 0; i < r.gpus.size(); ++i)
-      r.gpu_index.emplace(gpuKey(r.gpus[i].host, r.gpus[i].info.index, r.gpus[i].info.name), i);
+      r.gpu_index.emplace(gpuKey(r.gpus[i]), i);
     r.gpus_indexed = r.gpus.size();
     at = lookup();
   }
   return at ? &r.gpus[*at] : nullptr;
 }
 
-void addGpu(CollectionResult& r, const model::DeviceInfo& d, const std::string& host, int64_t pid) {
-  const std::string key = gpuKey(host, d.index, d.name);
-  GpuEntry* g = findGpu(r, key, d, host);
+void addGpu(CollectionResult& r, const model::DeviceInfo& d, const std::string& host, int32_t rank,
+            int64_t pid) {
+  const std::string key = gpuKey(d, host, rank);
+  GpuEntry* g = findGpu(r, key);
   if (!g) {
-    r.gpus.push_back({d, host, {}});
+    r.gpus.push_back({d, host, rank, {}});
     r.gpu_index.emplace(key, r.gpus.size() - 1);
     r.gpus_indexed = r.gpus.size();
     g = &r.gpus.back();
   }
+  if (g->rank < 0) g->rank = rank;
   if (std::find(g->pids.begin(), g->pids.end(), pid) == g->pids.end()) g->pids.push_back(pid);
   r.simulated_device = r.simulated_device || d.simulated;
 }
@@ -119,7 +128,7 @@ CollectionResult analyzeCollection(const model::Trace& trace, const IngestHealth
       r.hip_api = p.names.get(p.api_calls[k].name).rfind("hip", 0) == 0;
     for (const auto& d : p.devices) {
       c.devices.push_back(d.index);
-      addGpu(r, d, p.info.host, p.info.pid);
+      addGpu(r, d, p.info.host, p.info.rank, p.info.pid);
     }
     if (ingest && i < ingest->streams.size() && ingest->streams[i]) {
       c.stream = ingest->streams[i];
@@ -137,6 +146,40 @@ CollectionResult analyzeCollection(const model::Trace& trace, const IngestHealth
     r.shed_by_reason = ingest->shed_by_reason;
   }
   return r;
+}
+
+std::string gpuLabel(const GpuEntry& gpu) {
+  const std::string index = "GPU " + std::to_string(gpu.info.index);
+  std::string s = gpu.info.name.empty() ? index : gpu.info.name + " (" + index + ")";
+  if (gpu.rank >= 0) s += " of rank " + std::to_string(gpu.rank);
+  return s;
+}
+
+uint64_t JobRanks::missingCount() const {
+  uint64_t n = 0;
+  for (const auto& [first, last] : missing)
+    n += uint64_t(int64_t(last) - first + 1);
+  return n;
+}
+
+JobRanks CollectionResult::jobRanks() const {
+  JobRanks j;
+  for (const auto& p : processes) {
+    if (p.rank >= 0) j.ranks.push_back(p.rank);
+    j.world_size = std::max(j.world_size, p.world_size);
+  }
+  std::sort(j.ranks.begin(), j.ranks.end());
+  j.ranks.erase(std::unique(j.ranks.begin(), j.ranks.end()), j.ranks.end());
+  if (j.world_size < 0) return j;
+  // Walk [0, world_size) past the ranks seen: each gap between them is one missing run.
+  int32_t next = 0;
+  for (int32_t rank : j.ranks) {
+    if (rank >= j.world_size) break;
+    if (rank > next) j.missing.emplace_back(next, rank - 1);
+    next = rank + 1;
+  }
+  if (next < j.world_size) j.missing.emplace_back(next, j.world_size - 1);
+  return j;
 }
 
 model::ShimCost CollectionResult::shimCostTotal() const {
@@ -207,7 +250,7 @@ void CollectionResult::merge(const CollectionResult& o) {
   }
   for (const auto& g : o.gpus) {
     for (auto pid : g.pids)
-      addGpu(*this, g.info, g.host, pid);
+      addGpu(*this, g.info, g.host, g.rank, pid);
   }
 }
 

@@ -6,7 +6,12 @@
 // batch received, batches lost to sequence gaps, events the decoder could not decode, messages
 // rejected before they reached any stream).
 //
-// Pure function; any thread. Results merge by pid (counts add).
+// Pure function; any thread. Results merge by (pid, rank) (counts add).
+//
+// GPU identity: a GPU is one per (host, device index, name) when the host is known, and one per
+// (rank, device index, name) when it is not (most profiler traces): two ranks that each report
+// "device 0" are two GPUs, unless their host says they are the same one. A known UUID (live runs)
+// identifies the GPU on its own, whatever index the process saw it under.
 #pragma once
 
 #include "profiler/model/trace.h"
@@ -54,11 +59,26 @@ struct ProcessCollection {
   model::ShimCost shim_cost;          // live runs only (all zero otherwise)
 };
 
-// A GPU as the report lists it: one entry per (host, index, name), with the processes using it.
+// A GPU as the report lists it (identity above), with the processes using it.
 struct GpuEntry {
   model::DeviceInfo info;
   std::string host;
+  int32_t rank = -1; // the rank that used it (the first seen, when several did); -1 unknown
   std::vector<int64_t> pids;
+};
+
+// What the report calls a GPU: its model name and index, with the rank that used it when there
+// is one ("NVIDIA H100 80GB HBM3 (GPU 0) of rank 3"; "GPU 1 of rank 1" without a model name).
+std::string gpuLabel(const GpuEntry& gpu);
+
+// The job the processes are ranks of. `ranks`: every rank seen, ascending, once each.
+// `missing`: the ranks of [0, world_size) not seen, as [first, last] runs, so that a 1,024-rank
+// job with two ranks given stays short; empty when world_size is unknown.
+struct JobRanks {
+  int32_t world_size = -1; // the largest any process reported; -1 unknown
+  std::vector<int32_t> ranks;
+  std::vector<std::pair<int32_t, int32_t>> missing;
+  uint64_t missingCount() const;
 };
 
 struct CollectionResult {
@@ -82,7 +102,10 @@ struct CollectionResult {
   // Sums of every process's shim figures (ratios: the largest budget seen).
   model::ShimCost shimCostTotal() const;
 
-  // Folds `other` in: processes by (pid, rank), GPUs by (host, index, name). Linear in the size
+  // The ranks the processes carry, and which of the job's are not here.
+  JobRanks jobRanks() const;
+
+  // Folds `other` in: processes by (pid, rank), GPUs by their identity (above). Linear in the size
   // of `other`: both are looked up through the indexes below, so merging thousands of streams
   // (or a Hello listing many devices) never compares every entry with every other.
   void merge(const CollectionResult& other);

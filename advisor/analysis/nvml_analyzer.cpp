@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <tuple>
 #include <utility>
 
 namespace gpuwise::advisor {
@@ -31,11 +32,13 @@ void fold(NvmlDeviceFigures& into, const NvmlDeviceFigures& o, uint64_t& util_n_
 } // namespace
 
 NvmlResult analyzeNvml(const model::Trace& trace) {
-  std::map<std::pair<int64_t, uint32_t>, Acc> by;
+  // By (pid, rank, device): two ranks in two containers can both be pid 1.
+  std::map<std::tuple<int64_t, int32_t, uint32_t>, Acc> by;
   for (const auto& p : trace.processes)
     for (const auto& s : p.device_samples) {
-      Acc& a = by[{p.info.pid, s.device}];
+      Acc& a = by[{p.info.pid, p.info.rank, s.device}];
       a.f.pid = p.info.pid;
+      a.f.rank = p.info.rank;
       a.f.device = s.device;
       ++a.f.samples;
       a.f.process_used_peak_bytes = std::max(a.f.process_used_peak_bytes, s.process_used_bytes);
@@ -58,7 +61,7 @@ void NvmlResult::merge(const NvmlResult& o) {
   // Utilisation means are combined weighted by sample count (every sample is assumed to have one).
   for (const auto& d : o.devices) {
     auto it = std::find_if(devices.begin(), devices.end(), [&](const NvmlDeviceFigures& x) {
-      return x.pid == d.pid && x.device == d.device;
+      return x.pid == d.pid && x.rank == d.rank && x.device == d.device;
     });
     if (it == devices.end()) {
       devices.push_back(d);
@@ -70,7 +73,7 @@ void NvmlResult::merge(const NvmlResult& o) {
   }
   std::sort(devices.begin(), devices.end(),
             [](const NvmlDeviceFigures& a, const NvmlDeviceFigures& b) {
-              return a.pid != b.pid ? a.pid < b.pid : a.device < b.device;
+              return std::tie(a.pid, a.rank, a.device) < std::tie(b.pid, b.rank, b.device);
             });
 }
 

@@ -14,6 +14,7 @@ namespace gpuwise::advisor {
 
 struct NvmlDeviceFigures {
   int64_t pid = 0;
+  int32_t rank = -1; // with pid, tells apart processes of different ranks (containers reuse pids)
   uint32_t device = 0;
   uint64_t samples = 0;
   int64_t process_used_peak_bytes = -1; // -1: NVML never listed the process (pid namespace)
@@ -23,7 +24,7 @@ struct NvmlDeviceFigures {
 };
 
 struct NvmlResult {
-  std::vector<NvmlDeviceFigures> devices; // by pid, then device
+  std::vector<NvmlDeviceFigures> devices; // by pid, rank, then device
   bool sampled() const { return !devices.empty(); }
   void merge(const NvmlResult& other);
 };

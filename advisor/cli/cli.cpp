@@ -112,7 +112,8 @@ void addReportCommand(CLI::App& app, ReportCli& report) {
   report.cmd
       ->add_option("INPUT", o.inputs,
                    "Recorded .gwt files, PyTorch profiler (Kineto) traces (.json, .json.gz) or "
-                   "Nsight Systems SQLite exports")
+                   "Nsight Systems SQLite exports, or folders of them; several are the ranks of "
+                   "one job")
       ->required();
   report.cmd->add_option("--json", o.json, "JSON report path");
   report.cmd->add_option("--html", o.html, "HTML report path");
@@ -141,7 +142,8 @@ CLI::App* addExportCommand(CLI::App& app, ExportOptions& exp) {
       ->capture_default_str();
   export_cmd
       ->add_option("INPUT", exp.inputs,
-                   "Recorded .gwt files, Kineto traces or Nsight Systems SQLite exports")
+                   "Recorded .gwt files, Kineto traces or Nsight Systems SQLite exports, or "
+                   "folders of them")
       ->required();
   export_cmd->add_option("-o,--output", exp.output, "Output file (Chrome trace JSON)")->required();
   return export_cmd;

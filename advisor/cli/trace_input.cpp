@@ -1,5 +1,7 @@
 #include "advisor/cli/trace_input.h"
 
+#include "advisor/cli/job_inputs.h"
+
 #include "advisor/import/kineto_importer.h"
 #include "advisor/import/nsys_importer.h"
 #include "advisor/ingest/gwt_replay.h"
@@ -13,7 +15,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
+#include <filesystem>
 #include <iostream>
+#include <string_view>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -215,30 +219,153 @@ bool addRecording(const std::string& path, const OpenedInput& in, const char* co
   return true;
 }
 
-} // namespace
+void stderrLine(const char* command, std::ostream* progress, const std::string& line) {
+  if (!progress) return;
+  const std::string text = std::string(command) + ": " + model::printableText(line) + "\n";
+  progress->write(text.data(), std::streamsize(text.size()));
+  progress->flush();
+}
 
-bool loadTraceInputs(const std::vector<std::string>& paths, const char* command,
-                     std::ostream* progress, LoadedInputs* out, std::string* error) {
-  std::vector<OpenedInput> inputs(paths.size());
-  std::vector<std::string> kineto_paths; // regular files, imported together
-  for (size_t i = 0; i < paths.size(); ++i) {
-    if (!openInput(paths[i], &inputs[i], error)) return false;
-    if (inputs[i].kind == InputKind::Unknown) {
-      // An Nsight Systems report itself is a format of NVIDIA's own: its SQLite export is what
-      // gpuwise reads.
-      const bool nsys_rep = paths[i].ends_with(".nsys-rep") || paths[i].ends_with(".qdrep");
+// Why an input is not read as a trace.
+std::string whyNotATrace(const std::string& path, const OpenedInput& in) {
+  if (in.empty) return "empty";
+  // An Nsight Systems report itself is a format of NVIDIA's own: its SQLite export is what
+  // gpuwise reads.
+  if (path.ends_with(".nsys-rep") || path.ends_with(".qdrep"))
+    return "an Nsight Systems report; export it first: nsys export --type sqlite " + path;
+  return "not a gpuwise .gwt recording, a Kineto (PyTorch profiler) JSON trace or an Nsight "
+         "Systems SQLite export";
+}
+
+// A gpuwise document (a report or a diff, `{"schema": "gpuwise.report/v1", ...`), which JSON
+// sniffing alone takes for a trace: a report written into the folder of its traces is one.
+bool isGpuwiseDocument(const std::string& path) {
+  char head[256] = {};
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) return false;
+  const size_t n = std::fread(head, 1, sizeof head, f);
+  std::fclose(f);
+  const std::string_view text(head, n);
+  const size_t key = text.find("\"schema\"");
+  if (key == std::string_view::npos || text.find('"') != key) return false; // the first key
+  const size_t value = text.find_first_not_of(" \t\r\n:", key + 8);
+  return value != std::string_view::npos && text.substr(value).starts_with("\"gpuwise.");
+}
+
+// The traces in folder `dir`, by name: every regular file whose content is a trace. Anything
+// else is skipped with one line saying so; a folder without a trace is an error.
+bool addFolder(const std::string& dir, const char* command, std::ostream* progress,
+               std::vector<std::string>& paths, std::vector<OpenedInput>& inputs,
+               std::string* error) {
+  namespace fs = std::filesystem;
+  std::vector<fs::path> entries;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+    entries.push_back(it->path());
+  if (ec) {
+    *error = dir + ": cannot read the folder: " + ec.message();
+    return false;
+  }
+  std::sort(entries.begin(), entries.end());
+  size_t found = 0;
+  for (const auto& entry : entries) {
+    const std::string path = entry.string();
+    // Only regular files: opening a FIFO or a device found in the folder could block or never end.
+    if (!fs::is_regular_file(entry, ec)) {
+      stderrLine(command, progress, path + ": skipped: not a regular file");
+      continue;
+    }
+    OpenedInput in;
+    if (!openInput(path, &in, error)) return false;
+    if (in.kind == InputKind::Unknown) {
+      stderrLine(command, progress, path + ": skipped: " + whyNotATrace(path, in));
+      continue;
+    }
+    if (in.kind == InputKind::Kineto && isGpuwiseDocument(path)) {
+      stderrLine(command, progress, path + ": skipped: a gpuwise report, not a trace");
+      continue;
+    }
+    paths.push_back(path);
+    inputs.push_back(std::move(in));
+    ++found;
+  }
+  if (found == 0) {
+    *error = dir + ": no trace in this folder (gpuwise .gwt recordings, Kineto .json or .json.gz "
+                   "traces, Nsight Systems .sqlite exports)";
+    return false;
+  }
+  return true;
+}
+
+// Every INPUT opened and its format told; a folder stands for the traces in it.
+bool openAll(const std::vector<std::string>& given, const char* command, std::ostream* progress,
+             std::vector<std::string>& paths, std::vector<OpenedInput>& inputs,
+             std::string* error) {
+  for (const auto& path : given) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec)) {
+      if (!addFolder(path, command, progress, paths, inputs, error)) return false;
+      continue;
+    }
+    OpenedInput in;
+    if (!openInput(path, &in, error)) return false;
+    if (in.kind == InputKind::Unknown) {
       *error =
-          paths[i] +
-          (inputs[i].empty ? std::string(": empty: nothing to read")
-           : nsys_rep
-               ? ": an Nsight Systems report; export it first: nsys export --type sqlite " +
-                     paths[i]
-               : ": not a gpuwise .gwt recording, a Kineto (PyTorch profiler) JSON trace or an "
-                 "Nsight Systems SQLite export");
+          path + ": " + (in.empty ? std::string("empty: nothing to read") : whyNotATrace(path, in));
       return false;
     }
-    if (inputs[i].kind == InputKind::Kineto && inputs[i].regular) kineto_paths.push_back(paths[i]);
+    paths.push_back(path);
+    inputs.push_back(std::move(in));
   }
+  return true;
+}
+
+// One Kineto input that is not a regular file, read from memory.
+bool addKinetoBuffer(const std::string& path, const OpenedInput& in, const char* command,
+                     std::ostream* progress, LoadedInputs& loaded, std::string* error) {
+  Progress bar(command, progress, 1, "MB");
+  KinetoImportOptions options;
+  options.progress = [&](uint64_t done, uint64_t total) { bar.update(done, total); };
+  auto one = importKinetoBuffer(in.bytes, path, options);
+  if (!one.ok()) {
+    *error = one.error;
+    return false;
+  }
+  loaded.trace.processes.push_back(std::move(one.trace.processes.at(0)));
+  loaded.trace.source.simulated = loaded.trace.source.simulated || one.trace.source.simulated;
+  return true;
+}
+
+// Every process of an Nsight Systems export, in pid order (one file at a time: SQLite reads are
+// serial).
+bool addNsys(const std::string& path, const OpenedInput& in, const char* command,
+             std::ostream* progress, LoadedInputs& loaded, std::string* error) {
+  Progress bar(command, progress, 1, "M rows");
+  NsysImportOptions options;
+  options.progress = [&](uint64_t done, uint64_t total) { bar.update(done, total); };
+  auto nsys = in.regular ? importNsys({path}, options) : importNsysBytes(in.bytes, path, options);
+  if (!nsys.ok()) {
+    *error = nsys.error;
+    return false;
+  }
+  for (auto& p : nsys.trace.processes) {
+    loaded.trace.processes.push_back(std::move(p));
+    loaded.health.streams.push_back(std::nullopt);
+  }
+  loaded.trace.source.kind = model::SourceKind::Nsys;
+  return true;
+}
+
+} // namespace
+
+bool loadTraceInputs(const std::vector<std::string>& given, const char* command,
+                     std::ostream* progress, LoadedInputs* out, std::string* error) {
+  std::vector<std::string> paths;
+  std::vector<OpenedInput> inputs;
+  if (!openAll(given, command, progress, paths, inputs, error)) return false;
+  std::vector<std::string> kineto_paths; // regular files, imported together
+  for (size_t i = 0; i < paths.size(); ++i)
+    if (inputs[i].kind == InputKind::Kineto && inputs[i].regular) kineto_paths.push_back(paths[i]);
 
   KinetoImportResult kineto;
   if (!kineto_paths.empty()) {
@@ -253,51 +380,32 @@ bool loadTraceInputs(const std::vector<std::string>& paths, const char* command,
   }
 
   LoadedInputs loaded;
+  std::vector<InputProcesses> spans;
   size_t next_kineto = 0;
   for (size_t i = 0; i < paths.size(); ++i) {
     OpenedInput& in = inputs[i];
+    const size_t first = loaded.trace.processes.size();
     if (in.kind == InputKind::Kineto) {
       // One process per Kineto file, in the order given.
       if (in.regular) {
         loaded.trace.processes.push_back(std::move(kineto.trace.processes.at(next_kineto++)));
         loaded.trace.source.simulated =
             loaded.trace.source.simulated || kineto.trace.source.simulated;
-      } else {
-        Progress bar(command, progress, 1, "MB");
-        KinetoImportOptions options;
-        options.progress = [&](uint64_t done, uint64_t total) { bar.update(done, total); };
-        auto one = importKinetoBuffer(in.bytes, paths[i], options);
-        if (!one.ok()) {
-          *error = one.error;
-          return false;
-        }
-        loaded.trace.processes.push_back(std::move(one.trace.processes.at(0)));
-        loaded.trace.source.simulated = loaded.trace.source.simulated || one.trace.source.simulated;
+      } else if (!addKinetoBuffer(paths[i], in, command, progress, loaded, error)) {
+        return false;
       }
       loaded.health.streams.push_back(std::nullopt);
       loaded.trace.source.kind = model::SourceKind::Kineto;
     } else if (in.kind == InputKind::Nsys) {
-      // Every process of the export, in pid order (one file at a time: SQLite reads are serial).
-      Progress bar(command, progress, 1, "M rows");
-      NsysImportOptions options;
-      options.progress = [&](uint64_t done, uint64_t total) { bar.update(done, total); };
-      auto nsys = in.regular ? importNsys({paths[i]}, options)
-                             : importNsysBytes(in.bytes, paths[i], options);
-      if (!nsys.ok()) {
-        *error = nsys.error;
-        return false;
-      }
-      for (auto& p : nsys.trace.processes) {
-        loaded.trace.processes.push_back(std::move(p));
-        loaded.health.streams.push_back(std::nullopt);
-      }
-      loaded.trace.source.kind = model::SourceKind::Nsys;
+      if (!addNsys(paths[i], in, command, progress, loaded, error)) return false;
     } else {
       if (!addRecording(paths[i], in, command, progress, loaded, error)) return false;
     }
     in.bytes = std::string(); // an unseekable input's copy is not needed any more
     loaded.trace.source.files.push_back(paths[i]);
+    spans.push_back({paths[i], first, loaded.trace.processes.size() - first});
   }
+  if (!arrangeAsJob(spans, &loaded, error)) return false;
   *out = std::move(loaded);
   return true;
 }

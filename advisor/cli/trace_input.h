@@ -1,9 +1,11 @@
 // Loading recorded traces for the offline commands (`gpuwise report`, `gpuwise export`): each
 // INPUT is recognised by its content, a gpuwise .gwt recording (its magic) replayed through the
 // StreamRouter the live advisor uses, a PyTorch profiler (Kineto) Chrome trace, plain or gzipped,
-// or an Nsight Systems SQLite export (every process in it), both read by advisor/import. Several
-// inputs are one job: their processes side by side, in the order given (the Kineto files are
-// imported together, in parallel where the host allows).
+// or an Nsight Systems SQLite export (every process in it), both read by advisor/import. A folder
+// stands for every trace in it, by name (one level; other files skipped with one line each on
+// `progress`; a folder without a trace is an error). Several inputs are the ranks of one job
+// (job_inputs.h: where each rank comes from, what is refused): their processes side by side,
+// ordered by rank (the Kineto files are imported together, in parallel where the host allows).
 //
 // Each INPUT is opened once and its format told from the first bytes read: a regular file is then
 // read by the importers by its path; anything else (a named pipe, `<(zcat t.json.gz)`,

@@ -147,9 +147,13 @@ std::string renderHtmlReport(const nlohmann::ordered_json& r) {
     << "<title>" << (simulated ? "[SIMULATED] " : "") << "gpuwise efficiency report</title>\n"
     << "<style>" << kStyle << "</style></head><body>\n<header class=\"top\"><div><h1>gpuwise "
     << "efficiency report</h1><p>source " << htmlEscape(jsonString(r, {"source", "kind"}));
-  if (const json* gpus = jsonAt(r, {"gpus"}); gpus && gpus->is_array() && !gpus->empty())
+  if (const json* gpus = jsonAt(r, {"gpus"}); gpus && gpus->is_array() && !gpus->empty()) {
+    // The model name; where the trace names none, which GPU of which rank it is.
+    std::string name = jsonString((*gpus)[0], {"name"});
+    if (name.empty()) name = jsonString((*gpus)[0], {"label"});
     o << " &middot; " << gpus->size() << (gpus->size() == 1 ? " GPU: " : " GPUs: ")
-      << htmlEscape(jsonString((*gpus)[0], {"name"})) << (gpus->size() > 1 ? ", ..." : "");
+      << htmlEscape(name) << (gpus->size() > 1 ? ", ..." : "");
+  }
   if (auto wall = jsonNumber(r, {"summary", "wall_seconds"}))
     o << " &middot; wall time " << htmlEscape(formatSeconds(*wall));
   o << "</p></div></header>\n<main>\n";

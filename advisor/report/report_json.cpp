@@ -63,11 +63,27 @@ json gpus(const CollectionResult& c) {
     j["mig_profile"] = d.mig_profile.empty() ? json(nullptr) : json(d.mig_profile);
     j["uuid"] = d.uuid.empty() ? json(nullptr) : json(d.uuid);
     j["host"] = g.host;
+    j["rank"] = g.rank >= 0 ? json(g.rank) : json(nullptr);
+    j["label"] = gpuLabel(g);
     j["simulated"] = d.simulated;
     j["pids"] = g.pids;
     arr.push_back(std::move(j));
   }
   return arr;
+}
+
+// The job the processes are ranks of: missing ranks as [first, last] runs (JobRanks).
+json job(const CollectionResult& c) {
+  const JobRanks ranks = c.jobRanks();
+  json j;
+  j["world_size"] = ranks.world_size >= 0 ? json(ranks.world_size) : json(nullptr);
+  j["ranks"] = ranks.ranks;
+  json missing = json::array();
+  for (const auto& [first, last] : ranks.missing)
+    missing.push_back({first, last});
+  j["missing_ranks"] = std::move(missing);
+  j["missing_rank_count"] = ranks.missingCount();
+  return j;
 }
 
 json processes(const CollectionResult& c) {
@@ -655,6 +671,7 @@ nlohmann::ordered_json buildReportJson(const ReportInput& in, const ReportOption
   r["source"] = source(a);
   r["gpus"] = gpus(a.collection);
   r["processes"] = processes(a.collection);
+  r["job"] = job(a.collection);
   r["summary"] = summary(a);
   r["recommendations"] = recommendations(in.recommendations);
   auto job_cost = computeJobCost(a, options.cost);
@@ -684,6 +701,7 @@ nlohmann::ordered_json buildReportJson(const ReportInput& in, const ReportOption
     for (const auto& d : a.nvml.devices)
       arr.push_back(
           {{"pid", d.pid},
+           {"rank", d.rank >= 0 ? json(d.rank) : json(nullptr)},
            {"device", d.device},
            {"samples", d.samples},
            {"process_used_peak_bytes", bytes(d.process_used_peak_bytes)},

@@ -324,17 +324,47 @@ std::string memoryLine(const JobAnalysis& a) {
   return s;
 }
 
+// " (NVIDIA A100-SXM4-80GB)" for the model names, or where no trace names its GPUs, which GPU of
+// which rank each one is: " (GPU 0 of rank 0, GPU 1 of rank 1)". A few, then "...".
+std::string gpuNames(const std::vector<GpuEntry>& gpus) {
+  constexpr size_t kShown = 3;
+  std::vector<std::string> names;
+  for (const auto& g : gpus)
+    if (!g.info.name.empty() && std::find(names.begin(), names.end(), g.info.name) == names.end())
+      names.push_back(g.info.name);
+  if (names.empty())
+    for (const auto& g : gpus)
+      names.push_back(gpuLabel(g));
+  if (names.empty()) return "";
+  std::string s = " (";
+  for (size_t i = 0; i < names.size() && i < kShown; ++i)
+    s += (i ? ", " : "") + names[i];
+  return s + (names.size() > kShown ? ", ...)" : ")");
+}
+
 std::string jobLine(const JobAnalysis& a, size_t width) {
   std::string s = "  ";
   s += a.wall_ns ? "wall " + formatDuration(*a.wall_ns) : std::string("wall unknown");
   s += "; " + plural(a.collection.processes.size(), "process", "processes");
   s += "; " + plural(a.collection.gpus.size(), "GPU", "GPUs");
-  if (!a.collection.gpus.empty()) {
-    s += " (" + a.collection.gpus.front().info.name;
-    if (a.collection.gpus.size() > 1) s += ", ...";
-    s += ")";
-  }
+  s += gpuNames(a.collection.gpus);
   return fit(s, width);
+}
+
+// "  ranks: 7 of 8 (missing: 7)", when the job's world size says some ranks are not here; empty
+// otherwise. A few runs of missing ranks, then "...".
+std::string ranksLine(const JobAnalysis& a) {
+  constexpr size_t kShown = 8;
+  const JobRanks job = a.collection.jobRanks();
+  if (job.missing.empty()) return "";
+  std::string s = "  ranks: " + std::to_string(job.ranks.size()) + " of " +
+                  std::to_string(job.world_size) + " (missing: ";
+  for (size_t i = 0; i < job.missing.size() && i < kShown; ++i) {
+    const auto& [first, last] = job.missing[i];
+    s += (i ? ", " : "") + std::to_string(first);
+    if (last > first) s += "-" + std::to_string(last);
+  }
+  return s + (job.missing.size() > kShown ? ", ...)" : ")");
 }
 
 std::string collectionLine(const JobAnalysis& a) {
@@ -387,6 +417,7 @@ std::string renderTerminalSummary(const ReportInput& in, const TerminalOptions& 
   line(notesLine(in.notes, o.advice_floor));
   line(idleLine(a));
   line(jobLine(a, o.width));
+  line(ranksLine(a));
   line(stepsLine(a));
   line(warmupLine(a));
   line(kernelsLine(a, o.width));

@@ -115,7 +115,7 @@ std::optional<Recommendation> IncreaseBatchSizeRule::evaluate(const RuleContext&
   uint64_t persistent = 0;
   bool modeled = false;
   for (const auto& s : a.utilization.memory)
-    if (s.pid == dm->pid && s.device == dm->device)
+    if (s.pid == dm->pid && s.rank == dm->rank && s.device == dm->device)
       if (auto p = persistentBytes(s); p && *p < dm->peak_bytes) {
         persistent = *p;
         modeled = true;

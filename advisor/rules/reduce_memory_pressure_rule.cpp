@@ -21,7 +21,9 @@ std::optional<Recommendation> ReduceMemoryPressureRule::evaluate(const RuleConte
   // Fragmentation from the series of that device: reserved the allocator holds vs allocated.
   double fragmentation = 0, reserved_peak = 0, allocated_peak = 0;
   for (const auto& s : a.utilization.memory) {
-    if (s.pid != worst->pid || s.device != worst->device || s.reserved.empty()) continue;
+    if (s.pid != worst->pid || s.rank != worst->rank || s.device != worst->device ||
+        s.reserved.empty())
+      continue;
     for (size_t i = 0; i < s.reserved.size() && i < s.allocated.size(); ++i) {
       if (s.reserved[i] <= 0 || s.allocated[i] < 0) continue;
       if (double(s.reserved[i]) / double(worst->memory_total_bytes) <

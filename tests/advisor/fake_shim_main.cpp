@@ -1,6 +1,6 @@
 // fake_shim: a test program that plays the shim's part for `gpuwise run`: it reads
 // GPUWISE_ENDPOINT, sends a Hello and a few batches with BatchEncoder/PushSender, and exits with
-// the code it is given (3 by default).
+// the code it is given (3 by default). Its Hello carries RANK and WORLD_SIZE when they are set.
 //
 //   fake_shim [--exit-code N] [--kernels N] [--pageable] [--no-final] [--simulated]
 //             [--env-out FILE] [--wait-signal READY_FILE]
@@ -74,7 +74,11 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "fake_shim: no advisor at %s\n", endpoint);
       return 66;
     }
-    client.sendHello(client.makeHello("NVIDIA H100 80GB HBM3", simulated));
+    auto hello = client.makeHello("NVIDIA H100 80GB HBM3", simulated);
+    // RANK and WORLD_SIZE as the shim reads them (interposer/config.h); rank 0 without them.
+    if (const char* rank = std::getenv("RANK")) hello.process.rank = std::atoi(rank);
+    if (const char* size = std::getenv("WORLD_SIZE")) hello.process.world_size = std::atoi(size);
+    client.sendHello(hello);
     auto gemm = client.names().intern("_Z4gemmPKfS0_Pfi");
     model::TimeNs t = 2000 * kMs;
     if (pageable) {

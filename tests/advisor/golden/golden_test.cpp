@@ -101,6 +101,7 @@ json excerpt(const json& r) {
   e["gpus"] = json::array();
   for (const auto& g : r.at("gpus"))
     e["gpus"].push_back(pick(g, {"name", "sm_count", "compute_capability"}));
+  e["job"] = r.at("job");
   e["summary"] = r.at("summary");
   e["timeline"] = pick(r.at("timeline"), {"compute_seconds", "communication_seconds",
                                           "communication_exposed_seconds", "memory_seconds"});
