@@ -96,6 +96,8 @@ void parseArgs(od::object& obj, KinetoArgs& a) {
         a.dynamic_shared = intValue(v, -1);
       else if (keyIs(k, "direction"))
         a.direction = stringValue(v);
+      else if (keyIs(k, "dtype"))
+        a.dtype = stringValue(v);
       break;
     case 's':
       if (keyIs(k, "stream") || keyIs(k, "stream_id"))
@@ -140,7 +142,25 @@ void parseArgs(od::object& obj, KinetoArgs& a) {
       if (keyIs(k, "est. achieved occupancy %")) a.occupancy_pct = doubleValue(v, -1);
       break;
     case 'C':
-      if (keyIs(k, "Collective name")) a.collective = true;
+      if (keyIs(k, "Collective name")) {
+        a.collective = true;
+        a.collective_name = stringValue(v);
+      }
+      break;
+    case 'I':
+      if (keyIs(k, "In msg nelems")) a.in_nelems = intValue(v, -1);
+      break;
+    case 'O':
+      if (keyIs(k, "Out msg nelems")) a.out_nelems = intValue(v, -1);
+      break;
+    case 'G':
+      if (keyIs(k, "Group size")) a.group_size = intValue(v, -1);
+      break;
+    case 'E':
+      if (keyIs(k, "External id")) a.external_id = intValue(v, -1);
+      break;
+    case 'P':
+      if (keyIs(k, "Process Group Name")) a.process_group = stringValue(v);
       break;
     case 'D':
       if (keyIs(k, "Device Type"))
