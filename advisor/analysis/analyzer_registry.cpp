@@ -43,6 +43,16 @@ const std::array kAnalyzers{
     Analyzer{"nvml", Stage::Records,
              [](const Input& in, JobAnalysis& a) { a.nvml = analyzeNvml(in.trace); },
              mergeField<&JobAnalysis::nvml>},
+    // Counts its kernels here; its times are the timeline's (a window attaches them after its
+    // timeline runs), re-read from the merged timeline on merge.
+    Analyzer{"communication", Stage::Records,
+             [](const Input& in, JobAnalysis& a) {
+               a.communication = analyzeCommunication(in.trace, a.timeline);
+             },
+             [](JobAnalysis& a, const JobAnalysis& o) {
+               a.communication.merge(o.communication);
+               a.communication.attachTimeline(a.timeline);
+             }},
     Analyzer{"memory", Stage::MemoryLevels,
              [](const Input& in, JobAnalysis& a) { a.memory = analyzeMemory(in.trace); },
              mergeField<&JobAnalysis::memory>},

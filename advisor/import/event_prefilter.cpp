@@ -76,13 +76,14 @@ bool isDroppableEvent(std::string_view event, bool keep_operators) {
     if ((!op && !py) || (op && keep_operators)) return false;
     if (!h.lit(',') || !h.str(&k) || k != "name" || !h.lit(':')) return false;
     if (op) {
-      // Only steps and data-loader waits are kept, and their names say so in the first bytes.
+      // Only steps, data-loader waits and collectives' parameters are kept, and their names say
+      // so in the first bytes.
       h.ws();
       const std::string_view rest(h.p, size_t(h.end - h.p));
       if (rest.size() < 2 || rest[0] != '"') return false;
-      if (rest[1] != 'P' && rest[1] != 'e') return true;
+      if (rest[1] != 'P' && rest[1] != 'e' && rest[1] != 'r') return true;
       if (!h.longStr(&v)) return false;
-      return profilerStepNumber(v) < 0 && !isDataLoaderRange(v);
+      return profilerStepNumber(v) < 0 && !isDataLoaderRange(v) && v != "record_param_comms";
     }
     if (!h.longStr(&v)) return false;
     return !isPythonDataLoaderNext(v);

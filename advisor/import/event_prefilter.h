@@ -5,7 +5,8 @@
 // start exactly so is kept and decoded in full, so a surprise costs speed, never correctness.
 //
 // Kept even though their category is skipped: operators named ProfilerStep#N or
-// enumerate(DataLoader)#... (2021 traces record steps and input waits as operators) and the
+// enumerate(DataLoader)#... (2021 traces record steps and input waits as operators), the
+// record_param_comms operators (a collective's kind, size and group, joined to its kernel) and the
 // Python dataloader __next__ frames (the importer's last-resort DataLoader ranges).
 //
 // Pure functions; any thread.

@@ -1,5 +1,7 @@
 #include "advisor/import/kineto_builder.h"
 
+#include "advisor/import/kineto_collective.h"
+
 #include "advisor/import/kineto_text.h"
 
 #include "profiler/model/record_limits.h"
@@ -61,6 +63,7 @@ bool KinetoProcessBuilder::wantsArgs(const KinetoEvent& e) const {
   case C::GpuAnnotation:
   case C::MtiaDevice:
   case C::MtiaRuntime: return true;
+  case C::CpuOp: return e.name == "record_param_comms";
   case C::None:
   case C::CpuInstant:
     if (e.ph == 'i' || e.ph == 'I') return e.name == "[memory]";
@@ -158,6 +161,11 @@ inline void KinetoProcessBuilder::addUserAnnotation(const KinetoEvent& e, const 
 
 // 2021-era traces record steps and data-loader waits as operators.
 inline void KinetoProcessBuilder::addCpuOp(const KinetoEvent& e, const KinetoArgs* a) {
+  if (a && a->external_id >= 0)
+    if (auto c = collectiveFromArgs(e, *a)) {
+      pending_collectives_.emplace(a->external_id, *c);
+      return;
+    }
   if (const int64_t step = profilerStepNumber(e.name); step >= 0)
     addRange(e, a, RangeKind::Step, step);
   else if (isDataLoaderRange(e.name))
@@ -270,6 +278,14 @@ void KinetoProcessBuilder::addKernel(const KinetoEvent& e, const KinetoArgs* a, 
     }
     if (a->cooperative) k.flags |= model::kKernelCooperative;
     if (a->collective) k.flags |= model::kKernelCommunication;
+    if (auto c = collectiveFromArgs(e, *a); c && k.correlation != 0) {
+      c->correlation = k.correlation; // newer PyTorch: the kernel describes its collective
+      c->device = k.device;
+      c->stream = k.stream;
+      trace_.collectives.push_back(*c);
+    } else if ((k.flags & model::kKernelCommunication) && a->external_id >= 0 && k.correlation) {
+      collective_kernels_by_external_.emplace(a->external_id, k.correlation);
+    }
   }
   trace_.kernels.push_back(k);
 }

@@ -9,6 +9,8 @@
 //   cuda_sync                        -> enriches the HostSync of its runtime call, or a HostSync
 //   user_annotation                  -> Range: Step (ProfilerStep#N), DataLoader, Annotation
 //   gpu_user_annotation              -> Range GpuAnnotation
+//   record_param_comms, and collective
+//   kernels with "Collective name"   -> Collective, joined to its kernel's correlation
 //   cpu_op / Operator                -> skipped, except ProfilerStep#N and DataLoader ranges
 //                                       (2021 traces record them as operators); Range Operator
 //                                       when the options ask for operators
@@ -67,12 +69,17 @@ private:
   void addMetadata(const KinetoEvent& e, const KinetoArgs& a);
   void countHostPid(const KinetoEvent& e);
   void joinCorrelations();
+  void joinCollectives();
   void applyMetadata(std::string_view meta_json);
   void resolveDevices();
 
   KinetoImportOptions options_;
   model::ProcessTrace trace_;
   std::vector<PendingSync> pending_syncs_;
+  // Collectives of record_param_comms operators by their External id, and the correlation of the
+  // collective kernel each External id launched: joined in finish().
+  std::unordered_map<int64_t, model::Collective> pending_collectives_;
+  std::unordered_map<int64_t, uint64_t> collective_kernels_by_external_;
   std::vector<model::Range> python_dataloader_; // used only if no DataLoader range exists
   std::unordered_map<int64_t, std::string> process_names_;
   std::unordered_map<int64_t, std::string> process_labels_;

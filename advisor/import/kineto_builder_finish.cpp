@@ -117,6 +117,7 @@ model::ProcessTrace KinetoProcessBuilder::finish(std::string_view meta_json) {
   }
 
   joinCorrelations();
+  joinCollectives();
   if (!saw_dataloader_)
     trace_.ranges.insert(trace_.ranges.end(), python_dataloader_.begin(), python_dataloader_.end());
   // The input bounds (record_limits.h), each counted in the report: absurd times, too many
@@ -131,6 +132,19 @@ model::ProcessTrace KinetoProcessBuilder::finish(std::string_view meta_json) {
   }
   trace_.sortByTime();
   return std::move(trace_);
+}
+
+// A record_param_comms operator and the collective kernel it launched share an External id; an
+// operator whose kernel is not in the trace (or described itself) adds nothing.
+void KinetoProcessBuilder::joinCollectives() {
+  for (auto& [external, c] : pending_collectives_) {
+    auto it = collective_kernels_by_external_.find(external);
+    if (it == collective_kernels_by_external_.end()) continue;
+    c.correlation = it->second;
+    trace_.collectives.push_back(c);
+  }
+  pending_collectives_.clear();
+  collective_kernels_by_external_.clear();
 }
 
 void KinetoProcessBuilder::joinCorrelations() {

@@ -61,7 +61,13 @@ struct KinetoArgs {
   double occupancy_pct = -1;   // "est. achieved occupancy %"
   int64_t graph_id = -1;
   bool cooperative = false;
-  bool collective = false;    // "Collective name" present: a communication kernel
+  bool collective = false; // "Collective name" present: a communication kernel
+  // The collective's own args (record_param_comms, and newer PyTorch's collective kernels).
+  std::string_view collective_name; // "Collective name": "allreduce", "_allgather_base", ...
+  std::string_view dtype;           // "dtype": "Float", "BFloat16", ...
+  std::string_view process_group;   // "Process Group Name"
+  int64_t in_nelems = -1, out_nelems = -1, group_size = -1;
+  int64_t external_id = -1;   // "External id": joins an operator to the kernels it launched
   std::string_view sync_kind; // cuda_sync "cuda_sync_kind"
   std::string_view direction; // MTIA DMA "direction"
   // "[memory]" instants.

@@ -82,6 +82,35 @@ void dim3Value(od::value& v, model::Dim3* out, bool* has) {
                          simdjson::error_message(code) + ")");
 }
 
+// The collective's args (record_param_comms and newer collective kernels), and the External id
+// that joins the operator to its kernel.
+void parseCollectiveArg(const char* k, od::value& v, KinetoArgs& a) {
+  switch (k[0]) {
+  case 'C':
+    if (keyIs(k, "Collective name")) {
+      a.collective = true;
+      a.collective_name = stringValue(v);
+    }
+    break;
+  case 'I':
+    if (keyIs(k, "In msg nelems")) a.in_nelems = intValue(v, -1);
+    break;
+  case 'O':
+    if (keyIs(k, "Out msg nelems")) a.out_nelems = intValue(v, -1);
+    break;
+  case 'G':
+    if (keyIs(k, "Group size")) a.group_size = intValue(v, -1);
+    break;
+  case 'E':
+    if (keyIs(k, "External id")) a.external_id = intValue(v, -1);
+    break;
+  case 'P':
+    if (keyIs(k, "Process Group Name")) a.process_group = stringValue(v);
+    break;
+  default: break;
+  }
+}
+
 void parseArgs(od::object& obj, KinetoArgs& a) {
   for (auto fieldResult : obj) {
     od::field field;
@@ -96,6 +125,8 @@ void parseArgs(od::object& obj, KinetoArgs& a) {
         a.dynamic_shared = intValue(v, -1);
       else if (keyIs(k, "direction"))
         a.direction = stringValue(v);
+      else if (keyIs(k, "dtype"))
+        a.dtype = stringValue(v);
       break;
     case 's':
       if (keyIs(k, "stream") || keyIs(k, "stream_id"))
@@ -139,9 +170,6 @@ void parseArgs(od::object& obj, KinetoArgs& a) {
     case 'e':
       if (keyIs(k, "est. achieved occupancy %")) a.occupancy_pct = doubleValue(v, -1);
       break;
-    case 'C':
-      if (keyIs(k, "Collective name")) a.collective = true;
-      break;
     case 'D':
       if (keyIs(k, "Device Type"))
         a.device_type = intValue(v, -1);
@@ -178,7 +206,7 @@ void parseArgs(od::object& obj, KinetoArgs& a) {
     case 'l':
       if (keyIs(k, "labels")) a.labels = stringValue(v);
       break;
-    default: break;
+    default: parseCollectiveArg(k, v, a); break;
     }
   }
 }

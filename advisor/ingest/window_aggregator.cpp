@@ -259,6 +259,7 @@ JobAnalysis WindowAggregator::analyse(model::ProcessTrace& owned, const WindowBo
   auto index = buildActivityIndex(p);
   std::vector<DeviceIdle> idle;
   a.timeline = analyzeTimeline(index, {}, &idle, &bounds);
+  a.communication.attachTimeline(a.timeline);
   if (auto steps = analyzeSteps(index, idle, {}, &bounds))
     a.steps.processes.push_back(std::move(*steps));
   owned = std::move(p);

@@ -173,6 +173,35 @@ json steadyJson(const StepResult& r) {
   return j;
 }
 
+// summary.communication: the collective kernels' time, its part no compute kernel hid, and the
+// share hidden (HTA's comm/compute overlap), with each collective kind's size and bandwidth; null
+// when the job ran no collective kernel.
+json communicationJson(const CommunicationResult& c) {
+  if (!c.any()) return nullptr;
+  json j;
+  j["seconds"] = seconds(c.busy_ns);
+  j["exposed_seconds"] = seconds(c.exposed_ns);
+  j["overlap_ratio"] = orNull(c.overlap_ratio);
+  json kinds = json::array();
+  auto gbps = [](const std::optional<double>& bytes_per_second) {
+    return bytes_per_second ? json(*bytes_per_second / 1e9) : json(nullptr);
+  };
+  for (const auto& k : c.by_kind) {
+    json e;
+    e["kind"] = model::toString(k.kind);
+    e["count"] = k.count;
+    e["seconds"] = seconds(k.kernel_ns);
+    e["bytes"] = k.sized > 0 ? json(k.bytes) : json(nullptr);
+    e["group_size"] = k.group_size > 0 ? json(k.group_size) : json(nullptr);
+    e["algorithm"] = k.algorithm.empty() ? json(nullptr) : json(k.algorithm);
+    e["algorithm_bandwidth_gbps"] = gbps(k.algorithm_bytes_per_second);
+    e["bus_bandwidth_gbps"] = gbps(k.bus_bytes_per_second);
+    kinds.push_back(std::move(e));
+  }
+  j["by_kind"] = std::move(kinds);
+  return j;
+}
+
 json summary(const JobAnalysis& a) {
   const auto& t = a.timeline;
   json s;
@@ -223,6 +252,7 @@ json summary(const JobAnalysis& a) {
   s["occupancy_achieved"] = orNull(a.kernels.occupancy.achieved());
   s["sm_fill"] = orNull(a.kernels.occupancy.smFill());
   s["tail_wave_loss"] = orNull(a.kernels.occupancy.tailLoss());
+  s["communication"] = communicationJson(a.communication);
   return s;
 }
 

@@ -135,6 +135,20 @@ std::string whereTimeWent(const JobAnalysis& a) {
          formatDuration(t.span_ns - t.busy_ns);
 }
 
+// The collective kernels' time, its share of kernel time, the part no compute kernel hid and the
+// share hidden; empty when the job ran no collective kernel.
+std::string communicationLine(const JobAnalysis& a) {
+  const auto& c = a.communication;
+  if (!c.any() || c.busy_ns <= 0) return "";
+  std::string s = "  communication " + formatDuration(c.busy_ns);
+  if (a.timeline.kernel_busy_ns > 0)
+    s += " (" + formatPercent(double(c.busy_ns) / double(a.timeline.kernel_busy_ns)) +
+         " of kernel time)";
+  char overlap[32];
+  std::snprintf(overlap, sizeof overlap, "%.2f", c.overlap_ratio.value_or(0.0));
+  return s + ", " + formatDuration(c.exposed_ns) + " exposed, overlap " + overlap;
+}
+
 // Idle split by cause, largest first, causes under 0.5% of idle left out.
 std::string idleLine(const JobAnalysis& a) {
   const auto& t = a.timeline;
@@ -404,6 +418,7 @@ std::string renderTerminalSummary(const ReportInput& in, const TerminalOptions& 
   // The verdict is never wrapped or cut: it is the line scripts and people read first.
   out << verdict(a, in.recommendations) << '\n';
   line(whereTimeWent(a));
+  line(communicationLine(a));
   for (size_t i = 0; i < in.recommendations.size() && i < o.max_recommendations; ++i) {
     const auto& r = in.recommendations[i];
     line("  " + std::to_string(i + 1) + ". [saves ~" + formatPercent(r.expected_saving_ratio) +

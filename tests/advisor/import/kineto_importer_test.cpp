@@ -1,5 +1,6 @@
 // The importer on small traces written here, one feature at a time: both eras of the format,
 // correlation joins, host syncs, memory, metadata, and the inputs it must refuse.
+#include "advisor/import/kineto_collective.h"
 #include "advisor/import/kineto_importer.h"
 #include "tests/advisor/import/import_test_util.h"
 
@@ -525,5 +526,89 @@ TEST_CASE("several files import in parallel pipelines, in the order given") {
     const auto bad = importKineto(withBad, o);
     CHECK(bad.error.rfind(withBad[4] + ": truncated JSON", 0) == 0);
     CHECK(bad.trace.processes.empty());
+  }
+}
+
+TEST_CASE("collectives: record_param_comms joins its kernel by External id; newer kernels carry "
+          "their own") {
+  const char* text = R"JSON({"traceEvents": [
+    {"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": 1, "tid": 1, "ts": 10,
+     "dur": 5, "args": {"External id": 7, "Collective name": "_allgather_base",
+     "In msg nelems": 100, "Out msg nelems": 800, "Group size": 8, "dtype": "BFloat16",
+     "Process Group Name": "3"}},
+    {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
+     "pid": 0, "tid": 7, "ts": 20, "dur": 4,
+     "args": {"External id": 7, "device": 0, "stream": 7, "correlation": 55}},
+    {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
+     "pid": 0, "tid": 7, "ts": 30, "dur": 4,
+     "args": {"External id": 9, "device": 0, "stream": 7, "correlation": 56,
+     "Collective name": "allreduce", "In msg nelems": 64, "Out msg nelems": 64,
+     "Group size": 2, "dtype": "Float"}},
+    {"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": 1, "tid": 1, "ts": 40,
+     "dur": 5, "args": {"External id": 11, "Collective name": "broadcast", "dtype": "Float"}}]})JSON";
+  const auto r = importText(text);
+  const auto& p = only(r);
+  REQUIRE(p.collectives.size() == 2); // the broadcast launched no kernel in the trace
+  auto byCorrelation = [&](uint64_t c) {
+    for (const auto& x : p.collectives)
+      if (x.correlation == c) return x;
+    FAIL("no collective with correlation " << c);
+    return model::Collective{};
+  };
+  const auto gather = byCorrelation(55);
+  CHECK(gather.kind == model::CollectiveKind::AllGather);
+  CHECK(gather.element == model::ElementType::BFloat16);
+  CHECK(gather.in_count == 100);
+  CHECK(gather.out_count == 800);
+  CHECK(gather.group_size == 8);
+  CHECK(gather.bytes() == 1600);
+  CHECK(gather.communicator != 0);
+  const auto reduce = byCorrelation(56);
+  CHECK(reduce.kind == model::CollectiveKind::AllReduce);
+  CHECK(reduce.element == model::ElementType::Float32);
+  CHECK(reduce.bytes() == 256);
+  CHECK(reduce.group_size == 2);
+}
+
+TEST_CASE("collectives: PyTorch's collective and dtype names") {
+  using K = model::CollectiveKind;
+  using E = model::ElementType;
+  const std::pair<const char*, K> kinds[] = {{"allreduce", K::AllReduce},
+                                             {"allreduce_coalesced", K::AllReduce},
+                                             {"_allgather_base", K::AllGather},
+                                             {"all_gather_into_tensor", K::AllGather},
+                                             {"allgather", K::AllGather},
+                                             {"reduce_scatter_tensor", K::ReduceScatter},
+                                             {"_reduce_scatter_base", K::ReduceScatter},
+                                             {"broadcast", K::Broadcast},
+                                             {"reduce", K::Reduce},
+                                             {"alltoall_base", K::AllToAll},
+                                             {"all_to_all", K::AllToAll},
+                                             {"send", K::Send},
+                                             {"recv", K::Recv},
+                                             {"barrier", K::Barrier},
+                                             {"scatter", K::Unknown},
+                                             {"", K::Unknown}};
+  for (const auto& [name, kind] : kinds) {
+    INFO(name);
+    CHECK(collectiveKindFromPyTorch(name) == kind);
+  }
+  const std::pair<const char*, E> types[] = {{"Float", E::Float32},
+                                             {"float", E::Float32},
+                                             {"BFloat16", E::BFloat16},
+                                             {"c10::BFloat16", E::BFloat16},
+                                             {"Half", E::Float16},
+                                             {"c10::Half", E::Float16},
+                                             {"Double", E::Float64},
+                                             {"Long", E::Int64},
+                                             {"Int", E::Int32},
+                                             {"Char", E::Int8},
+                                             {"Byte", E::Uint8},
+                                             {"Float8_e4m3fn", E::Float8E4M3},
+                                             {"Float8_e5m2", E::Float8E5M2},
+                                             {"Complex", E::Unknown}};
+  for (const auto& [name, type] : types) {
+    INFO(name);
+    CHECK(elementTypeFromPyTorch(name) == type);
   }
 }
