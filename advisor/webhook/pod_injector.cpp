@@ -138,7 +138,8 @@ PodJob podJob(const json& metadata, const json& containers, const std::vector<si
     }
   }
   for (size_t i : gpu) {
-    for (const auto& e : listField(containers[i], "env", "container")) {
+    const std::string where = "container " + stringField(containers[i], "name");
+    for (const auto& e : listField(containers[i], "env", where)) {
       if (stringField(e, "name") != "RANK") continue;
       if (std::string v = stringField(e, "value"); isDecimal(v) && job.rank_value.empty())
         job.rank_value = v;
