@@ -106,6 +106,7 @@ Config readConfig(const GetEnv& getenv) {
   c.pod = firstOf(getenv, "GPUWISE_POD", "POD_NAME");
   c.ns = firstOf(getenv, "GPUWISE_NAMESPACE", "POD_NAMESPACE");
   c.container = firstOf(getenv, "GPUWISE_CONTAINER", "CONTAINER_NAME");
+  if (const char* job = getenv("GPUWISE_JOB")) c.job = job;
   return c;
 }
 

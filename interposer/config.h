@@ -20,7 +20,8 @@
 //   GPUWISE_OVERHEAD_BUDGET  share of wall time the hooks may cost before launch detail is shed
 //                         (sampled windows); default 0.01, 0 never sheds
 // Process identity, read at the same time: RANK, LOCAL_RANK, WORLD_SIZE; GPUWISE_POD,
-// GPUWISE_NAMESPACE, GPUWISE_CONTAINER or POD_NAME, POD_NAMESPACE, CONTAINER_NAME.
+// GPUWISE_NAMESPACE, GPUWISE_CONTAINER or POD_NAME, POD_NAMESPACE, CONTAINER_NAME; GPUWISE_JOB (the
+// training job's name, which the webhook sets from the pod's labels).
 #pragma once
 
 #include <cstdint>
@@ -48,7 +49,7 @@ struct Config {
   double overhead_budget = 0.01;
 
   int32_t rank = -1, local_rank = -1, world_size = -1;
-  std::string pod, ns, container;
+  std::string pod, ns, container, job;
 
   std::string problems; // "GPUWISE_BATCH_MS='abc' is not a number; ..." or empty
 };

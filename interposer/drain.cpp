@@ -238,6 +238,8 @@ void Drain::route(Records& hooks) {
                             hooks.api_calls.end());
   pending_.blas_calls.insert(pending_.blas_calls.end(), hooks.blas_calls.begin(),
                              hooks.blas_calls.end());
+  pending_.collectives.insert(pending_.collectives.end(), hooks.collectives.begin(),
+                              hooks.collectives.end());
   hooks.clear();
 }
 

@@ -1,5 +1,7 @@
 #include "interposer/event_converter.h"
 
+#include "interposer/nccl_comm_table.h"
+
 #include <cstdio>
 
 namespace gpuwise::interposer {
@@ -30,6 +32,15 @@ model::CopyDirection direction(CopyKind k, MemoryKind src, MemoryKind dst) {
 
 bool blocksHost(CopyKind k) {
   return k != CopyKind::DeviceToDevice;
+}
+
+// ncclDataType_t (ncclInt8 = 0 ... ncclFloat8e5m2 = 11) as the model's element type.
+model::ElementType elementType(uint8_t nccl_type) {
+  using T = model::ElementType;
+  static constexpr T kTypes[] = {T::Int8,    T::Uint8,    T::Int32,      T::Uint32,
+                                 T::Int64,   T::Uint64,   T::Float16,    T::Float32,
+                                 T::Float64, T::BFloat16, T::Float8E4M3, T::Float8E5M2};
+  return nccl_type < sizeof kTypes / sizeof kTypes[0] ? kTypes[nccl_type] : T::Unknown;
 }
 
 } // namespace
@@ -224,7 +235,45 @@ void EventConverter::convert(const RawEvent& e, uint32_t tid, Records& out) {
     out.blas_calls.push_back(c);
     break;
   }
+  case EventKind::Collective: out.collectives.push_back(collective(e, tid, start, end)); break;
   }
+}
+
+model::Collective EventConverter::collective(const RawEvent& e, uint32_t tid, int64_t start,
+                                             int64_t end) {
+  using Kind = model::CollectiveKind;
+  const auto& raw = e.u.collective;
+  model::Collective c;
+  c.start = start;
+  c.end = end;
+  c.thread = tid;
+  c.device = e.device;
+  c.stream = streamId(raw.stream, tid);
+  c.kind = Kind(e.sub);
+  c.element = elementType(raw.element);
+  c.sequence = raw.sequence;
+  c.peer = raw.peer;
+  if (raw.slot < NcclCommTable::kSlots) {
+    const NcclCommTable::Facts& f = ncclComms().facts(raw.slot);
+    c.communicator = f.id;
+    c.group_size = f.size > 0 ? f.size : -1;
+    c.group_rank = f.size > 0 && f.rank >= 0 ? f.rank : -1;
+  } else {
+    // Untracked (created by a call the hooks do not see): an id of this process only.
+    c.communicator = raw.comm ? (raw.comm * 0x9E3779B97F4A7C15ull) | 1 : 0;
+  }
+  // NCCL's count is per rank for all-gather's input, reduce-scatter's output and each all-to-all
+  // block; the other side is `ranks` times larger (unknown, 0, where the size is).
+  const uint64_t n = c.group_size > 0 ? uint64_t(c.group_size) : 0;
+  switch (c.kind) {
+  case Kind::AllGather: c.in_count = raw.count, c.out_count = raw.count * n; break;
+  case Kind::ReduceScatter: c.in_count = raw.count * n, c.out_count = raw.count; break;
+  case Kind::AllToAll: c.in_count = c.out_count = raw.count * n; break;
+  case Kind::Send: c.in_count = raw.count; break;
+  case Kind::Recv: c.out_count = raw.count; break;
+  default: c.in_count = c.out_count = raw.count; break;
+  }
+  return c;
 }
 
 const char* apiName(ApiId id) {

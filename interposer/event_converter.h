@@ -37,6 +37,7 @@ public:
 
 private:
   int64_t ns(uint64_t ticks) const { return clock_.toNs(ticks); }
+  model::Collective collective(const RawEvent& e, uint32_t tid, int64_t start, int64_t end);
 
   const profiler::Clock& clock_;
   model::NameTable& names_;

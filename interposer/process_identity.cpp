@@ -41,6 +41,7 @@ model::ProcessInfo readProcessInfo(const Config& config, const char* proc_root) 
   p.pod = config.pod;
   p.ns = config.ns;
   p.container = config.container;
+  p.job = config.job;
   return p;
 }
 

@@ -16,6 +16,7 @@ enum class EventKind : uint8_t {
   Free,        // its release
   GraphLaunch, // cudaGraphLaunch: an API call; the graph's kernels come from CUPTI
   Blas,        // a cuBLAS / cuBLASLt matmul: its data and compute types (hooks_blas.cpp)
+  Collective,  // an NCCL collective or send/recv (hooks_nccl.cpp)
 };
 
 // Every hooked function, in one list: the drain thread names ApiCall records from it. (clang-format
@@ -31,7 +32,9 @@ enum class EventKind : uint8_t {
   X(cuLaunchKernel) X(cuLaunchKernelEx) X(cuMemcpyHtoD_v2) X(cuMemcpyDtoH_v2) X(cuMemcpyDtoD_v2)   \
   X(cuMemcpyHtoDAsync_v2) X(cuMemcpyDtoHAsync_v2) X(cuMemcpyDtoDAsync_v2) X(cuMemAlloc_v2)         \
   X(cuMemFree_v2) X(cuMemAllocHost_v2) X(cuCtxSynchronize) X(cuStreamSynchronize)              \
-  X(cublasGemmEx) X(cublasGemmStridedBatchedEx) X(cublasLtMatmul)
+  X(cublasGemmEx) X(cublasGemmStridedBatchedEx) X(cublasLtMatmul)                                \
+  X(ncclAllReduce) X(ncclAllGather) X(ncclReduceScatter) X(ncclBroadcast) X(ncclBcast)            \
+  X(ncclReduce) X(ncclAlltoAll) X(ncclSend) X(ncclRecv)
 // clang-format on
 
 enum class ApiId : uint16_t {
@@ -66,7 +69,7 @@ struct RawEvent {
   uint64_t t1; // ticks after the real call returned
   EventKind kind;
   uint8_t sub; // Launch: FuncKind; Copy: CopyKind; Sync: model::SyncKind; Alloc/Free: MemoryKind;
-               // Blas: model::BlasApi
+               // Blas: model::BlasApi; Collective: model::CollectiveKind
   ApiId api;
   int16_t result;  // cudaError_t or CUresult of the real call (all codes fit; clamped if not)
   uint16_t device; // the calling thread's current device as far as the hooks know
@@ -104,6 +107,15 @@ struct RawEvent {
       // cudaDataType_t / cublasComputeType_t / cublasMath_t values, all below 255; 0xff unknown.
       uint8_t a_type, b_type, c_type, scale_type, compute_type, math_mode;
     } blas;
+    struct {
+      uint64_t stream;
+      uint64_t count;    // the call's count argument (NCCL's meaning differs by kind)
+      uint64_t sequence; // the collective's number on its communicator; 0 for send/recv
+      uint64_t comm;     // the ncclComm_t, for a communicator the table does not know
+      int32_t peer;      // send/recv: the other rank; -1 otherwise
+      uint16_t slot;     // NcclCommTable slot; NcclCommTable::kNoSlot when untracked
+      uint8_t element;   // ncclDataType_t; 0xff unknown
+    } collective;
   } u;
 };
 static_assert(sizeof(RawEvent) == 64, "one cache line per event");

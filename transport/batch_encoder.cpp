@@ -67,6 +67,7 @@ std::vector<uint8_t> encodeHello(const Hello& hello) {
     auto pod = text(fbb, p.pod);
     auto ns = text(fbb, p.ns);
     auto container = text(fbb, p.container);
+    auto job = p.job.empty() ? 0 : text(fbb, p.job);
     auto reason = text(fbb, p.tier_reason);
     auto devs = fbb.CreateVector(devices);
     wire::HelloBuilder h(fbb);
@@ -86,6 +87,7 @@ std::vector<uint8_t> encodeHello(const Hello& hello) {
     h.add_devices(devs);
     h.add_simulated(hello.simulated);
     h.add_start_time(hello.start_time);
+    if (!job.IsNull()) h.add_job(job);
     auto body = h.Finish();
     // The version field states what the message is written in, whatever the struct says.
     wire::FinishMessageBuffer(

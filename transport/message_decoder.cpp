@@ -294,6 +294,7 @@ MessageDecoder::Result MessageDecoder::Impl::hello(const wire::Hello& h) {
   p.pod = boundedStr(h.pod(), kMaxHelloNameBytes, cut);
   p.ns = boundedStr(h.pod_namespace(), kMaxHelloNameBytes, cut);
   p.container = boundedStr(h.container(), kMaxHelloNameBytes, cut);
+  p.job = boundedStr(h.job(), kMaxHelloNameBytes, cut);
   p.tier = static_cast<model::CollectionTier>(h.tier());
   p.tier_reason = boundedStr(h.tier_reason(), kMaxHelloReasonBytes, cut);
   if (h.devices()) {

@@ -5,6 +5,7 @@
 #include "advisor/cli/commands.h"
 #include "advisor/cli/locations.h"
 #include "advisor/cli/report_output.h"
+#include "advisor/cli/sidecar_report_name.h"
 #include "advisor/ingest/ingest_server.h"
 #include "advisor/metrics/exposition_builder.h"
 #include "advisor/metrics/metrics_server.h"
@@ -130,8 +131,13 @@ int advisorCommand(const AdvisorOptions& o, CliIo io) {
     mo.scrape_wait = std::chrono::milliseconds(1000);
     auto builder = std::make_shared<metrics::ExpositionBuilder>();
     IngestServer* ingest = server.get();
-    mo.produce = [ingest, builder] {
-      return builder->build(metrics::buildMetricsInput(ingest->streamAnalyses(nullptr)));
+    // A process that did not say its job (its container lacks GPUWISE_JOB) is in the sidecar's.
+    const std::string pod_job = sidecarJob();
+    mo.produce = [ingest, builder, pod_job] {
+      metrics::JobFigures figures = metrics::buildMetricsInput(ingest->streamAnalyses(nullptr));
+      for (auto& p : figures.processes)
+        if (p.info.job.empty()) p.info.job = pod_job;
+      return builder->build(figures);
     };
     std::ostream* log = &io.err;
     mo.log = [log](const std::string& line) { logLine(*log, "advisor", line); };
@@ -157,8 +163,13 @@ int advisorCommand(const AdvisorOptions& o, CliIo io) {
 
   analysis.source.kind = model::SourceKind::Live;
   std::filesystem::path dir(o.report_dir);
+  std::vector<int32_t> ranks;
+  for (const auto& p : analysis.collection.processes)
+    ranks.push_back(p.rank);
+  const std::string base = sidecarReportBaseName(sidecarJob(), ranks, sidecarRank());
+  // gpuwise-report.json without a job name (sidecar_report_name.h).
   ReportTargets targets{
-      (dir / kDefaultJsonReport).string(), (dir / kDefaultHtmlReport).string(), {o.gpu_hour_price}};
+      (dir / (base + ".json")).string(), (dir / (base + ".html")).string(), {o.gpu_hour_price}};
   targets.advice_floor = o.advice.floor;
   targets.verbose = o.advice.verbose;
   if (!produceReport(analysis, targets, io.err, &error)) return fail(error);

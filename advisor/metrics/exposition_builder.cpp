@@ -99,6 +99,7 @@ Labels processLabels(const ProcessFigures& p) {
   return Labels{{"namespace", sanitizeLabelValue(p.info.ns)},
                 {"pod", sanitizeLabelValue(p.info.pod)},
                 {"container", sanitizeLabelValue(p.info.container)},
+                {"job_name", sanitizeLabelValue(p.info.job)},
                 {"rank", rankLabel(p.info)}};
 }
 

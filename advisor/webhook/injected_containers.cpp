@@ -6,7 +6,7 @@ using json = nlohmann::json;
 
 namespace {
 
-json fieldRef(const char* name, const char* field) {
+json fieldRef(const std::string& name, const std::string& field) {
   return {{"name", name}, {"valueFrom", {{"fieldRef", {{"fieldPath", field}}}}}};
 }
 
@@ -20,6 +20,18 @@ json restrictedSecurityContext() {
           {"readOnlyRootFilesystem", true},
           {"capabilities", {{"drop", json::array({"ALL"})}}},
           {"seccompProfile", {{"type", "RuntimeDefault"}}}};
+}
+
+json advisorEnv(const PodJob& job) {
+  json env = json::array({fieldRef("GPUWISE_POD", "metadata.name"),
+                          fieldRef("GPUWISE_NAMESPACE", "metadata.namespace"),
+                          fieldRef("GPUWISE_NODE", "spec.nodeName")});
+  if (!job.job_field.empty()) env.push_back(fieldRef("GPUWISE_JOB", job.job_field));
+  if (!job.rank_value.empty())
+    env.push_back({{"name", "GPUWISE_RANK"}, {"value", job.rank_value}});
+  else if (!job.rank_field.empty())
+    env.push_back(fieldRef("GPUWISE_RANK", job.rank_field));
+  return env;
 }
 
 } // namespace
@@ -66,9 +78,7 @@ json advisorContainer(const InjectionConfig& c, const SidecarOptions& o) {
       {"imagePullPolicy", c.image_pull_policy},
       {"command", json::array({"/bin/sh", "-c", script, kAdvisorContainer})},
       {"args", args},
-      {"env", json::array({fieldRef("GPUWISE_POD", "metadata.name"),
-                           fieldRef("GPUWISE_NAMESPACE", "metadata.namespace"),
-                           fieldRef("GPUWISE_NODE", "spec.nodeName")})},
+      {"env", advisorEnv(o.job)},
       {"resources",
        {{"requests", {{"cpu", c.sidecar_cpu_request}, {"memory", c.sidecar_memory_request}}},
         {"limits", {{"memory", c.sidecar_memory_limit}}}}},
@@ -91,14 +101,18 @@ json gpuContainerMount(const InjectionConfig& c) {
   return {{"name", kVolumeName}, {"mountPath", c.mount_path}, {"readOnly", true}};
 }
 
-std::vector<json> gpuContainerEnv(const InjectionConfig& c, const std::string& container_name) {
-  return {{{"name", "LD_PRELOAD"}, {"value", c.shimPath()}},
-          {{"name", "CUDA_INJECTION64_PATH"}, {"value", c.shimPath()}},
-          {{"name", "GPUWISE_ENDPOINT"}, {"value", c.endpoint()}},
-          fieldRef("GPUWISE_POD", "metadata.name"),
-          fieldRef("GPUWISE_NAMESPACE", "metadata.namespace"),
-          fieldRef("GPUWISE_NODE", "spec.nodeName"),
-          {{"name", "GPUWISE_CONTAINER"}, {"value", container_name}}};
+std::vector<json> gpuContainerEnv(const InjectionConfig& c, const std::string& container_name,
+                                  const PodJob& job) {
+  std::vector<json> env{{{"name", "LD_PRELOAD"}, {"value", c.shimPath()}},
+                        {{"name", "CUDA_INJECTION64_PATH"}, {"value", c.shimPath()}},
+                        {{"name", "GPUWISE_ENDPOINT"}, {"value", c.endpoint()}},
+                        fieldRef("GPUWISE_POD", "metadata.name"),
+                        fieldRef("GPUWISE_NAMESPACE", "metadata.namespace"),
+                        fieldRef("GPUWISE_NODE", "spec.nodeName"),
+                        {{"name", "GPUWISE_CONTAINER"}, {"value", container_name}}};
+  // The shim sends it in its Hello: the advisor's metrics label each process with its job.
+  if (!job.job_field.empty()) env.push_back(fieldRef("GPUWISE_JOB", job.job_field));
+  return env;
 }
 
 std::string mergeLdPreload(const std::string& existing, const std::string& shim) {

@@ -12,9 +12,18 @@
 
 namespace gpuwise::advisor {
 
+// Where the pod's job name and rank come from (pod_injector.cpp picks them); empty: unknown, the
+// variable is not set.
+struct PodJob {
+  std::string job_field;  // downward-API path: metadata.labels['<label>'] or the annotation's
+  std::string rank_value; // the first GPU container's literal RANK
+  std::string rank_field; // else the downward-API path of a pod index label
+};
+
 struct SidecarOptions {
   bool metrics = true;       // false: no port and no --metrics-addr (hostNetwork, port taken)
   std::string report_volume; // a pod volume to write the reports to, empty: the shared volume
+  PodJob job;
 };
 
 nlohmann::json gpuwiseVolume();
@@ -28,7 +37,8 @@ nlohmann::json gpuContainerMount(const InjectionConfig& config);
 // The variables a GPU container gets, in order; LD_PRELOAD is first and carries only the shim
 // (pod_injector.cpp merges it with a value the container already has).
 std::vector<nlohmann::json> gpuContainerEnv(const InjectionConfig& config,
-                                            const std::string& container_name);
+                                            const std::string& container_name,
+                                            const PodJob& job = {});
 
 // `existing` LD_PRELOAD with the shim appended (separated by ':'), or unchanged when the shim is
 // already in it. LD_PRELOAD accepts ':' or ' ' between entries; we write ':'.

@@ -12,7 +12,12 @@
 //   containers[-]      gpuwise-advisor           a classic sidecar with --classic-sidecar
 //   every GPU container                          LD_PRELOAD, CUDA_INJECTION64_PATH,
 //                                                GPUWISE_ENDPOINT, GPUWISE_POD/NAMESPACE/NODE
-//                                                (downward API), GPUWISE_CONTAINER (literal)
+//                                                (downward API), GPUWISE_CONTAINER (literal),
+//                                                GPUWISE_JOB (downward API, when the pod names
+//                                                its job: see kJobNameLabels)
+//   the sidecar also gets GPUWISE_JOB, and GPUWISE_RANK: the first GPU container's literal RANK,
+//   else the first of kPodIndexLabels (downward API); its reports are named by both
+//   (advisor/cli/sidecar_report_name.h)
 //
 // Environment names are exactly those the shim reads (interposer/config.h); GPUWISE_NODE is set
 // for the advisor and for operators, the shim does not read it yet.
@@ -29,6 +34,19 @@ inline constexpr const char* kStatusAnnotation = "gpuwise.io/status"; // "inject
 inline constexpr const char* kReportVolumeAnnotation = "gpuwise.io/report-volume"; // pod volume
 inline constexpr const char* kInjectedLabel = "gpuwise.io/injected"; // "true": PodMonitor
 inline constexpr const char* kNamespaceLabel = "gpuwise.io/inject";  // "enabled" (selector)
+inline constexpr const char* kJobAnnotation = "gpuwise.io/job"; // the job's name, over any label
+
+// Where a pod's job name is, first present wins (after kJobAnnotation): the training operators'
+// own labels (Kubeflow, JobSet), then the Job controller's, then the generic instance label.
+inline constexpr const char* kJobNameLabels[] = {
+    "training.kubeflow.org/job-name", "jobset.sigs.k8s.io/jobset-name",
+    "batch.kubernetes.io/job-name", "app.kubernetes.io/instance"};
+// The pod's index in its job, first present wins, for the sidecar's rank where no training
+// container sets RANK literally: an Indexed Job's completion index, a Kubeflow replica index, a
+// StatefulSet's pod index, a JobSet's job index (one pod per job in the usual JobSet layout).
+inline constexpr const char* kPodIndexLabels[] = {
+    "batch.kubernetes.io/job-completion-index", "training.kubeflow.org/replica-index",
+    "apps.kubernetes.io/pod-index", "jobset.sigs.k8s.io/job-index"};
 
 // Names inside the pod. The port name is at most 15 characters (IANA_SVC_NAME).
 inline constexpr const char* kVolumeName = "gpuwise";

@@ -113,14 +113,56 @@ std::string metricsObstacle(const json& spec, const InjectionConfig& config) {
   return {};
 }
 
+// The downward-API path of `key` in the pod's labels or annotations.
+std::string metadataPath(const char* map, const std::string& key) {
+  return std::string("metadata.") + map + "['" + key + "']";
+}
+
+bool isDecimal(const std::string& s) {
+  return !s.empty() && s.size() <= 9 &&
+         std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); });
+}
+
+// Where the pod's job name and rank are (injection_config.h: kJobAnnotation, kJobNameLabels,
+// kPodIndexLabels). Only keys with a non-empty value count: the downward API resolves them later.
+PodJob podJob(const json& metadata, const json& containers, const std::vector<size_t>& gpu) {
+  PodJob job;
+  const json& labels = member(metadata, "labels");
+  if (!stringField(member(metadata, "annotations"), kJobAnnotation).empty()) {
+    job.job_field = metadataPath("annotations", kJobAnnotation);
+  } else {
+    for (const char* label : kJobNameLabels) {
+      if (stringField(labels, label).empty()) continue;
+      job.job_field = metadataPath("labels", label);
+      break;
+    }
+  }
+  for (size_t i : gpu) {
+    const std::string where = "container " + stringField(containers[i], "name");
+    for (const auto& e : listField(containers[i], "env", where)) {
+      if (stringField(e, "name") != "RANK") continue;
+      if (std::string v = stringField(e, "value"); isDecimal(v) && job.rank_value.empty())
+        job.rank_value = v;
+    }
+  }
+  if (!job.rank_value.empty()) return job;
+  for (const char* label : kPodIndexLabels) {
+    if (!isDecimal(stringField(labels, label))) continue;
+    job.rank_field = metadataPath("labels", label);
+    break;
+  }
+  return job;
+}
+
 void patchGpuContainer(const json& pod, size_t index, const json& container,
-                       const InjectionConfig& config, JsonPatch& patch, InjectionPlan& plan) {
+                       const InjectionConfig& config, const PodJob& job, JsonPatch& patch,
+                       InjectionPlan& plan) {
   const std::string name = stringField(container, "name");
   const std::string base = "/spec/containers/" + std::to_string(index);
   patch.append(pod, base + "/volumeMounts", gpuContainerMount(config));
 
   const json& env = listField(container, "env", "container " + name);
-  for (json var : gpuContainerEnv(config, name)) {
+  for (json var : gpuContainerEnv(config, name, job)) {
     const std::string var_name = var["name"].get<std::string>();
     auto existing = std::find_if(env.begin(), env.end(),
                                  [&](const json& e) { return stringField(e, "name") == var_name; });
@@ -193,6 +235,7 @@ InjectionPlan plan(const json& pod, const InjectionConfig& config) {
   }
 
   SidecarOptions sidecar;
+  sidecar.job = podJob(metadata, containers, gpu);
   if (std::string obstacle = metricsObstacle(spec, config); !obstacle.empty()) {
     sidecar.metrics = false;
     p.notes.push_back(obstacle);
@@ -216,7 +259,7 @@ InjectionPlan plan(const json& pod, const InjectionConfig& config) {
   patch.addMember(pod, "/metadata/labels", kInjectedLabel, "true");
   patch.append(pod, "/spec/volumes", gpuwiseVolume());
   for (size_t k = 0; k < gpu.size(); ++k)
-    patchGpuContainer(pod, gpu[k], containers[gpu[k]], config, patch, p);
+    patchGpuContainer(pod, gpu[k], containers[gpu[k]], config, sidecar.job, patch, p);
   // Ours first: the shim is in place and the advisor listening before any other container runs
   // (user init containers included). A classic sidecar is a regular container, appended last so
   // no index used above moves.

@@ -42,6 +42,7 @@ struct ProcessInfo {
   int32_t local_rank = -1;
   int32_t world_size = -1;
   std::string pod, ns, container; // Kubernetes identity from the environment, empty outside a pod
+  std::string job; // the training job's name (GPUWISE_JOB, set by the webhook); empty unknown
   CollectionTier tier = CollectionTier::Unknown;
   std::string tier_reason; // why the tier is what it is ("CUPTI held by another subscriber")
 };

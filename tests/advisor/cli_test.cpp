@@ -1,4 +1,5 @@
 #include "advisor/cli/cli.h"
+#include "advisor/cli/sidecar_report_name.h"
 #include "tests/advisor/subprocess.h"
 
 #include <catch2/catch.hpp>
@@ -322,4 +323,35 @@ TEST_CASE("gpuwise advisor serves until SIGINT; gpuwise run --endpoint sends to 
         3); // Hello, the batch after the fourth kernel, the final one
   CHECK(std::filesystem::exists(dir / "gpuwise-report.html"));
   CHECK(adv.err().find("gpuwise: GPU busy") != std::string::npos);
+}
+
+TEST_CASE("A sidecar names its report by job and rank, so a job's reports can be gathered") {
+  using gpuwise::advisor::sidecarReportBaseName;
+  CHECK(sidecarReportBaseName("", {0, 1}, 3) == "gpuwise-report"); // no job: as before
+  CHECK(sidecarReportBaseName("resnet", {}, std::nullopt) == "resnet");
+  CHECK(sidecarReportBaseName("resnet", {-1}, 4) == "resnet-rank-4"); // the pod's rank
+  CHECK(sidecarReportBaseName("resnet", {2, -1, 2}, 4) == "resnet-rank-2");
+  CHECK(sidecarReportBaseName("resnet", {11, 8, 9, 10}, 0) == "resnet-ranks-8-11");
+  CHECK(sidecarReportBaseName(".hidden/../x y", {1}, std::nullopt) == "_hidden_.._x_y-rank-1");
+  CHECK(sidecarReportBaseName(std::string(300, 'j'), {1}, std::nullopt).size() == 207);
+
+  // The advisor as the webhook runs it: GPUWISE_JOB from the pod's labels; the process says its
+  // rank (the fake shim's Hello: rank 0), which wins over the pod's GPUWISE_RANK.
+  TempDir dir;
+  std::string endpoint = "ipc://" + (dir / "adv.sock");
+  Process adv({gpuwiseExe(), "advisor", "--listen", endpoint, "--report-dir", dir / "reports"},
+              {"GPUWISE_JOB=resnet-ddp", "GPUWISE_RANK=7"}, dir.path, dir.path, "advisor");
+  REQUIRE(
+      eventually([&] { return adv.err().find("listening on " + endpoint) != std::string::npos; }));
+  Process run({gpuwiseExe(), "run", "--endpoint", endpoint, "--", fakeShim(), "--kernels", "2"},
+              {"GPUWISE_SHIM=" + emptyShim()}, dir.path, dir.path, "run");
+  REQUIRE(run.wait() == 3);
+  REQUIRE(
+      eventually([&] { return adv.err().find("1 of 1 process finished") != std::string::npos; }));
+  ::kill(adv.pid(), SIGINT);
+  REQUIRE(adv.wait() == 0);
+  INFO(adv.err());
+  CHECK(readJson(dir / "reports/resnet-ddp-rank-0.json")["processes"].size() == 1);
+  CHECK(std::filesystem::exists(dir / "reports/resnet-ddp-rank-0.html"));
+  CHECK_FALSE(std::filesystem::exists(dir / "reports/gpuwise-report.json"));
 }

@@ -573,3 +573,18 @@ TEST_CASE("metrics perf: a refresh and a scrape on 1M kernels", "[.][perf]") {
        << ms(s1 - s0) << " ms, stale scrape (answered at once, starts a refresh) " << ms(s3 - s2)
        << " ms; exposition " << text.size() << " bytes");
 }
+
+TEST_CASE("metrics: per-process series carry the job's name the process sent") {
+  model::Trace t;
+  t.processes.push_back(rankProcess(100, 0));
+  t.processes.push_back(rankProcess(101, 1));
+  t.processes[0].info.job = "resnet-ddp";
+  metrics::ExpositionBuilder b;
+  auto m = parseProm(b.build(metrics::buildMetricsInput(std::move(t), nullptr)));
+  CHECK(m.value("gpuwise_events_total", plus(kRank0, {{"job_name", "resnet-ddp"}})) == 24);
+  CHECK(m.value("gpuwise_events_total", {{"namespace", "ml-team"},
+                                         {"pod", "resnet-0"},
+                                         {"container", "pytorch"},
+                                         {"job_name", ""},
+                                         {"rank", "1"}}) == 24);
+}

@@ -173,7 +173,7 @@ TEST_CASE("webhook: a PyTorchJob worker gets the shim, the advisor and a consist
   CHECK(envVar(c, "LD_PRELOAD")->at("value") ==
         "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2:/gpuwise/libgpuwise.so");
   CHECK(envVar(c, "RANK")->at("value") == "1"); // the user's variables are untouched
-  CHECK(c["env"].size() == 10 + 6);
+  CHECK(c["env"].size() == 10 + 7);             // GPUWISE_JOB from the Kubeflow job label too
   CHECK(c["volumeMounts"].size() == 4);
   CHECK(pod["metadata"]["labels"]["gpuwise.io/injected"] == "true");
   CHECK(pod["metadata"]["labels"]["training.kubeflow.org/replica-type"] == "worker");
@@ -481,4 +481,69 @@ TEST_CASE("webhook: a pod with 2,000 GPU containers is reviewed in linear time")
     if (op["path"].get<std::string>().find("/volumeMounts") != std::string::npos) ++mounts;
   CHECK(mounts == 2000);
   CHECK(patch.back()["path"] != patch.front()["path"]);
+}
+
+namespace {
+
+// What the kubelet puts in a variable whose value comes from `metadata.labels['k']` or
+// `metadata.annotations['k']` (the two downward-API paths the job variables use).
+std::string downwardValue(const json& pod, const json& var) {
+  const std::string path = var["valueFrom"]["fieldRef"]["fieldPath"].get<std::string>();
+  const size_t open = path.find("['"), close = path.rfind("']");
+  REQUIRE((open != std::string::npos && close == path.size() - 2));
+  const std::string map = path.substr(0, open), key = path.substr(open + 2, close - open - 2);
+  REQUIRE((map == "metadata.labels" || map == "metadata.annotations"));
+  return pod["metadata"][map.substr(9)].value(key, "");
+}
+
+} // namespace
+
+TEST_CASE("webhook: the sidecar and the training containers learn the job's name and the rank") {
+  struct Case {
+    const char* file;
+    const char* job_field; // GPUWISE_JOB's downward-API path; "" none
+    const char* job;       // what it resolves to
+    const char* rank;      // the sidecar's GPUWISE_RANK, resolved; "" none
+    bool rank_literal;     // a literal value (the training container's RANK), not a fieldRef
+  };
+  for (const Case& x :
+       {Case{"pytorchjob_worker.json", "metadata.labels['training.kubeflow.org/job-name']",
+             "resnet50-ddp", "1", true},
+        Case{"jobset_pod.json", "metadata.labels['jobset.sigs.k8s.io/jobset-name']", "llama-sft",
+             "1", false},
+        Case{"indexed_job_pod.json", "metadata.labels['batch.kubernetes.io/job-name']",
+             "bert-pretrain", "3", false},
+        Case{"annotated_job_pod.json", "metadata.annotations['gpuwise.io/job']", "nightly-finetune",
+             "0", false},
+        Case{"mig_pod.json", "", "", "", false}}) {
+    INFO(x.file);
+    json doc = fixture(x.file);
+    Answer a = review(doc);
+    REQUIRE(a.status == 200);
+    json pod = injectedPod(doc, a);
+    const json& c = pod["spec"]["containers"][0];
+    requireConsistent(pod, {true, true, {c["name"].get<std::string>()}});
+    const json& sidecar = pod["spec"]["initContainers"][1];
+    REQUIRE(sidecar["name"] == "gpuwise-advisor");
+    for (const json* container : {&c, &sidecar}) {
+      const json* job = envVar(*container, "GPUWISE_JOB");
+      if (*x.job_field == '\0') {
+        CHECK(job == nullptr);
+        continue;
+      }
+      REQUIRE(job != nullptr);
+      CHECK(job->at("valueFrom")["fieldRef"]["fieldPath"] == x.job_field);
+      CHECK(downwardValue(pod, *job) == x.job);
+    }
+    CHECK(envVar(c, "GPUWISE_RANK") == nullptr); // the processes have their own RANK
+    const json* rank = envVar(sidecar, "GPUWISE_RANK");
+    if (*x.rank == '\0') {
+      CHECK(rank == nullptr);
+      continue;
+    }
+    REQUIRE(rank != nullptr);
+    CHECK(rank->contains("value") == x.rank_literal);
+    CHECK((x.rank_literal ? rank->at("value").get<std::string>() : downwardValue(pod, *rank)) ==
+          x.rank);
+  }
 }

@@ -110,9 +110,9 @@ inline std::map<std::string, MetricSpec> metricsContract() {
       l.erase(0, l.find_first_not_of(' '));
       l.erase(l.find_last_not_of(' ') + 1);
       if (l == "common")
-        s.labels.insert({"namespace", "pod", "container", "rank", "gpu"});
+        s.labels.insert({"namespace", "pod", "container", "job_name", "rank", "gpu"});
       else if (l == "process")
-        s.labels.insert({"namespace", "pod", "container", "rank"});
+        s.labels.insert({"namespace", "pod", "container", "job_name", "rank"});
       else
         s.labels.insert(l);
     }

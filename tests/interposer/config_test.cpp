@@ -59,7 +59,8 @@ TEST_CASE("Every variable is read, bad values are named and defaults kept") {
                                {"POD_NAME", "trainer-0"},
                                {"GPUWISE_NAMESPACE", "ml"},
                                {"POD_NAMESPACE", "ignored"},
-                               {"CONTAINER_NAME", "main"}}));
+                               {"CONTAINER_NAME", "main"},
+                               {"GPUWISE_JOB", "resnet-ddp"}}));
   CHECK(c.endpoint == "tcp://127.0.0.1:5555");
   CHECK(c.disabled);
   CHECK_FALSE(c.cupti);
@@ -76,6 +77,7 @@ TEST_CASE("Every variable is read, bad values are named and defaults kept") {
   CHECK(c.pod == "trainer-0");
   CHECK(c.ns == "ml"); // GPUWISE_* wins over the downward-API names
   CHECK(c.container == "main");
+  CHECK(c.job == "resnet-ddp");
 }
 
 TEST_CASE("Process identity reads the command line from a proc tree") {

@@ -67,6 +67,7 @@ TEST_CASE("Hello round-trips every process and device field") {
   CHECK(p.pod == "trainer-0");
   CHECK(p.ns == "ml-team");
   CHECK(p.container == "pytorch");
+  CHECK(p.job == "resnet-ddp");
   CHECK(p.tier == model::CollectionTier::Cupti);
   CHECK(p.tier_reason == "CUPTI available");
   REQUIRE(got.devices.size() == 3);

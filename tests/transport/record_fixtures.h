@@ -266,6 +266,7 @@ inline model::ProcessInfo sampleProcess() {
   p.pod = "trainer-0";
   p.ns = "ml-team";
   p.container = "pytorch";
+  p.job = "resnet-ddp";
   p.tier = model::CollectionTier::Cupti;
   p.tier_reason = "CUPTI available";
   return p;
