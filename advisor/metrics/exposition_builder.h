@@ -41,5 +41,7 @@ private:
 
 // RANK when known, else "pid-<pid>".
 std::string rankLabel(const model::ProcessInfo& info);
+// The job a process belongs to (the gpuwise_rank_* families' job_name); empty when unknown.
+std::string jobNameLabel(const model::ProcessInfo& info);
 
 } // namespace gpuwise::advisor::metrics

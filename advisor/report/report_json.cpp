@@ -2,6 +2,7 @@
 
 #include "advisor/precision/precision.h"
 #include "advisor/report/format.h"
+#include "advisor/report/ranks_json.h"
 #include "advisor/report/series_json.h"
 #include "advisor/rules/pinned_bandwidth.h"
 
@@ -207,6 +208,7 @@ json summary(const JobAnalysis& a) {
   s["occupancy_achieved"] = orNull(a.kernels.occupancy.achieved());
   s["sm_fill"] = orNull(a.kernels.occupancy.smFill());
   s["tail_wave_loss"] = orNull(a.kernels.occupancy.tailLoss());
+  s["straggler"] = stragglerJson(a.distributed.straggler);
   return s;
 }
 
@@ -655,6 +657,7 @@ nlohmann::ordered_json buildReportJson(const ReportInput& in, const ReportOption
   r["source"] = source(a);
   r["gpus"] = gpus(a.collection);
   r["processes"] = processes(a.collection);
+  r["ranks"] = ranksJson(a.distributed.ranks);
   r["summary"] = summary(a);
   r["recommendations"] = recommendations(in.recommendations);
   auto job_cost = computeJobCost(a, options.cost);
