@@ -40,7 +40,7 @@ JobAnalysis analysisWithRanks(std::vector<RankSummary> ranks,
                               std::optional<StragglerFinding> straggler = std::nullopt) {
   auto p = process(4242);
   auto k = p.names.intern("gemm");
-  p.kernels = {kernel(0, 100 * kMs, 7, 0, k)};
+  p.kernels = {kernel(kSec, kSec + 100 * kMs, 7, 0, k)};
   JobAnalysis a = analyzeJob(trace(p));
   a.distributed.ranks = std::move(ranks);
   a.distributed.straggler = straggler;
