@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <numeric>
+#include <string_view>
 
 namespace gpuwise::advisor {
 namespace {
@@ -23,13 +24,20 @@ std::string clip(const std::string& s, size_t width) {
   return s.size() <= width ? s : s.substr(0, width - 1) + "~";
 }
 
+// "NVIDIA A100-SXM4-80GB" reads as "A100-SXM4-80GB" in a narrow column.
+std::string shortGpuName(const std::string& name) {
+  constexpr std::string_view kVendor = "NVIDIA ";
+  if (name.empty()) return "-";
+  return name.rfind(kVendor, 0) == 0 ? name.substr(kVendor.size()) : name;
+}
+
 std::string row(const RankSummary& r, bool straggler) {
   char buf[256];
   const std::string rank = (r.rank >= 0 ? std::to_string(r.rank) : "pid" + std::to_string(r.pid)) +
                            (straggler ? "*" : "");
   std::snprintf(buf, sizeof buf, "  %-6s %-12s %-16s %6llu %9s %6s %7.2f %8.2f %7.2f %6s\n",
                 clip(rank, 6).c_str(), clip(r.host.empty() ? "-" : r.host, 12).c_str(),
-                clip(r.gpu.empty() ? "-" : r.gpu, 16).c_str(),
+                clip(shortGpuName(r.gpu), 16).c_str(),
                 static_cast<unsigned long long>(r.steps),
                 durationOrDash(r.step_p50_seconds).c_str(), percentOrDash(r.gpu_busy_ratio).c_str(),
                 r.communication_seconds, r.communication_exposed_seconds, r.collective_wait_seconds,

@@ -27,8 +27,8 @@ struct Result {
   std::string out, err;
 };
 
-Result gpuwise(const TempDir& dir, const std::string& tag, std::vector<std::string> args,
-               std::chrono::seconds timeout = std::chrono::seconds(120)) {
+Result runGpuwise(const TempDir& dir, const std::string& tag, std::vector<std::string> args,
+                  std::chrono::seconds timeout = std::chrono::seconds(120)) {
   args.insert(args.begin(), gpuwiseExe());
   Process p(args, {}, dir.path, dir.path, tag);
   auto status = p.wait(timeout);
@@ -72,18 +72,18 @@ json rankReport(const json& base, int rank, int world, double step_p50) {
 
 TEST_CASE("gpuwise report: the merge of two ranks' reports equals the report of their traces",
           "[.full_traces]") {
-  const fs::path dir0 = requireFullTraces("kineto/hta/trace_filter");
+  const fs::path dir0 = gpuwise::test::requireFullTraces("kineto/hta/trace_filter");
   const std::string t0 = dir0 / "sampled_rank-0.json.gz", t1 = dir0 / "sampled_rank-1.json.gz";
   TempDir dir;
-  auto a = gpuwise(dir, "a", {"report", t0, "--json", dir / "r0.json"});
+  auto a = runGpuwise(dir, "a", {"report", t0, "--json", dir / "r0.json"});
   REQUIRE(a.status == 0);
-  auto b = gpuwise(dir, "b", {"report", t1, "--json", dir / "r1.json"});
+  auto b = runGpuwise(dir, "b", {"report", t1, "--json", dir / "r1.json"});
   REQUIRE(b.status == 0);
-  auto both = gpuwise(dir, "both", {"report", t0, t1, "--json", dir / "both.json"});
+  auto both = runGpuwise(dir, "both", {"report", t0, t1, "--json", dir / "both.json"});
   REQUIRE(both.status == 0);
-  auto merge = gpuwise(dir, "merge",
-                       {"report", dir / "r0.json", dir / "r1.json", "--json", dir / "merged.json",
-                        "--html", dir / "merged.html"});
+  auto merge = runGpuwise(dir, "merge",
+                          {"report", dir / "r0.json", dir / "r1.json", "--json",
+                           dir / "merged.json", "--html", dir / "merged.html"});
   INFO(merge.err);
   REQUIRE(merge.status == 0);
   CHECK(merge.out.find("from 2 reports") != std::string::npos);
@@ -112,7 +112,7 @@ TEST_CASE("gpuwise report: a folder of 1,024 rank reports merges quickly and rea
   const fs::path trace = gpuwise::test::requireTrace(
       "kineto/tracelens/h100/gaunernst_bert-small-uncased__1016001.json.gz");
   TempDir dir;
-  REQUIRE(gpuwise(dir, "base", {"report", trace.string(), "--json", dir / "base.json"}).status ==
+  REQUIRE(runGpuwise(dir, "base", {"report", trace.string(), "--json", dir / "base.json"}).status ==
           0);
   const json base = readJson(dir / "base.json");
   fs::create_directory(dir / "reports");
@@ -123,9 +123,9 @@ TEST_CASE("gpuwise report: a folder of 1,024 rank reports merges quickly and rea
   std::ofstream(dir / "reports/index.html") << "<html></html>"; // ignored beside reports
 
   const auto start = std::chrono::steady_clock::now();
-  auto merge =
-      gpuwise(dir, "merge",
-              {"report", dir / "reports", "--json", dir / "job.json", "--html", dir / "job.html"});
+  auto merge = runGpuwise(
+      dir, "merge",
+      {"report", dir / "reports", "--json", dir / "job.json", "--html", dir / "job.html"});
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   INFO(merge.err);
@@ -164,29 +164,29 @@ TEST_CASE("gpuwise report: reports that cannot be one job are refused in one lin
   writeJson(dir / "c.json", rankReport(base, 4, 16, 1.0));
 
   auto dup =
-      gpuwise(dir, "dup", {"report", dir / "a.json", dir / "b.json", "--json", dir / "o.json"});
+      runGpuwise(dir, "dup", {"report", dir / "a.json", dir / "b.json", "--json", dir / "o.json"});
   CHECK(dup.status == 2);
   CHECK(dup.err ==
         "gpuwise report: " + (dir / "a.json") + " and " + (dir / "b.json") + " both have rank 3\n");
   CHECK_FALSE(fs::exists(dir / "o.json"));
 
-  auto world =
-      gpuwise(dir, "world", {"report", dir / "a.json", dir / "c.json", "--json", dir / "o.json"});
+  auto world = runGpuwise(dir, "world",
+                          {"report", dir / "a.json", dir / "c.json", "--json", dir / "o.json"});
   CHECK(world.status == 2);
   CHECK(world.err.find("world size 8 against 16") != std::string::npos);
   CHECK(std::count(world.err.begin(), world.err.end(), '\n') == 1);
 
   std::ofstream(dir / "trace.json") << "{\"traceEvents\": []}";
-  auto mixed = gpuwise(dir, "mixed",
-                       {"report", dir / "a.json", dir / "trace.json", "--json", dir / "o.json"});
+  auto mixed = runGpuwise(dir, "mixed",
+                          {"report", dir / "a.json", dir / "trace.json", "--json", dir / "o.json"});
   CHECK(mixed.status == 2);
   CHECK(mixed.err.find("not both") != std::string::npos);
   CHECK(std::count(mixed.err.begin(), mixed.err.end(), '\n') == 1);
   CHECK_FALSE(fs::exists(dir / "o.json"));
 
   std::ofstream(dir / "cut.json") << "{\n  \"schema\": \"gpuwise.report/v1\",\n  \"ranks\": [";
-  auto cut =
-      gpuwise(dir, "cut", {"report", dir / "a.json", dir / "cut.json", "--json", dir / "o.json"});
+  auto cut = runGpuwise(dir, "cut",
+                        {"report", dir / "a.json", dir / "cut.json", "--json", dir / "o.json"});
   CHECK(cut.status == 2);
   CHECK(cut.err ==
         "gpuwise report: " + (dir / "cut.json") + ": not valid JSON (a truncated report?)\n");

@@ -102,6 +102,7 @@ json excerpt(const json& r) {
   for (const auto& g : r.at("gpus"))
     e["gpus"].push_back(pick(g, {"name", "sm_count", "compute_capability"}));
   e["summary"] = r.at("summary");
+  e["ranks"] = r.at("ranks");
   e["timeline"] = pick(r.at("timeline"), {"compute_seconds", "communication_seconds",
                                           "communication_exposed_seconds", "memory_seconds"});
   json idle = r.at("idle");
