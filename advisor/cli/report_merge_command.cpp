@@ -103,8 +103,10 @@ std::string mergedSummary(const json& r, const std::vector<std::string>& written
   size_t shown = 0;
   for (const auto& rec : r["recommendations"]) {
     if (shown++ == 3) break;
+    const size_t ranks_with = rec.value("ranks", json::array()).size();
     out << "  " << shown << ". [saves ~" << formatPercent(rec.value("expected_saving_ratio", 0.0))
-        << " of the job, ranks " << rec.value("ranks", json::array()).size() << "] "
+        << " of the job"
+        << (ranks_with ? ", found on " + std::to_string(ranks_with) + " of its ranks" : "") << "] "
         << rec.value("title", "") << "\n";
   }
   for (size_t i = 0; i < written.size(); ++i)

@@ -37,8 +37,7 @@ std::string row(const RankSummary& r, bool straggler) {
                            (straggler ? "*" : "");
   std::snprintf(buf, sizeof buf, "  %-6s %-12s %-16s %6llu %9s %6s %7.2f %8.2f %7.2f %6s\n",
                 clip(rank, 6).c_str(), clip(r.host.empty() ? "-" : r.host, 12).c_str(),
-                clip(shortGpuName(r.gpu), 16).c_str(),
-                static_cast<unsigned long long>(r.steps),
+                clip(shortGpuName(r.gpu), 16).c_str(), static_cast<unsigned long long>(r.steps),
                 durationOrDash(r.step_p50_seconds).c_str(), percentOrDash(r.gpu_busy_ratio).c_str(),
                 r.communication_seconds, r.communication_exposed_seconds, r.collective_wait_seconds,
                 percentOrDash(r.input_stall_ratio).c_str());

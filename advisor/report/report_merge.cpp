@@ -94,15 +94,18 @@ json rankNumbers(const Pod& pod) {
 
 // recommendations[] (or notes[]) of the job: each id once, with the ranks of the pods that found
 // it; its saving the pods' savings weighted by their share of the job's ranks.
-json mergeFindings(const std::vector<Pod>& pods, const char* key, size_t job_ranks,
-                   bool drop_pod_stragglers) {
+json mergeFindings(const std::vector<Pod>& pods, const char* key, bool drop_pod_stragglers) {
+  // Each pod weighs its ranks (one where it names none) in the job.
+  size_t job_weight = 0;
+  for (const Pod& pod : pods)
+    job_weight += std::max<size_t>(pod.ranks.size(), 1);
   std::map<std::string, size_t> index;
   json out = json::array();
   std::vector<double> best;
   for (const Pod& pod : pods) {
     auto it = pod.file->report.find(key);
     if (it == pod.file->report.end() || !it->is_array()) continue;
-    const double share = job_ranks ? double(std::max<size_t>(pod.ranks.size(), 1)) / job_ranks : 1;
+    const double share = double(std::max<size_t>(pod.ranks.size(), 1)) / double(job_weight);
     for (const json& rec : *it) {
       if (!rec.is_object() || !rec.contains("id") || !rec["id"].is_string()) continue;
       const std::string id = rec["id"].get<std::string>();
@@ -277,7 +280,7 @@ bool mergeReports(const std::vector<PodReport>& files, json* merged, std::string
   r["summary"] = mergeSummaries(summaries);
   r["summary"]["straggler"] = stragglerJson(straggler);
   const bool job_straggler_known = pods.size() > 1;
-  json recs = mergeFindings(pods, "recommendations", ranks.size(), job_straggler_known);
+  json recs = mergeFindings(pods, "recommendations", job_straggler_known);
   if (job_straggler_known)
     if (auto rec = stragglerRecommendation(straggler, ranks)) {
       auto at = std::find_if(recs.begin(), recs.end(), [&](const json& x) {
@@ -287,7 +290,7 @@ bool mergeReports(const std::vector<PodReport>& files, json* merged, std::string
       recs.insert(at, std::move(*rec));
     }
   r["recommendations"] = std::move(recs);
-  r["notes"] = mergeFindings(pods, "notes", ranks.size(), job_straggler_known);
+  r["notes"] = mergeFindings(pods, "notes", job_straggler_known);
   r["top_kernels"] = mergeTopKernels(pods);
   json from = json::array();
   for (const Pod& pod : pods)

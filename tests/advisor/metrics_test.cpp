@@ -579,7 +579,8 @@ TEST_CASE("metrics: per-rank step p50 and communication, labelled by job and ran
   t.processes.push_back(rankProcess(100, 0));
   // An all-reduce per step from 6 to 9 ms: the compute kernels (3-8 ms) hide 2 ms of its 3.
   auto& p = t.processes[0];
-  auto nccl = p.names.intern("ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)");
+  auto nccl =
+      p.names.intern("ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)");
   for (int i = 0; i < 3; ++i) {
     auto k = kernel(kT0 + i * 10 * kMs + 6 * kMs, kT0 + i * 10 * kMs + 9 * kMs, 8, 0, nccl);
     k.flags |= model::kKernelCommunication;
