@@ -1,10 +1,12 @@
 // The report's per-rank surfaces (ranks[], summary.straggler, the terminal's per-rank table) and
 // the per-pod report merge, on analyses whose ranks are filled by hand.
+#include "advisor/report/html_report.h"
 #include "advisor/report/rank_table.h"
 #include "advisor/report/ranks_json.h"
 #include "advisor/report/report_json.h"
 #include "advisor/report/report_merge.h"
 #include "advisor/report/terminal_summary.h"
+#include "tests/advisor/html_xml_check.h"
 #include "tests/advisor/trace_builder.h"
 
 #include <catch2/catch.hpp>
@@ -241,4 +243,59 @@ TEST_CASE("report merge: the same rank twice, or two world sizes, is one line na
   c.report.erase("ranks");
   CHECK_FALSE(mergeReports({a, c}, &m, &error));
   CHECK(error.rfind("c.json: a report without ranks[]", 0) == 0);
+}
+
+namespace {
+
+// The <svg> element whose id is `id`, or "" when there is none.
+std::string svgById(const std::string& html, const std::string& id) {
+  const auto start =
+      html.find("<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" id=\"" + id + "\"");
+  if (start == std::string::npos) return {};
+  return html.substr(start, html.find("</svg>", start) + 6 - start);
+}
+
+} // namespace
+
+TEST_CASE("HTML: a Ranks section charts step p50 per rank and each rank's communication") {
+  auto a = analysisWithRanks({rankOf(0, 1.0, 0.4), rankOf(1, 1.5), rankOf(2, 1.02, 0.4)},
+                             stragglerOf(1));
+  const std::string html = renderHtmlReport(reportOf(a));
+  INFO(xmlProblem(html, true));
+  REQUIRE(html.find("<h2 id=\"ranks-h\">Ranks</h2>") != std::string::npos);
+  CHECK(html.find("rank 1 is the straggler (input)") != std::string::npos);
+  const std::string steps = svgById(html, "rank-steps");
+  REQUIRE_FALSE(steps.empty());
+  CHECK(xmlProblem(steps).empty());
+  CHECK(steps.find("rank 1 (straggler)") != std::string::npos);
+  CHECK(steps.find("#c8413b") != std::string::npos); // the straggler's bar in red
+  CHECK(steps.find("job median 1.02 s") != std::string::npos);
+  CHECK(steps.find("stroke-dasharray") != std::string::npos);
+  const std::string time = svgById(html, "rank-time");
+  REQUIRE_FALSE(time.empty());
+  CHECK(xmlProblem(time).empty());
+  // Rank 0: 5 s compute, 1.5 s overlapped, 0.1 s exposed beyond its 0.4 s wait.
+  CHECK(time.find("rank 0: compute 5.00 s, communication overlapped 1.50 s, communication "
+                  "exposed 0.100 s, collective wait 0.400 s.") != std::string::npos);
+
+  SECTION("one rank: no section") {
+    const std::string one = renderHtmlReport(reportOf(analysisWithRanks({rankOf(0, 1.0)})));
+    CHECK(one.find("ranks-h") == std::string::npos);
+  }
+}
+
+TEST_CASE("HTML: many ranks collapse to at most 64 bars with a note") {
+  std::vector<RankSummary> ranks;
+  for (int32_t r = 0; r < 300; ++r)
+    ranks.push_back(rankOf(r, 1.0 + 0.001 * r));
+  const std::string html = renderHtmlReport(reportOf(analysisWithRanks(ranks)));
+  const std::string steps = svgById(html, "rank-steps");
+  size_t bars = 0;
+  for (size_t at = 0; (at = steps.find("<rect ", at)) != std::string::npos; ++at)
+    ++bars;
+  CHECK(bars == 64);
+  CHECK(html.find("236 more ranks are in the JSON report (ranks[])") != std::string::npos);
+  CHECK(steps.find("rank 299") != std::string::npos); // the slowest
+  CHECK(steps.find("rank 0") != std::string::npos);   // the fastest
+  CHECK(steps.find("rank 150") == std::string::npos);
 }
