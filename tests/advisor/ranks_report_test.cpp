@@ -299,3 +299,17 @@ TEST_CASE("HTML: many ranks collapse to at most 64 bars with a note") {
   CHECK(steps.find("rank 0") != std::string::npos);   // the fastest
   CHECK(steps.find("rank 150") == std::string::npos);
 }
+
+TEST_CASE("report merge: pods without ranks weigh one each; pods' stragglers give way") {
+  auto a = pod("a.json", {}, {rec("prefetch_input", 0.2), rec("fix_straggler", 0.3)});
+  auto b = pod("b.json", {}, {rec("prefetch_input", 0.1)});
+  json m;
+  std::string error;
+  REQUIRE(mergeReports({a, b}, &m, &error));
+  REQUIRE(m["recommendations"].size() == 1);
+  CHECK(m["recommendations"][0]["id"] == "prefetch_input");
+  CHECK(m["recommendations"][0]["expected_saving_ratio"] == Approx(0.15));
+  // One pod's report alone is its own job: its straggler finding stands.
+  REQUIRE(mergeReports({a}, &m, &error));
+  CHECK(m["recommendations"].size() == 2);
+}
