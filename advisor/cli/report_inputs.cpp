@@ -11,8 +11,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Enough for `{\n  "schema": "gpuwise.report/v1"` with generous whitespace.
-constexpr size_t kHeadBytes = 256;
+// Where the schema member is looked for: first in gpuwise's reports, within the first sections
+// of one whose keys a tool sorted.
+constexpr size_t kHeadBytes = size_t{1} << 20;
 
 bool isReportFile(const std::string& path) {
   std::error_code ec;

@@ -22,9 +22,9 @@ using json = nlohmann::ordered_json;
 
 // The members of a pod's report the merge reads; the rest (timelines, step lists, kernels'
 // launch configurations) is dropped as each file is parsed, so a thousand reports stay small.
-constexpr const char* kMergedMembers[] = {"schema",          "source", "gpus",
-                                          "processes",       "ranks",  "summary",
-                                          "recommendations", "notes",  "top_kernels"};
+constexpr const char* kMergedMembers[] = {
+    "schema",  "source",          "gpus",  "processes",   "ranks",
+    "summary", "recommendations", "notes", "top_kernels", "timeline"};
 
 bool readReport(const std::string& path, PodReport* out, std::string* error) {
   std::ifstream in(path, std::ios::binary);
@@ -89,16 +89,7 @@ std::string mergedSummary(const json& r, const std::vector<std::string>& written
     std::string ignored;
     if (rankFromJson(j, &rank, &ignored)) summaries.push_back(std::move(rank));
   }
-  std::optional<StragglerFinding> straggler;
-  if (const auto& st = s["straggler"]; st.is_object()) {
-    straggler.emplace();
-    straggler->rank = st.value("rank", -1);
-    straggler->cause =
-        stragglerCauseFromString(st.value("cause", "")).value_or(StragglerCause::Compute);
-    straggler->others_wait_seconds = st.value("others_wait_seconds", 0.0);
-    straggler->step_p50_seconds = st.value("step_p50_seconds", 0.0);
-    straggler->peers_step_p50_seconds = st.value("peers_step_p50_seconds", 0.0);
-  }
+  const auto straggler = stragglerFromJson(s.value("straggler", json()));
   out << (summaries.size() > 1 ? renderRankTable(summaries, straggler) : stragglerLine(straggler));
   size_t shown = 0;
   for (const auto& rec : r["recommendations"]) {

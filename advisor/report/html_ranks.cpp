@@ -16,18 +16,6 @@ using json = ReportJson;
 // At most this many bars per chart: the slowest ranks and the fastest, the rest in a note.
 constexpr size_t kMaxRankBars = 64, kSlowestBars = 48, kFastestBars = 16;
 
-std::optional<StragglerFinding> stragglerOf(const json& report) {
-  const json* s = jsonAt(report, {"summary", "straggler"});
-  if (!s || !s->is_object()) return std::nullopt;
-  StragglerFinding f;
-  f.rank = int32_t(jsonNumber(*s, {"rank"}).value_or(-1));
-  f.cause = stragglerCauseFromString(jsonString(*s, {"cause"})).value_or(StragglerCause::Compute);
-  f.others_wait_seconds = jsonNumber(*s, {"others_wait_seconds"}).value_or(0);
-  f.step_p50_seconds = jsonNumber(*s, {"step_p50_seconds"}).value_or(0);
-  f.peers_step_p50_seconds = jsonNumber(*s, {"peers_step_p50_seconds"}).value_or(0);
-  return f;
-}
-
 std::string rankName(const RankSummary& r) {
   return r.rank >= 0 ? "rank " + std::to_string(r.rank) : "pid " + std::to_string(r.pid);
 }
@@ -101,7 +89,8 @@ void htmlRanksSection(std::ostream& o, const ReportJson& r) {
     std::string ignored;
     if (rankFromJson(j, &rank, &ignored)) ranks.push_back(std::move(rank));
   }
-  const auto straggler = stragglerOf(r);
+  const json* s = jsonAt(r, {"summary", "straggler"});
+  const auto straggler = s ? stragglerFromJson(*s) : std::nullopt;
   const auto sel = selectRanks(ranks, straggler, kMaxRankBars, kSlowestBars, kFastestBars);
   o << "<section aria-labelledby=\"ranks-h\">\n<h2 id=\"ranks-h\">Ranks</h2>\n<p>" << ranks.size()
     << " ranks";

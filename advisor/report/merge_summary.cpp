@@ -143,6 +143,20 @@ json mergeMemcpy(const Summaries& s) {
   return out;
 }
 
+// {cause: seconds} summed over the pods, in the first pod's order of causes.
+json mergeIdleByCause(const Summaries& s) {
+  json out;
+  for (const json* j : s) {
+    const json& by = member(*j, "idle_seconds_by_cause");
+    if (by.is_null()) continue;
+    if (out.is_null()) out = json::object();
+    for (const auto& [cause, v] : by.items())
+      if (v.is_number())
+        out[cause] = (out.contains(cause) ? out[cause].get<double>() : 0.0) + v.get<double>();
+  }
+  return out;
+}
+
 } // namespace
 
 json mergeSummaries(const Summaries& s) {
@@ -168,10 +182,27 @@ json mergeSummaries(const Summaries& s) {
     out["memory_peak_bytes"] = out["memory_peak_bytes"].get<uint64_t>();
   out["steps"] = mergeSteps(s);
   out["input_stall_seconds"] = sum(s, "input_stall_seconds");
+  out["idle_seconds_by_cause"] = mergeIdleByCause(s);
   Summaries comm;
   for (const json* j : s)
     if (const json& c = member(*j, "communication"); !c.is_null()) comm.push_back(&c);
   out["communication"] = comm.empty() ? json(nullptr) : mergeCommunication(comm);
+  return out;
+}
+
+json mergeTimelines(const Summaries& t) {
+  json out = json::object();
+  for (const json* j : t)
+    for (const auto& [key, v] : j->items()) {
+      if (key == "idle_ratio" || key == "devices") continue;
+      if (v.is_number()) {
+        const double prior = out.contains(key) && out[key].is_number() ? out[key].get<double>() : 0;
+        out[key] = prior + v.get<double>();
+      }
+    }
+  out["idle_seconds_by_cause"] = mergeIdleByCause(t);
+  auto span = number(out, "span_seconds"), busy = number(out, "busy_seconds");
+  out["idle_ratio"] = span && busy && *span > 0 ? json(1.0 - *busy / *span) : json(nullptr);
   return out;
 }
 

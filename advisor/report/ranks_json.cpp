@@ -70,6 +70,26 @@ std::optional<StragglerCause> stragglerCauseFromString(const std::string& name) 
   return std::nullopt;
 }
 
+std::optional<StragglerFinding> stragglerFromJson(const json& j) {
+  if (!j.is_object()) return std::nullopt;
+  auto number = [&](const char* key) {
+    auto it = j.find(key);
+    return it != j.end() && it->is_number() ? it->get<double>() : 0.0;
+  };
+  StragglerFinding f;
+  auto rank = j.find("rank");
+  f.rank = rank != j.end() && rank->is_number_integer() ? rank->get<int32_t>() : -1;
+  auto cause = j.find("cause");
+  f.cause =
+      cause != j.end() && cause->is_string()
+          ? stragglerCauseFromString(cause->get<std::string>()).value_or(StragglerCause::Compute)
+          : StragglerCause::Compute;
+  f.others_wait_seconds = number("others_wait_seconds");
+  f.step_p50_seconds = number("step_p50_seconds");
+  f.peers_step_p50_seconds = number("peers_step_p50_seconds");
+  return f;
+}
+
 bool rankFromJson(const json& j, RankSummary* out, std::string* error) {
   if (!j.is_object()) {
     *error = "a ranks[] entry is not an object";

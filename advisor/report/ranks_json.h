@@ -28,5 +28,7 @@ nlohmann::ordered_json stragglerJson(const std::optional<StragglerFinding>& stra
 // One ranks[] entry back; false with `error` naming the field when it is not one.
 bool rankFromJson(const nlohmann::ordered_json& j, RankSummary* out, std::string* error);
 std::optional<StragglerCause> stragglerCauseFromString(const std::string& name);
+// summary.straggler back; nullopt when it is null or not an object.
+std::optional<StragglerFinding> stragglerFromJson(const nlohmann::ordered_json& j);
 
 } // namespace gpuwise::advisor

@@ -239,8 +239,15 @@ bool looksLikeReportJson(const std::string& head) {
     i += s.size();
     return true;
   };
-  return take("{") && take("\"schema\"") && take(":") &&
-         take(std::string("\"") + kReportSchema + "\"");
+  if (!take("{")) return false;
+  // Any "schema": "gpuwise.report/v1" member in the head: first in the reports gpuwise writes,
+  // later in one rewritten by a tool that sorts keys.
+  const std::string key = "\"schema\"", value = std::string("\"") + kReportSchema + "\"";
+  for (size_t at = head.find(key, i); at != std::string::npos; at = head.find(key, at + 1)) {
+    i = at + key.size();
+    if (take(":") && take(value)) return true;
+  }
+  return false;
 }
 
 std::optional<StragglerFinding> detectStragglerOfRanks(const std::vector<RankSummary>& ranks) {
@@ -292,6 +299,12 @@ bool mergeReports(const std::vector<PodReport>& files, json* merged, std::string
   r["recommendations"] = std::move(recs);
   r["notes"] = mergeFindings(pods, "notes", job_straggler_known);
   r["top_kernels"] = mergeTopKernels(pods);
+  std::vector<const json*> timelines;
+  for (const Pod& pod : pods)
+    if (auto it = pod.file->report.find("timeline");
+        it != pod.file->report.end() && it->is_object())
+      timelines.push_back(&*it);
+  r["timeline"] = timelines.empty() ? json(nullptr) : mergeTimelines(timelines);
   json from = json::array();
   for (const Pod& pod : pods)
     from.push_back({{"file", pod.file->path}, {"ranks", rankNumbers(pod)}});

@@ -7,9 +7,9 @@
 //   summary            seconds, counts and bytes summed; ratios weighted by the time they are a
 //                      share of (busy by span, precision and tensor cores by kernel time, input
 //                      stall by step time); steps as the per-rank view says (the count each rank
-//                      ran, the median of the ranks' p50s); memory peak the largest;
-//                      summary.communication summed, by_kind merged by kind; summary.straggler
-//                      re-detected on the merged ranks
+//                      ran, the median of the ranks' p50s); memory peak the largest; idle by cause
+//                      summed; summary.communication summed, by_kind merged by kind;
+//                      summary.straggler re-detected on the merged ranks
 //   recommendations[]  each pod's, with the ranks it covers; the same id from several pods is one
 //                      entry whose expected_saving_ratio is the pods' savings weighted by their
 //                      share of the job's ranks (a fraction of the job); the pods' fix_straggler
@@ -36,8 +36,9 @@ struct PodReport {
   nlohmann::ordered_json report;
 };
 
-// True when `head` (the first bytes of a file) opens a JSON object whose first member is
-// "schema": "gpuwise.report/v1", as every report gpuwise writes does.
+// True when `head` (the first bytes of a file) opens a JSON object with a member
+// "schema": "gpuwise.report/v1" (the first member of every report gpuwise writes; later where a
+// tool rewrote the report with its keys sorted).
 bool looksLikeReportJson(const std::string& head);
 
 // False with `error` set to one line naming the file(s) when the reports cannot be one job.

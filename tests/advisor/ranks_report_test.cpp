@@ -160,6 +160,8 @@ TEST_CASE("report merge: recognises a report by its first member") {
   CHECK(looksLikeReportJson("{\n  \"schema\": \"gpuwise.report/v1\",\n"));
   CHECK(looksLikeReportJson("{\"schema\":\"gpuwise.report/v1\"}"));
   CHECK_FALSE(looksLikeReportJson("{\"schemaVersion\": 1, \"traceEvents\": []}"));
+  CHECK(looksLikeReportJson("{\"gpus\": [], \"schema\" : \"gpuwise.report/v1\"}")); // sorted keys
+  CHECK_FALSE(looksLikeReportJson("{\"traceEvents\": [{\"name\": \"schema\"}]}"));
   CHECK_FALSE(looksLikeReportJson("[{\"schema\": \"gpuwise.report/v1\"}]"));
   CHECK_FALSE(looksLikeReportJson(""));
 }
@@ -208,6 +210,13 @@ TEST_CASE("report merge: ranks concatenated by rank, figures combined") {
   const double one_span = pods[0].report["summary"]["gpu_span_seconds"].get<double>();
   CHECK(m["summary"]["gpu_span_seconds"] == Approx(2 * one_span));
   CHECK(m["summary"]["kernel_count"] == 2);
+  CHECK(m["timeline"]["span_seconds"].get<double>() ==
+        Approx(2 * pods[0].report["timeline"]["span_seconds"].get<double>()));
+  CHECK_FALSE(m["timeline"].contains("devices"));
+  const json& idle = pods[0].report["summary"]["idle_seconds_by_cause"];
+  for (const auto& [cause, seconds] : idle.items())
+    CHECK(m["summary"]["idle_seconds_by_cause"][cause].get<double>() ==
+          Approx(2 * seconds.get<double>()));
   const json& c = m["summary"]["communication"];
   CHECK(c["seconds"] == Approx(8.0));
   CHECK(c["exposed_seconds"] == Approx(2.0));

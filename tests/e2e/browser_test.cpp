@@ -242,8 +242,16 @@ TEST_CASE("HTML report of a merged 100-rank job renders its Ranks section in hea
         {"gpus", json::array({{{"index", 0}, {"name", "NVIDIA H100 80GB HBM3"}}})},
         {"processes", json::array({{{"pid", 100 + rank}, {"rank", rank}, {"world_size", 100}}})},
         {"ranks", json::array({rank_entry})},
-        {"summary", {{"gpu_span_seconds", 20.0}, {"gpu_busy_seconds", 16.0}}},
-        {"recommendations", json::array()}};
+        {"summary",
+         {{"gpu_span_seconds", 20.0},
+          {"gpu_busy_seconds", 16.0},
+          {"idle_seconds_by_cause", {{"input", 1.0}, {"sync", 2.0}, {"other", 1.0}}}}},
+        {"recommendations", json::array()},
+        {"timeline",
+         {{"span_seconds", 20.0},
+          {"busy_seconds", 16.0},
+          {"kernel_busy_seconds", 15.0},
+          {"copy_exposed_seconds", 0.5}}}};
     const std::string path = dir / ("rank-" + std::to_string(rank) + ".json");
     writeFile(path, report.dump(2));
     argv.push_back(path);
