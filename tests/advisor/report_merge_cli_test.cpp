@@ -99,6 +99,9 @@ TEST_CASE("gpuwise report: the merge of two ranks' reports equals the report of 
     INFO("rank " << i);
     for (const auto& [key, value] : w.items()) {
       INFO(key);
+      // A rank's wait for the others is measured against the ranks one analysis sees: a pod's
+      // report of one rank has no peer to wait for.
+      if (key == "collective_wait_seconds") continue;
       if (value.is_number_float())
         CHECK(m[key].get<double>() == Approx(value.get<double>()).epsilon(1e-9).margin(1e-9));
       else
