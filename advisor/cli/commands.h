@@ -58,6 +58,9 @@ struct ReportOptionsCli {
   AdviceCli advice;
 };
 int reportCommand(const ReportOptionsCli& options, CliIo io);
+// gpuwise report on per-pod reports: their merge, the job's report (report_merge.h).
+int mergeReportsCommand(const std::vector<std::string>& report_files, const std::string& json_path,
+                        const std::string& html_path, CliIo io);
 
 struct DiffOptionsCli {
   std::string base, next; // gpuwise.report/v1 files

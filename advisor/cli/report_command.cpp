@@ -5,6 +5,7 @@
 // CPU-only rank) still gets a report, which says so; a file that is not a trace is one exit-2 line
 // naming it.
 #include "advisor/cli/commands.h"
+#include "advisor/cli/report_inputs.h"
 #include "advisor/cli/report_output.h"
 #include "advisor/cli/trace_input.h"
 #include "profiler/model/record_limits.h"
@@ -52,8 +53,16 @@ int reportCommand(const ReportOptionsCli& o, CliIo io) {
   };
   if (o.inputs.empty()) return fail("at least one INPUT is required");
 
-  LoadedInputs loaded;
   std::string error;
+  ClassifiedInputs classified;
+  if (!classifyReportInputs(o.inputs, &classified, &error)) return fail(error);
+  if (classified.reports) {
+    const bool defaults = o.json.empty() && o.html.empty();
+    return mergeReportsCommand(classified.report_files, defaults ? kDefaultJsonReport : o.json,
+                               defaults ? kDefaultHtmlReport : o.html, io);
+  }
+
+  LoadedInputs loaded;
   if (!loadTraceInputs(o.inputs, "gpuwise report", &io.err, &loaded, &error)) return fail(error);
 
   if (auto bounds = inputBoundsWarning(loaded.trace); !bounds.empty())

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -71,6 +72,19 @@ constexpr Family kInfo{"gpuwise_info", "gauge",
 constexpr Family kGpuInfo{"gpuwise_gpu_info", "gauge",
                           "Always 1: the model, UUID and MIG profile of a GPU a process uses."};
 
+// Per rank of a distributed job, labelled by job_name and rank: what the straggler alert and the
+// per-rank dashboard panel read.
+constexpr Family kRankStepP50{"gpuwise_rank_step_p50_seconds", "gauge",
+                              "Median duration of the steady training steps of this rank (after "
+                              "the warm-up)."};
+constexpr Family kRankCommunication{
+    "gpuwise_rank_communication_seconds_total", "counter",
+    "Time the collective kernels (NCCL, RCCL) of this rank ran: union of their intervals, summed "
+    "over its GPUs."};
+constexpr Family kRankCommunicationExposed{
+    "gpuwise_rank_communication_exposed_seconds_total", "counter",
+    "Part of the collective kernels' time of this rank that no compute kernel overlapped."};
+
 double seconds(model::TimeNs ns) {
   return double(ns) / kNsPerSecond;
 }
@@ -101,6 +115,11 @@ Labels processLabels(const ProcessFigures& p) {
                 {"container", sanitizeLabelValue(p.info.container)},
                 {"job_name", sanitizeLabelValue(p.info.job)},
                 {"rank", rankLabel(p.info)}};
+}
+
+// The per-rank families: the process's labels, which name its job and rank.
+Labels rankLabels(const ProcessFigures& p) {
+  return processLabels(p);
 }
 
 Labels gpuLabels(const ProcessFigures& p, const DeviceFigures& g) {
@@ -276,6 +295,44 @@ void writeStepDurations(Exposition& e) {
   });
 }
 
+// The median of the steady steps (all steps while none is steady yet).
+std::optional<double> stepP50Seconds(const ProcessSteps& steps) {
+  auto span = steps.steadySteps();
+  if (span.empty()) span = {steps.steps.data(), steps.steps.size()};
+  if (span.empty()) return std::nullopt;
+  std::vector<model::TimeNs> d;
+  d.reserve(span.size());
+  for (const auto& s : span)
+    d.push_back(s.durationNs());
+  const size_t mid = d.size() / 2;
+  std::nth_element(d.begin(), d.begin() + ptrdiff_t(mid), d.end());
+  if (d.size() % 2) return seconds(d[mid]);
+  const model::TimeNs upper = d[mid];
+  const model::TimeNs lower = *std::max_element(d.begin(), d.begin() + ptrdiff_t(mid));
+  return (seconds(lower) + seconds(upper)) / 2;
+}
+
+void writeRankFigures(Exposition& e) {
+  {
+    FamilyWriter w(kRankStepP50, e.out());
+    for (const auto& p : e.job().processes)
+      if (auto p50 = p.steps ? stepP50Seconds(*p.steps) : std::nullopt)
+        w.sample("", rankLabels(p), *p50);
+  }
+  for (bool exposed : {false, true}) {
+    const Family& f = exposed ? kRankCommunicationExposed : kRankCommunication;
+    FamilyWriter w(f, e.out());
+    for (const auto& p : e.job().processes) {
+      if (!p.timeline_known) continue; // without GPU timestamps the figure is unknown, not 0
+      model::TimeNs ns = 0;
+      for (const auto& g : p.gpus)
+        if (g.timeline)
+          ns += exposed ? g.timeline->communication_exposed_ns : g.timeline->communication_busy_ns;
+      e.counter(w, f, rankLabels(p), seconds(ns));
+    }
+  }
+}
+
 void writeEventCounts(Exposition& e) {
   e.perProcess(kEvents, [&](FamilyWriter& w, const ProcessFigures& p, const Labels& l) {
     e.counter(w, kEvents, l, double(p.events));
@@ -376,6 +433,7 @@ std::string ExpositionBuilder::build(const JobFigures& job) {
   writeHostWaits(e);
   writeMemory(e);
   writeStepDurations(e);
+  writeRankFigures(e);
   writeEventCounts(e);
   const std::vector<Pod> pods = podsOf(job);
   writeProcessCounts(e, pods);

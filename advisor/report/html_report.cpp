@@ -164,6 +164,7 @@ std::string renderHtmlReport(const nlohmann::ordered_json& r) {
   htmlUtilizationSection(o, r);
   htmlIdleSection(o, r);
   htmlStepsSection(o, r);
+  htmlRanksSection(o, r);
   htmlPrecisionSection(o, r);
   htmlKernelsSection(o, r);
   htmlCopiesSection(o, r);

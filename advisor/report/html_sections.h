@@ -23,6 +23,8 @@ void htmlIdleSection(std::ostream& out, const ReportJson& report);
 void htmlStepsSection(std::ostream& out, const ReportJson& report);
 void htmlPrecisionSection(std::ostream& out, const ReportJson& report);
 void htmlMemorySection(std::ostream& out, const ReportJson& report);
+// html_ranks.cpp: per-rank step time and compute/communication, for a job of several ranks.
+void htmlRanksSection(std::ostream& out, const ReportJson& report);
 
 void htmlKernelsSection(std::ostream& out, const ReportJson& report);
 void htmlCopiesSection(std::ostream& out, const ReportJson& report);

@@ -2,6 +2,7 @@
 
 #include "advisor/precision/precision.h"
 #include "advisor/report/format.h"
+#include "advisor/report/ranks_json.h"
 #include "advisor/report/series_json.h"
 #include "advisor/rules/pinned_bandwidth.h"
 
@@ -253,6 +254,7 @@ json summary(const JobAnalysis& a) {
   s["sm_fill"] = orNull(a.kernels.occupancy.smFill());
   s["tail_wave_loss"] = orNull(a.kernels.occupancy.tailLoss());
   s["communication"] = communicationJson(a.communication);
+  s["straggler"] = stragglerJson(a.distributed.straggler);
   return s;
 }
 
@@ -702,6 +704,7 @@ nlohmann::ordered_json buildReportJson(const ReportInput& in, const ReportOption
   r["gpus"] = gpus(a.collection);
   r["processes"] = processes(a.collection);
   r["job"] = job(a.collection);
+  r["ranks"] = ranksJson(a.distributed.ranks);
   r["summary"] = summary(a);
   r["recommendations"] = recommendations(in.recommendations);
   auto job_cost = computeJobCost(a, options.cost);

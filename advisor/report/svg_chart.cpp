@@ -292,6 +292,7 @@ std::string renderBarChart(const BarChartSpec& spec) {
   for (const auto& b : spec.bars)
     description +=
         " " + (b.full_label.empty() ? b.label : b.full_label) + ": " + b.value_text + ".";
+  if (!spec.marker_label.empty()) description += " Dashed line: " + spec.marker_label + ".";
 
   std::ostringstream o;
   o << open(spec.id, spec.width, std::max(height, 1), spec.title, description);
@@ -306,6 +307,60 @@ std::string renderBarChart(const BarChartSpec& spec) {
       << "\" height=\"" << num(bar_h) << "\" rx=\"2\" fill=\"" << esc(b.color) << "\"/>"
       << "<text x=\"" << num(label_w + bw + 6) << "\" y=\"" << num(y + bar_h - 3) << "\">"
       << esc(b.value_text) << "</text></g>";
+    y += row_h;
+  }
+  if (!spec.marker_label.empty() && max > 0 && std::isfinite(spec.marker)) {
+    const double mx = label_w + w * std::min(spec.marker, max) / max;
+    o << "<g><title>" << esc(spec.marker_label) << "</title><line x1=\"" << num(mx)
+      << "\" y1=\"0\" x2=\"" << num(mx) << "\" y2=\"" << num(std::max(height, 1))
+      << "\" stroke=\"#333\" stroke-width=\"1.5\" stroke-dasharray=\"4 3\"/></g>";
+  }
+  o << "</svg>";
+  return o.str();
+}
+
+std::string renderStackedRows(const StackedRowsSpec& spec) {
+  const double top = 26, row_h = 22, bar_h = 16, value_w = 90;
+  const double label_w = spec.label_width;
+  const double w = spec.width - label_w - value_w - 12;
+  auto finite = [](double v) { return std::isfinite(v) && v > 0 ? v : 0.0; };
+  double max = 0;
+  for (const auto& r : spec.rows) {
+    double total = 0;
+    for (double v : r.values)
+      total += finite(v);
+    max = std::max(max, total);
+  }
+  const int height = static_cast<int>(top + row_h * static_cast<double>(spec.rows.size()) + 4);
+  auto text = [&](double v) { return formatAxisValue(v, spec.value_format) + spec.unit; };
+  std::string description = spec.description;
+  for (const auto& r : spec.rows) {
+    description += " " + r.label + ":";
+    for (size_t i = 0; i < spec.parts.size() && i < r.values.size(); ++i)
+      description += (i ? ", " : " ") + spec.parts[i].first + " " + text(finite(r.values[i]));
+    description += ".";
+  }
+  std::ostringstream o;
+  o << open(spec.id, spec.width, height, spec.title, description);
+  o << legend(spec.parts, label_w, 14);
+  double y = top;
+  for (const auto& r : spec.rows) {
+    o << "<text x=\"" << num(label_w - 8) << "\" y=\"" << num(y + bar_h - 3)
+      << "\" text-anchor=\"end\" class=\"bar-label\">" << esc(cut(r.label, label_w - 12))
+      << "</text>";
+    double x = label_w, total = 0;
+    for (size_t i = 0; i < spec.parts.size() && i < r.values.size(); ++i) {
+      const double v = finite(r.values[i]);
+      if (v <= 0 || max <= 0) continue;
+      const double sw = w * v / max;
+      o << "<g><title>" << esc(r.label + ", " + spec.parts[i].first + ": " + text(v))
+        << "</title><rect x=\"" << num(x) << "\" y=\"" << num(y) << "\" width=\"" << num(sw)
+        << "\" height=\"" << num(bar_h) << "\" fill=\"" << esc(spec.parts[i].second) << "\"/></g>";
+      x += sw;
+      total += v;
+    }
+    o << "<text x=\"" << num(x + 6) << "\" y=\"" << num(y + bar_h - 3) << "\">" << esc(text(total))
+      << "</text>";
     y += row_h;
   }
   o << "</svg>";

@@ -70,8 +70,28 @@ struct BarChartSpec {
   std::string id, title, description;
   std::vector<Bar> bars; // drawn in order, longest bar = the largest value
   int width = 960, label_width = 330;
+  // A vertical reference line across the bars at this value, labelled (a job's median); drawn
+  // when its label is not empty.
+  double marker = 0.0;
+  std::string marker_label;
 };
 std::string renderBarChart(const BarChartSpec& spec);
+
+// Rows of stacked bars on one scale (per-rank time by kind): one row per label, the parts in the
+// order of `parts`, a legend across the top.
+struct StackedRow {
+  std::string label;
+  std::vector<double> values; // one per part; zero, negative and NaN are left out
+};
+struct StackedRowsSpec {
+  std::string id, title, description;
+  std::vector<std::pair<std::string, std::string>> parts; // label, colour
+  std::vector<StackedRow> rows;
+  AxisFormat value_format = AxisFormat::Number;
+  std::string unit = " s"; // after each value in tooltips and the description
+  int width = 960, label_width = 120;
+};
+std::string renderStackedRows(const StackedRowsSpec& spec);
 
 // The chart palette: distinguishable for common colour-vision deficiencies and in greyscale print
 // order (dark to light).

@@ -3,6 +3,7 @@
 #include "advisor/precision/demangle.h"
 #include "advisor/precision/precision.h"
 #include "advisor/report/format.h"
+#include "advisor/report/rank_table.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -434,6 +435,10 @@ std::string renderTerminalSummary(const ReportInput& in, const TerminalOptions& 
   line(jobLine(a, o.width));
   line(ranksLine(a));
   line(stepsLine(a));
+  if (a.distributed.ranks.size() > 1)
+    out << renderRankTable(a.distributed.ranks, a.distributed.straggler);
+  else
+    out << stragglerLine(a.distributed.straggler);
   line(warmupLine(a));
   line(kernelsLine(a, o.width));
   line(precisionLine(a));

@@ -9,7 +9,8 @@
 //               with the change to make under it (one or two lines of its action; with
 //               `verbose`, its evidence as well), then one line of notes (findings under the
 //               advice floor)
-//   then        the numbers: kernels, copies, host syncs, memory, processes and GPUs
+//   then        the numbers: kernels, copies, host syncs, memory, processes and GPUs; for a
+//               job of several ranks, the per-rank table (rank_table.h) after the steps
 //   always      the collection line: tier and dropped events
 //
 // Pure; any thread.

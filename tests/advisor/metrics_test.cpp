@@ -206,7 +206,7 @@ TEST_CASE("metrics: a hand-built job exports the report's numbers") {
 
 TEST_CASE("metrics: the output matches the contract table of docs/metrics.md") {
   auto contract = metricsContract();
-  REQUIRE(contract.size() == 19);
+  REQUIRE(contract.size() == 22);
   metrics::ExpositionBuilder b;
   auto m = parseProm(b.build(handBuiltJob()));
   std::set<std::string> seen;
@@ -587,4 +587,26 @@ TEST_CASE("metrics: per-process series carry the job's name the process sent") {
                                          {"container", "pytorch"},
                                          {"job_name", ""},
                                          {"rank", "1"}}) == 24);
+}
+
+TEST_CASE("metrics: per-rank step p50 and communication, labelled by job and rank") {
+  model::Trace t;
+  t.processes.push_back(rankProcess(100, 0));
+  // An all-reduce per step from 6 to 9 ms: the compute kernels (3-8 ms) hide 2 ms of its 3.
+  auto& p = t.processes[0];
+  auto nccl =
+      p.names.intern("ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)");
+  for (int i = 0; i < 3; ++i) {
+    auto k = kernel(kT0 + i * 10 * kMs + 6 * kMs, kT0 + i * 10 * kMs + 9 * kMs, 8, 0, nccl);
+    k.flags |= model::kKernelCommunication;
+    p.kernels.push_back(k);
+  }
+  metrics::ExpositionBuilder b;
+  auto text = b.build(metrics::buildMetricsInput(std::move(t), nullptr));
+  auto m = parseProm(text);
+  const auto labels = plus(kRank0, {{"job_name", ""}});
+  CHECK(m.value("gpuwise_rank_step_p50_seconds", labels) == Approx(0.010));
+  CHECK(m.value("gpuwise_rank_communication_seconds_total", labels) == Approx(0.009));
+  CHECK(m.value("gpuwise_rank_communication_exposed_seconds_total", labels) == Approx(0.003));
+  if (!which("promtool").empty()) CHECK(promtool(text).empty());
 }

@@ -64,7 +64,7 @@ Series parseSeries(const std::string& line) {
 
 TEST_CASE("metrics contract: docs/metrics.md lists the metrics the brief asks for") {
   auto contract = metricsContract();
-  REQUIRE(contract.size() == 19);
+  REQUIRE(contract.size() == 22);
   const std::map<std::string, std::string> required = {
       {"gpuwise_gpu_busy_ratio", "gauge"},
       {"gpuwise_gpu_busy_seconds_total", "counter"},
@@ -81,7 +81,10 @@ TEST_CASE("metrics contract: docs/metrics.md lists the metrics the brief asks fo
       {"gpuwise_events_total", "counter"},
       {"gpuwise_events_dropped_total", "counter"},
       {"gpuwise_recommendation_expected_saving_ratio", "gauge"},
-      {"gpuwise_info", "gauge"}};
+      {"gpuwise_info", "gauge"},
+      {"gpuwise_rank_step_p50_seconds", "gauge"},
+      {"gpuwise_rank_communication_seconds_total", "counter"},
+      {"gpuwise_rank_communication_exposed_seconds_total", "counter"}};
   for (const auto& [name, type] : required) {
     INFO(name);
     REQUIRE(contract.count(name) == 1);
@@ -94,6 +97,8 @@ TEST_CASE("metrics contract: docs/metrics.md lists the metrics the brief asks fo
   CHECK(contract["gpuwise_copy_bytes_total"].labels.count("direction") == 1);
   CHECK(contract["gpuwise_copy_bytes_total"].labels.count("host_memory") == 1);
   CHECK(contract["gpuwise_recommendation_expected_saving_ratio"].labels.count("id") == 1);
+  CHECK(contract["gpuwise_rank_step_p50_seconds"].labels ==
+        std::set<std::string>{"namespace", "pod", "container", "rank", "job_name"});
   for (const auto& [name, spec] : contract) {
     INFO(name);
     CHECK(spec.labels.count("namespace") == 1);
@@ -176,7 +181,7 @@ TEST_CASE("alert rules: every metric is in the contract", "[.yaml]") {
       ++alerts;
     }
   }
-  CHECK(alerts == 7);
+  CHECK(alerts == 8);
 }
 
 TEST_CASE("alert rules: promtool checks them and their unit tests pass", "[.promtool]") {
@@ -191,7 +196,7 @@ TEST_CASE("alert rules: promtool checks them and their unit tests pass", "[.prom
                   scratch, "rules");
   INFO(check.out << check.err);
   CHECK(check.rc == 0);
-  CHECK(check.out.find("SUCCESS: 7 rules found") != std::string::npos);
+  CHECK(check.out.find("SUCCESS: 8 rules found") != std::string::npos);
   Run test = run({"promtool", "test", "rules", "alerts_test.yaml"}, scratch.path, scratch, "test");
   INFO(test.out << test.err);
   CHECK(test.rc == 0);

@@ -214,3 +214,58 @@ TEST_CASE("HTML report of a real PyTorch profiler trace renders in headless Chro
   checkSelfContained(html, report);
   checkInBrowser(dir / "trace.html", buildDir() + "/tests/browser_kineto_trace.png", dir);
 }
+
+TEST_CASE("HTML report of a merged 100-rank job renders its Ranks section in headless Chromium") {
+  browserOrSkip();
+  TempDir dir;
+  std::string files;
+  std::vector<std::string> argv{buildDir() + "/bin/gpuwise", "report"};
+  for (int rank = 0; rank < 100; ++rank) {
+    const double p50 = rank == 42 ? 1.6 : 1.0 + 0.001 * rank;
+    json rank_entry = {{"rank", rank},
+                       {"host", "node-" + std::to_string(rank / 8)},
+                       {"pid", 100 + rank},
+                       {"gpu", "NVIDIA H100 80GB HBM3"},
+                       {"steps", 20},
+                       {"step_mean_seconds", p50},
+                       {"step_p50_seconds", p50},
+                       {"gpu_busy_ratio", 0.8},
+                       {"compute_seconds", 14.0},
+                       {"communication_seconds", 6.0},
+                       {"communication_exposed_seconds", 2.0},
+                       {"communication_overlap_ratio", 2.0 / 3},
+                       {"collective_wait_seconds", rank == 42 ? 0.0 : 1.0},
+                       {"input_stall_ratio", 0.0}};
+    json report = {
+        {"schema", "gpuwise.report/v1"},
+        {"source", {{"kind", "kineto"}, {"simulated", false}, {"files", json::array()}}},
+        {"gpus", json::array({{{"index", 0}, {"name", "NVIDIA H100 80GB HBM3"}}})},
+        {"processes", json::array({{{"pid", 100 + rank}, {"rank", rank}, {"world_size", 100}}})},
+        {"ranks", json::array({rank_entry})},
+        {"summary",
+         {{"gpu_span_seconds", 20.0},
+          {"gpu_busy_seconds", 16.0},
+          {"idle_seconds_by_cause", {{"input", 1.0}, {"sync", 2.0}, {"other", 1.0}}}}},
+        {"recommendations", json::array()},
+        {"timeline",
+         {{"span_seconds", 20.0},
+          {"busy_seconds", 16.0},
+          {"kernel_busy_seconds", 15.0},
+          {"copy_exposed_seconds", 0.5}}}};
+    const std::string path = dir / ("rank-" + std::to_string(rank) + ".json");
+    writeFile(path, report.dump(2));
+    argv.push_back(path);
+  }
+  argv.insert(argv.end(), {"--json", dir / "job.json", "--html", dir / "job.html"});
+  Process merge(argv, {}, dir.path, dir.path, "merge");
+  auto status = merge.wait(std::chrono::seconds(120));
+  INFO(merge.err());
+  REQUIRE(status == 0);
+  auto report = json::parse(readFile(dir / "job.json"));
+  std::string html = readFile(dir / "job.html");
+  CHECK(report["ranks"].size() == 100);
+  CHECK(html.find("<h2 id=\"ranks-h\">Ranks</h2>") != std::string::npos);
+  CHECK(html.find("36 more ranks are in the JSON report") != std::string::npos);
+  checkSelfContained(html, report);
+  checkInBrowser(dir / "job.html", buildDir() + "/tests/browser_merged_job.png", dir);
+}

@@ -103,6 +103,7 @@ json excerpt(const json& r) {
     e["gpus"].push_back(pick(g, {"name", "sm_count", "compute_capability"}));
   e["job"] = r.at("job");
   e["summary"] = r.at("summary");
+  e["ranks"] = r.at("ranks");
   e["timeline"] = pick(r.at("timeline"), {"compute_seconds", "communication_seconds",
                                           "communication_exposed_seconds", "memory_seconds"});
   json idle = r.at("idle");
