@@ -244,8 +244,8 @@ int runChild(const std::vector<std::string>& args, double* peak_mib) {
 }
 
 // kReports per-rank reports, written once from `gpuwise report` on the source rank trace: each
-// the same report with its rank set (ranks[0].rank, and the processes' rank). Empty with a reason
-// when the trace or the binary is missing.
+// the same report with its rank set (ranks[0].rank, and the processes' rank and world size). Empty
+// with a reason when the trace or the binary is missing.
 struct RankReports {
   TempDir dir;
   std::vector<std::string> files;
@@ -278,7 +278,10 @@ const RankReports& rankReports() {
       report["ranks"][0]["rank"] = rank;
       if (report.contains("processes") && report["processes"].is_array())
         for (auto& p : report["processes"])
-          if (p.is_object() && p.contains("rank")) p["rank"] = rank;
+          if (p.is_object()) {
+            if (p.contains("rank")) p["rank"] = rank;
+            if (p.contains("world_size")) p["world_size"] = kReports;
+          }
       const std::string path = (r.dir.path / ("rank-" + std::to_string(rank) + ".json")).string();
       std::ofstream(path) << report.dump(1);
       r.files.push_back(path);
