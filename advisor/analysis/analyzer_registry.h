@@ -23,7 +23,13 @@ struct JobAnalysis;
 
 enum class AnalyzerStage : uint8_t {
   // Per process on its activity index (timeline, steps). The caller runs these itself: a window
-  // passes its bounds, analyzeJob() none; the registry holds only their merge.
+  // passes its bounds, analyzeJob() none; the registry holds only their merge. analyzeJob() runs
+  // them one process per worker (process_workers.h): job_analysis.cpp's analyzeProcess() computes
+  // a process's results into a ProcessAnalysis, and appendProcess() folds them into the job's in
+  // process order, so the report is the serial one. An analyzer whose result is per process and
+  // costly (it builds its own index or sorts a process's records) belongs there: a field in
+  // ProcessAnalysis, a line in each of those two functions, and its merge listed here with this
+  // stage. A cheap one-pass analyzer stays in Records.
   Timeline,
   // Record by record, no timeline (kernels, precision, BLAS, copies, syncs, NVML, collection).
   Records,

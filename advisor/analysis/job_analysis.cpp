@@ -2,6 +2,7 @@
 
 #include "advisor/analysis/analyzer_registry.h"
 #include "advisor/analysis/interval_union.h"
+#include "advisor/analysis/process_workers.h"
 
 #include <algorithm>
 #include <limits>
@@ -48,19 +49,54 @@ Span recordSpan(const model::ProcessTrace& p) {
   return s;
 }
 
+// One process's wall time: the producer's wall span when known, else the span of its records.
+std::optional<model::TimeNs> processWallTime(const model::ProcessTrace& p) {
+  if (isTimed(p.wall_start, p.wall_end)) return p.wall_end - p.wall_start;
+  if (auto s = recordSpan(p); s.known()) return s.hi - s.lo;
+  return std::nullopt;
+}
+
+// The longest of the processes' wall times, in process order.
+void widenWall(std::optional<model::TimeNs>& wall, std::optional<model::TimeNs> w) {
+  if (w && (!wall || *w > *wall)) wall = w;
+}
+
+// What one process's own records decide, computed on a worker of its own (process_workers.h):
+// the Timeline stage of the registry (timeline with its idle causes, steps) and its wall time.
+// A new per-process analyzer adds its result here, fills it in analyzeProcess() and folds it in
+// appendProcess().
+struct ProcessAnalysis {
+  TimelineResult timeline;
+  std::optional<ProcessSteps> steps;
+  std::optional<model::TimeNs> wall_ns;
+};
+
+ProcessAnalysis analyzeProcess(const model::ProcessTrace& p, const AnalysisOptions& options) {
+  ProcessAnalysis r;
+  // One index per process feeds the timeline, the idle causes and the steps; it is dropped here,
+  // so the workers hold one index each, not one per process.
+  auto index = buildActivityIndex(p);
+  std::vector<DeviceIdle> idle;
+  r.timeline = analyzeTimeline(index, options.idle, &idle);
+  r.steps = analyzeSteps(index, idle, options.idle);
+  if (!options.wall_ns) r.wall_ns = processWallTime(p);
+  return r;
+}
+
+// Folds one process's results into the job's; called in process order, so the job's result is
+// the serial one whatever the number of workers.
+void appendProcess(JobAnalysis& a, ProcessAnalysis&& p) {
+  a.timeline.append(std::move(p.timeline));
+  if (p.steps) a.steps.processes.push_back(std::move(*p.steps));
+  widenWall(a.wall_ns, p.wall_ns);
+}
+
 } // namespace
 
 std::optional<model::TimeNs> wallTime(const model::Trace& trace) {
   std::optional<model::TimeNs> wall;
-  for (const auto& p : trace.processes) {
-    std::optional<model::TimeNs> w;
-    if (isTimed(p.wall_start, p.wall_end)) {
-      w = p.wall_end - p.wall_start;
-    } else if (auto s = recordSpan(p); s.known()) {
-      w = s.hi - s.lo;
-    }
-    if (w && (!wall || *w > *wall)) wall = w;
-  }
+  for (const auto& p : trace.processes)
+    widenWall(wall, processWallTime(p));
   return wall;
 }
 
@@ -88,15 +124,14 @@ std::optional<double> JobAnalysis::hostSyncSecondsPerStep() const {
 JobAnalysis analyzeJob(const model::Trace& trace, const AnalysisOptions& options) {
   JobAnalysis a;
   a.source = trace.source;
-  a.wall_ns = options.wall_ns ? options.wall_ns : wallTime(trace);
-  for (const auto& p : trace.processes) {
-    // One index per process feeds the timeline, the idle causes and the steps.
-    auto index = buildActivityIndex(p);
-    std::vector<DeviceIdle> idle;
-    a.timeline.append(analyzeTimeline(index, options.idle, &idle));
-    if (auto steps = analyzeSteps(index, idle, options.idle))
-      a.steps.processes.push_back(std::move(*steps));
-  }
+  a.wall_ns = options.wall_ns;
+  const size_t n = trace.processes.size();
+  std::vector<ProcessAnalysis> per_process(n);
+  runOnWorkers(n, analysisWorkers(n, options.workers),
+               [&](size_t i) { per_process[i] = analyzeProcess(trace.processes[i], options); });
+  for (auto& p : per_process)
+    appendProcess(a, std::move(p));
+  per_process = {};
   analyzeRecords(trace, options.ingest, a);
   analyzeMemoryLevels(trace, a);
   return a;

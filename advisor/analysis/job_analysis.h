@@ -33,6 +33,9 @@ struct AnalysisOptions {
   // The ingest's view of the streams (live runs, .gwt files); nullptr for imported traces.
   const IngestHealth* ingest = nullptr;
   IdleOptions idle;
+  // Threads for the per-process work (process_workers.h): 0, one per core, at most one per
+  // process; 1, all on the caller's thread. The result is the same either way.
+  unsigned workers = 0;
 };
 
 struct JobAnalysis {
@@ -73,6 +76,9 @@ struct JobAnalysis {
   void merge(const JobAnalysis& other);
 };
 
+// The whole trace. Each process's index, timeline, idle causes and steps are computed on a worker
+// of their own (options.workers) and folded in process order; the Records and MemoryLevels
+// stages then run over the whole trace on the caller's thread.
 JobAnalysis analyzeJob(const model::Trace& trace, const AnalysisOptions& options = {});
 
 // The registry's Records stage (kernels, precision, BLAS, copies, syncs, NVML, collection): into

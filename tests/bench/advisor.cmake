@@ -14,3 +14,12 @@ if(TARGET long_run_app)
     GPUWISE_BENCH_BUILD_DIR="${CMAKE_BINARY_DIR}")
   add_dependencies(advisor_memory_bench gpuwise_exe gpuwise simdevice long_run_app)
 endif()
+# A job's 1 / 8 / 64 rank traces analysed together (analyzeJob serial against one worker per core),
+# and `gpuwise report` merging 1,024 per-rank reports.
+find_package(ZLIB REQUIRED)
+gpuwise_add_bench(advisor_rank_traces_bench SOURCES advisor_rank_traces_bench.cpp
+  LIBS gpuwise_import gpuwise_report gpuwise_rules ZLIB::ZLIB nlohmann_json::nlohmann_json)
+target_compile_definitions(advisor_rank_traces_bench PRIVATE
+  GPUWISE_DEFAULT_TRACES_DIR="${PROJECT_SOURCE_DIR}/../shared/traces"
+  GPUWISE_BENCH_BUILD_DIR="${CMAKE_BINARY_DIR}")
+add_dependencies(advisor_rank_traces_bench gpuwise_exe)
