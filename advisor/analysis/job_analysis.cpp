@@ -99,6 +99,7 @@ JobAnalysis analyzeJob(const model::Trace& trace, const AnalysisOptions& options
   }
   analyzeRecords(trace, options.ingest, a);
   analyzeMemoryLevels(trace, a);
+  analyzeSummary(trace, a);
   return a;
 }
 
@@ -108,6 +109,10 @@ void analyzeRecords(const model::Trace& trace, const IngestHealth* ingest, JobAn
 
 void analyzeMemoryLevels(const model::Trace& trace, JobAnalysis& a) {
   runAnalyzers(AnalyzerStage::MemoryLevels, {trace}, a);
+}
+
+void analyzeSummary(const model::Trace& trace, JobAnalysis& a) {
+  runAnalyzers(AnalyzerStage::Summary, {trace}, a);
 }
 
 std::optional<model::TimeNs> recordSpanStart(const model::ProcessTrace& process) {

@@ -261,6 +261,7 @@ JobAnalysis WindowAggregator::analyse(model::ProcessTrace& owned, const WindowBo
   a.timeline = analyzeTimeline(index, {}, &idle, &bounds);
   if (auto steps = analyzeSteps(index, idle, {}, &bounds))
     a.steps.processes.push_back(std::move(*steps));
+  analyzeSummary(t, a);
   owned = std::move(p);
   return a;
 }
