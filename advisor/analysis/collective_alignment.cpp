@@ -149,6 +149,9 @@ std::vector<RankAlignment> alignCollectives(const std::vector<ProcessCollectiveT
   }
 
   std::vector<TimeNs> waits(processes.size(), 0), all_waits(processes.size(), 0);
+  std::vector<std::vector<TimeNs>> step_waits(processes.size());
+  for (size_t p = 0; p < processes.size() && p < windows.size(); ++p)
+    step_waits[p].assign(windows[p].steps.size(), 0);
   for (const auto& channel : groups)
     for (const auto& group : channel) {
       if (group.size() < 2) continue;
@@ -160,11 +163,17 @@ std::vector<RankAlignment> alignCollectives(const std::vector<ProcessCollectiveT
         const TimeNs wait = std::clamp<TimeNs>(latest - (m.op->start - *out[m.process].offset_ns),
                                                0, std::max<TimeNs>(0, m.op->end - m.op->start));
         all_waits[m.process] += wait;
-        if (windows.empty() ||
-            (m.op->start >= windows[m.process].from && m.op->start < windows[m.process].until))
-          waits[m.process] += wait;
+        if (step_waits[m.process].empty()) continue;
+        const auto& steps = windows[m.process].steps;
+        auto it = std::upper_bound(steps.begin(), steps.end(), m.op->start,
+                                   [](TimeNs t, const auto& s) { return t < s.first; });
+        if (it == steps.begin() || m.op->start >= std::prev(it)->second) continue;
+        step_waits[m.process][size_t(std::prev(it) - steps.begin())] += wait;
       }
     }
+  for (size_t p = 0; p < processes.size(); ++p)
+    waits[p] =
+        step_waits[p].empty() ? all_waits[p] : median(step_waits[p]) * TimeNs(step_waits[p].size());
   for (size_t p = 0; p < processes.size(); ++p) {
     const auto kept = processes[p].kernels.size();
     const auto total = std::max<uint64_t>(processes[p].total, kept);

@@ -22,10 +22,11 @@
 //  4. For each collective of the reference and the kernels matched to it, aligned start =
 //     start - offset; the last rank to arrive is the latest aligned start; each rank's wait is
 //     (that latest start - its own aligned start), clamped to [0, its kernel's duration].
-//  5. A process's collective_wait = the sum of its waits over the collectives that start inside
-//     [count_from, count_until) of that process (its steady steps: the first collectives wait
-//     for the ranks' start-up, which is not the job), scaled by total / kept where the process
-//     had more collectives than kMaxCollectiveTimings.
+//  5. A process's collective_wait: its waits summed per steady step (the collectives that start
+//     inside that step, on its own clock), and the median step's wait x the steady steps: the
+//     first collectives wait for the ranks' start-up, and a step in which the host descheduled
+//     some rank (a loaded machine) is not the job. Without steps, the sum over every collective.
+//     Scaled by total / kept where the process had more collectives than kMaxCollectiveTimings.
 //
 // With one process, or a process none of whose collectives match the reference's, nothing is
 // measured: its offset is nullopt and its wait 0.
@@ -43,13 +44,14 @@ namespace gpuwise::advisor {
 
 inline constexpr int kMaxShift = 8;
 
+// A process's steady steps [start, end), in time order, on its own clock; empty: no steps.
 struct CollectiveCountWindow {
-  model::TimeNs from = INT64_MIN, until = INT64_MAX; // on the process's own clock
+  std::vector<std::pair<model::TimeNs, model::TimeNs>> steps;
 };
 
 struct RankAlignment {
   std::optional<model::TimeNs> offset_ns; // clock offset from the reference process
-  model::TimeNs wait_ns = 0;              // summed wait inside the count window (scaled)
+  model::TimeNs wait_ns = 0;              // median step's wait x steps (step 5 above)
   model::TimeNs all_wait_ns = 0;          // the same over every collective (start-up included)
   uint64_t matched = 0;                   // collectives matched with the reference
 };

@@ -89,8 +89,8 @@ bool addSteps(const StepResult& steps, RankSummary& r, CollectiveCountWindow& wi
     r.input_stall_ratio = double(input) / double(device_ns);
   }
   r.host_seconds = seconds(host);
-  window.from = steady.front().start;
-  window.until = steady.back().end;
+  for (const auto& s : steady)
+    window.steps.emplace_back(s.start, s.end);
   return true;
 }
 

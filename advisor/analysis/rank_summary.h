@@ -27,9 +27,10 @@ struct RankSummary {
   double communication_seconds = 0;         // union of collective kernels
   double communication_exposed_seconds = 0; // not overlapped by compute
   std::optional<double> communication_overlap_ratio;
-  // Its collectives' wait for the last rank to arrive, inside its steady steps (every collective
-  // without steps), clocks aligned (collective_alignment.h). 0 where it cannot be measured: a job
-  // of which only this rank's trace is present, or a rank whose collectives match no other's.
+  // Its collectives' wait for the last rank to arrive, clocks aligned (collective_alignment.h):
+  // the median steady step's wait x its steady steps (every collective without steps). 0 where
+  // it cannot be measured: a job of which only this rank's trace is present, or a rank whose
+  // collectives match no other's.
   double collective_wait_seconds = 0;
   std::optional<double> input_stall_ratio;
   double host_seconds = 0; // per steady step: host-bound idle (launch, sync, Python) x steps

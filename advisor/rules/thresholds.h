@@ -155,8 +155,11 @@ struct Thresholds {
     // step the wait is jitter.
     double min_others_wait_share = 0.10;
     // The straggler's own wait per step at most this share of the others' median: in a balanced
-    // job every rank is sometimes last and waits about as much as the others.
-    double max_own_wait_ratio = 0.35;
+    // job every rank is sometimes last and waits about as much as the others. The planted
+    // stragglers of tests/pytorch/distributed_jobs.h wait 0; beside a CPU hog, where one rank's
+    // loader or launches are descheduled now and then, the balanced jobs' least-waiting rank
+    // measured 0.34 (no_overlap) and 0.78 (healthy) of the others' median.
+    double max_own_wait_ratio = 0.15;
     // Without collectives: a step p50 this much above the median of the other ranks' (the
     // Prometheus straggler alert's 1.2 as well).
     double min_step_ratio = 1.2;
