@@ -1,5 +1,6 @@
 #include "advisor/analysis/analyzer_registry.h"
 
+#include "advisor/analysis/distributed_analyzer.h"
 #include "advisor/analysis/job_analysis.h"
 
 #include <array>
@@ -59,6 +60,16 @@ const std::array kAnalyzers{
     Analyzer{"utilization", Stage::MemoryLevels,
              [](const Input& in, JobAnalysis& a) { a.utilization = analyzeUtilization(in.trace); },
              mergeField<&JobAnalysis::utilization>},
+    Analyzer{"collective_timings", Stage::Records,
+             [](const Input& in, JobAnalysis& a) {
+               a.distributed.collectives = collectCollectiveTimings(in.trace);
+             },
+             [](JobAnalysis& a, const JobAnalysis& o) {
+               mergeCollectiveTimings(a.distributed.collectives, o.distributed.collectives);
+             }},
+    // Last: reads the timeline, steps, collection and communication merged before it.
+    Analyzer{"distributed", Stage::Summary, [](const Input&, JobAnalysis& a) { summarizeRanks(a); },
+             [](JobAnalysis& a, const JobAnalysis&) { summarizeRanks(a); }},
 };
 
 } // namespace

@@ -36,6 +36,9 @@ enum class AnalyzerStage : uint8_t {
   // Following the device-memory level through allocations and frees (memory, utilisation): a
   // window runs them after adding the allocations still live at its start.
   MemoryLevels,
+  // From the other stages' results, after them (the ranks side by side): analyzeJob() and each
+  // live window run it last; its merge recomputes from the merged fields.
+  Summary,
 };
 
 struct AnalyzerInput {

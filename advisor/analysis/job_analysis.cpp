@@ -134,6 +134,7 @@ JobAnalysis analyzeJob(const model::Trace& trace, const AnalysisOptions& options
   per_process = {};
   analyzeRecords(trace, options.ingest, a);
   analyzeMemoryLevels(trace, a);
+  analyzeSummary(trace, a);
   return a;
 }
 
@@ -143,6 +144,10 @@ void analyzeRecords(const model::Trace& trace, const IngestHealth* ingest, JobAn
 
 void analyzeMemoryLevels(const model::Trace& trace, JobAnalysis& a) {
   runAnalyzers(AnalyzerStage::MemoryLevels, {trace}, a);
+}
+
+void analyzeSummary(const model::Trace& trace, JobAnalysis& a) {
+  runAnalyzers(AnalyzerStage::Summary, {trace}, a);
 }
 
 std::optional<model::TimeNs> recordSpanStart(const model::ProcessTrace& process) {

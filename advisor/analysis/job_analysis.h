@@ -87,6 +87,8 @@ void analyzeRecords(const model::Trace& trace, const IngestHealth* ingest, JobAn
 // The registry's MemoryLevels stage (memory, utilisation): a window runs it after the allocations
 // still live at its start are added.
 void analyzeMemoryLevels(const model::Trace& trace, JobAnalysis& a);
+// The registry's Summary stage (the ranks side by side): last, once the other stages ran.
+void analyzeSummary(const model::Trace& trace, JobAnalysis& a);
 
 // First start and last end of a process's timed records (wallTime()'s fallback), nullopt when
 // it has none.

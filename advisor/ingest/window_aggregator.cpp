@@ -262,6 +262,7 @@ JobAnalysis WindowAggregator::analyse(model::ProcessTrace& owned, const WindowBo
   a.communication.attachTimeline(a.timeline);
   if (auto steps = analyzeSteps(index, idle, {}, &bounds))
     a.steps.processes.push_back(std::move(*steps));
+  analyzeSummary(t, a);
   owned = std::move(p);
   return a;
 }

@@ -116,6 +116,28 @@ MathThroughput mathThroughputFor(std::string_view name, int major, int minor) {
   return t;
 }
 
+// NVLink: NVIDIA's per-GPU aggregate, halved to one direction (V100 300, A100 600, H100/H200 900,
+// B200/GB200 1800 GB/s both ways). PCIe: x16 per direction, Gen3 16, Gen4 32, Gen5 64 GB/s.
+constexpr LinkBandwidth kLinks[] = {
+    {"GB200", 900, 64, true}, {"B200", 900, 64, true}, {"H200", 450, 64, true},
+    {"H100", 450, 64, true},  {"A100", 300, 32, true}, {"A30", 0, 32, true},
+    {"A10", 0, 32, true},     {"L40S", 0, 32, true},   {"L4", 0, 32, true},
+    {"V100", 150, 16, true},  {"T4", 0, 16, true},
+};
+
+LinkBandwidth linkBandwidthFor(std::string_view name) {
+  std::string upper(name);
+  for (auto& c : upper)
+    c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  for (const auto& link : kLinks) {
+    if (!contains(upper, link.model)) continue;
+    LinkBandwidth l = link;
+    if (contains(upper, "PCIE")) l.nvlink_gb_per_s = 0;
+    return l;
+  }
+  return {};
+}
+
 MigGpu migGpuFor(std::string_view name, uint64_t memory_total_bytes) {
   std::string upper(name);
   for (auto& c : upper)

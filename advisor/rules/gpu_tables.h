@@ -33,6 +33,19 @@ struct MathThroughput {
 // compute capability picks a representative of the architecture when the name matches nothing.
 MathThroughput mathThroughputFor(std::string_view gpu_name, int compute_major, int compute_minor);
 
+// A GPU's nominal interconnect bandwidth, GB/s in one direction (what nccl-tests' bus bandwidth
+// approaches): NVLink between the GPUs of one node (0 where the model has none: PCIe cards), and
+// its PCIe link to the host.
+struct LinkBandwidth {
+  const char* model = "unknown";
+  double nvlink_gb_per_s = 0;
+  double pcie_gb_per_s = 0;
+  bool known = false;
+};
+
+// By the device name; PCIe variants of NVLink GPUs ("A100-PCIE-40GB", "H100 PCIe") get no NVLink.
+LinkBandwidth linkBandwidthFor(std::string_view gpu_name);
+
 // One MIG GPU-instance profile (NVIDIA MIG user guide, "Supported MIG Profiles").
 struct MigProfile {
   const char* name;        // "1g.10gb"

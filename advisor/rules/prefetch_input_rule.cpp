@@ -8,14 +8,47 @@
 
 namespace gpuwise::advisor {
 
+namespace {
+
+// The rank whose loader alone stalls: over the threshold while the median of the other ranks is
+// under it (one slow loader among many ranks dilutes the job-wide ratio); nullptr otherwise, and
+// for single-process jobs.
+const RankSummary* slowLoaderRank(const DistributedResult& d, double min_ratio) {
+  if (d.ranks.size() < 2) return nullptr;
+  const RankSummary* worst = nullptr;
+  for (const auto& r : d.ranks)
+    if (r.input_stall_ratio && r.step_mean_seconds && r.steps > 0 &&
+        (!worst || *r.input_stall_ratio > *worst->input_stall_ratio))
+      worst = &r;
+  if (!worst || *worst->input_stall_ratio < min_ratio) return nullptr;
+  std::vector<double> others;
+  for (const auto& r : d.ranks)
+    if (&r != worst) others.push_back(r.input_stall_ratio.value_or(0));
+  std::sort(others.begin(), others.end());
+  return others[others.size() / 2] < min_ratio ? worst : nullptr;
+}
+
+// The steps of one process, to measure its stall's recurrence alone.
+StepResult stepsOf(const StepResult& steps, const RankSummary& r) {
+  StepResult one;
+  for (const auto& p : steps.processes)
+    if (p.pid == r.pid && p.rank == r.rank) one.processes.push_back(p);
+  return one;
+}
+
+} // namespace
+
 std::optional<Recommendation> PrefetchInputRule::evaluate(const RuleContext& ctx) const {
   const auto& a = ctx.analysis;
   const auto& t = ctx.thresholds.prefetch_input;
-  auto ratio = a.inputStallRatio();
+  const RankSummary* rank = slowLoaderRank(a.distributed, t.min_ratio);
+  auto ratio = rank ? rank->input_stall_ratio : a.inputStallRatio();
   if (!ratio || *ratio < t.min_ratio || *ratio >= 1.0) return std::nullopt;
   double r = *ratio;
-  double stall_s = toSeconds(a.inputStallNs());
-  double reference_s = toSeconds(a.inputStallReferenceNs());
+  // One rank's loader: its own stall over its own steady step time.
+  double reference_s =
+      rank ? *rank->step_mean_seconds * double(rank->steps) : toSeconds(a.inputStallReferenceNs());
+  double stall_s = rank ? r * reference_s : toSeconds(a.inputStallNs());
   bool with_steps = a.steps.count() > 0;
   bool measured = a.timeline.idle.input_data_loader_ns > 0;
   bool training_loop = a.steps.source() == StepSource::ProfilerStep ||
@@ -24,7 +57,9 @@ std::optional<Recommendation> PrefetchInputRule::evaluate(const RuleContext& ctx
   if (!measured && !training_loop) return std::nullopt;
   // With steps: the stall must recur, not sit in a few steps (thresholds.h); one that does not
   // is reported as a note.
-  const auto stalled_share = a.steps.inputStalledStepShare(t.stalled_step_min_ratio);
+  const auto stalled_share =
+      rank ? stepsOf(a.steps, *rank).inputStalledStepShare(t.stalled_step_min_ratio)
+           : a.steps.inputStalledStepShare(t.stalled_step_min_ratio);
   const bool transient = with_steps && stalled_share && *stalled_share < t.min_stalled_step_share;
 
   // r/(1-r): how many steps' worth of GPU time one worker needs per batch; +1 for variation.
@@ -41,6 +76,8 @@ std::optional<Recommendation> PrefetchInputRule::evaluate(const RuleContext& ctx
   std::string where = with_steps ? "step time" : "the GPU span";
   rec.title = "Prefetch input: the GPU waited for the next batch " + formatPercent(r) + " of " +
               where + " (" + formatSignificant(stall_s) + " s)";
+  if (rank)
+    rec.title += " on rank " + std::to_string(rank->rank) + ", whose loader the others wait for";
   rec.action =
       "Load and transform batches in background workers, ahead of the GPU, and copy them on a "
       "side stream so the copy overlaps compute.\n"
@@ -65,7 +102,7 @@ std::optional<Recommendation> PrefetchInputRule::evaluate(const RuleContext& ctx
   ev["input_stall_seconds"] = stall_s;
   ev["reference_seconds"] = reference_s;
   ev["reference"] = with_steps ? "step_time" : "gpu_span";
-  ev["steps"] = a.steps.steadyCount(); // the steady steps the ratio is measured on
+  ev["steps"] = rank ? rank->steps : a.steps.steadyCount(); // the steady steps measured
   ev["warmup_steps"] = a.steps.warmupCount();
   if (stalled_share) ev["stalled_step_share"] = *stalled_share;
   if (transient) {
@@ -80,6 +117,10 @@ std::optional<Recommendation> PrefetchInputRule::evaluate(const RuleContext& ctx
   ev["expected_saving_ratio"] = rec.expected_saving_ratio;
   ev["min_ratio_threshold"] = t.min_ratio;
 
+  if (rank) {
+    ev["rank"] = rank->rank;
+    rec.parameters["rank"] = rank->rank;
+  }
   rec.parameters["num_workers"] = workers;
   rec.parameters["prefetch_factor"] = prefetch_factor;
   rec.parameters["persistent_workers"] = true;

@@ -1,6 +1,8 @@
 #include "advisor/rules/rule_set.h"
 
+#include "advisor/rules/fix_straggler_rule.h"
 #include "advisor/rules/increase_batch_size_rule.h"
+#include "advisor/rules/overlap_communication_rule.h"
 #include "advisor/rules/precision_rules.h"
 #include "advisor/rules/prefetch_input_rule.h"
 #include "advisor/rules/reduce_host_syncs_rule.h"
@@ -79,6 +81,8 @@ std::vector<std::unique_ptr<Rule>> defaultRules() {
   rules.push_back(std::make_unique<ReduceHostSyncsRule>());
   rules.push_back(std::make_unique<RightSizeMigRule>());
   rules.push_back(std::make_unique<ShareGpuRule>());
+  rules.push_back(std::make_unique<FixStragglerRule>());
+  rules.push_back(std::make_unique<OverlapCommunicationRule>());
   return rules;
 }
 

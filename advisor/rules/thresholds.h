@@ -149,6 +149,35 @@ struct Thresholds {
   };
   ShareGpu share_gpu;
 
+  struct Straggler {
+    // The other ranks' median collective wait per step, as a share of the median step p50, at
+    // which the rank they wait for is a straggler (analysis/straggler.h): below a tenth of a
+    // step the wait is jitter.
+    double min_others_wait_share = 0.10;
+    // The straggler's own wait per step at most this share of the others' median: in a balanced
+    // job every rank is sometimes last and waits about as much as the others. The planted
+    // stragglers of tests/pytorch/distributed_jobs.h wait 0; beside a CPU hog, where one rank's
+    // loader or launches are descheduled now and then, the balanced jobs' least-waiting rank
+    // measured 0.34 (no_overlap) and 0.78 (healthy) of the others' median.
+    double max_own_wait_ratio = 0.15;
+    // Without collectives: a step p50 this much above the median of the other ranks' (the
+    // Prometheus straggler alert's 1.2 as well).
+    double min_step_ratio = 1.2;
+  };
+  Straggler straggler;
+
+  struct OverlapCommunication {
+    // Communication no compute kernel hid and that was not a wait for a late rank (that is
+    // fix_straggler's), as a share of step time, at which overlapping it is advised.
+    double min_exposed_share = 0.10;
+    // Overlap ratio (hidden / communication) above which overlap is already good: the change is
+    // then fewer synchronisations, when communication still takes min_communication_share of the
+    // step.
+    double good_overlap_ratio = 0.8;
+    double min_communication_share = 0.5;
+  };
+  OverlapCommunication overlap_communication;
+
   // Findings whose expected saving is below this share of step (or GPU) time are notes, not
   // recommendations: under 2% a code change rarely repays the engineer's time, and the estimate's
   // own error is of that order. `--advice-floor` overrides it.

@@ -3,7 +3,10 @@
 //   - every recommendation and note names the part of the breakdown it explains (explains.part),
 //     and its expected_saving_ratio is at most the share of the reference time that part
 //     accounts for in the report: an idle cause's summary.idle_seconds_by_cause over the GPU span
-//     (input: summary.input_stall_ratio), pageable copy time, GPU busy time;
+//     (input: summary.input_stall_ratio; one rank's loader, parameters.rank: that rank's stall over
+//     its own step time, which the report's summary does not hold), pageable copy time, GPU busy
+//     time; the ranks' collective wait and exposed communication (communication.*) are bounded
+//     by their reference alone;
 //   - recommendations save at least the advice floor, notes less (risks excepted);
 //   - enable_tf32 is never listed beside enable_mixed_precision (it is one of its alternatives).
 #pragma once
@@ -38,7 +41,9 @@ inline std::vector<std::string> adviceInvariantViolations(const Json& report,
     const std::string part = ex.at("part").get<std::string>();
     const bool risk = part.rfind("risk.", 0) == 0;
     double bound = 1.0;
-    if (part == "idle.input") {
+    if (part == "idle.input" && r.contains("parameters") && r.at("parameters").contains("rank")) {
+      bound = 1.0;
+    } else if (part == "idle.input") {
       bound = number(s, "input_stall_ratio");
     } else if (part.rfind("idle.", 0) == 0) {
       const auto& by = s.at("idle_seconds_by_cause");
@@ -50,6 +55,9 @@ inline std::vector<std::string> adviceInvariantViolations(const Json& report,
       bound = ref > 0 ? s.at("memcpy").at("pageable_seconds").get<double>() / ref : -1.0;
     } else if (part == "busy" || part == "busy.fp32_matmul") {
       bound = span > 0 ? number(s, "gpu_busy_seconds") / span : -1.0;
+    } else if (part == "communication.wait" || part == "communication.exposed") {
+      const double ref = ex.at("reference_seconds").get<double>();
+      bound = ref > 0 ? ex.at("seconds").get<double>() / ref : -1.0;
     } else if (part != "gpu.unused" && !risk) {
       out.push_back(id + ": unknown part " + part);
     }
