@@ -97,8 +97,8 @@ std::string renderRankTable(const std::vector<RankSummary>& ranks,
   if (ranks.size() <= 1) return {};
   const auto sel =
       selectRanks(ranks, straggler, kTerminalMaxRanks, kTerminalSlowest, kTerminalFastest);
-  std::string out = "  ranks: " + std::to_string(ranks.size()) +
-                    (sel.hidden ? " (slowest and fastest by step p50)" : "") + "\n";
+  std::string out = "  per rank" +
+                    std::string(sel.hidden ? " (the slowest and fastest by step p50)" : "") + ":\n";
   char head[256];
   std::snprintf(head, sizeof head, "  %-6s %-12s %-16s %6s %9s %6s %7s %8s %7s %6s\n", "rank",
                 "host", "GPU", "steps", "step p50", "busy", "comm s", "exposed", "wait s", "input");

@@ -35,7 +35,7 @@ json ranksJson(const std::vector<RankSummary>& ranks) {
   for (const auto& r : ranks) {
     json j;
     j["rank"] = r.rank >= 0 ? json(r.rank) : json(nullptr);
-    j["host"] = r.host;
+    j["host"] = r.host.empty() ? json(nullptr) : json(r.host);
     j["pid"] = r.pid;
     j["gpu"] = r.gpu.empty() ? json(nullptr) : json(r.gpu);
     j["steps"] = r.steps;

@@ -748,4 +748,8 @@ nlohmann::ordered_json buildReportJson(const ReportInput& in, const ReportOption
   return r;
 }
 
+json recommendationsJson(const std::vector<Recommendation>& recs) {
+  return recommendations(recs);
+}
+
 } // namespace gpuwise::advisor

@@ -36,6 +36,10 @@ struct ReportOptions {
 
 nlohmann::ordered_json buildReportJson(const ReportInput& input, const ReportOptions& options = {});
 
+// The `recommendations[]` array of those recommendations, as the report writes it (the per-pod
+// report merge writes the job's own findings with it).
+nlohmann::ordered_json recommendationsJson(const std::vector<Recommendation>& recommendations);
+
 // The job's collection tier: the processes' common tier, "mixed" when they differ, "unknown"
 // when there is no process.
 std::string jobTier(const CollectionResult& collection);

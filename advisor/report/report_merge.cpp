@@ -1,13 +1,10 @@
 #include "advisor/report/report_merge.h"
 
+#include "advisor/analysis/straggler.h"
 #include "advisor/report/merge_summary.h"
 #include "advisor/report/ranks_json.h"
 #include "advisor/report/report_json.h"
-
-#if __has_include("advisor/analysis/straggler.h")
-#include "advisor/analysis/straggler.h"
-#define GPUWISE_HAVE_FIND_STRAGGLER 1
-#endif
+#include "advisor/rules/fix_straggler_rule.h"
 
 #include <algorithm>
 #include <cctype>
@@ -139,33 +136,20 @@ json mergeFindings(const std::vector<Pod>& pods, const char* key, bool drop_pod_
   return out;
 }
 
-// The job's straggler as a recommendation: the other ranks' wait is the saving, as a share of
-// the ranks' summed step time.
+// The job's straggler as a recommendation: FixStragglerRule on the merged ranks, so a merged
+// report words and weighs it as a report of the whole job's traces does.
 std::optional<json> stragglerRecommendation(const std::optional<StragglerFinding>& s,
                                             const std::vector<RankSummary>& ranks) {
   if (!s) return std::nullopt;
-  double step_seconds = 0;
-  for (const auto& r : ranks)
-    step_seconds += double(r.steps) * r.step_mean_seconds.value_or(0.0);
-  json rec;
-  rec["id"] = "fix_straggler";
-  rec["title"] = "Rank " + std::to_string(s->rank) + " is the straggler (" + toString(s->cause) +
-                 "): the other ranks wait for it";
-  rec["evidence"] = {{"rank", s->rank},
-                     {"cause", toString(s->cause)},
-                     {"others_wait_seconds", s->others_wait_seconds},
-                     {"step_p50_seconds", s->step_p50_seconds},
-                     {"peers_step_p50_seconds", s->peers_step_p50_seconds}};
-  rec["expected_saving_ratio"] =
-      step_seconds > 0 ? std::min(1.0, s->others_wait_seconds / step_seconds) : 0.0;
-  rec["confidence"] = "medium";
-  rec["action"] = "Find what makes rank " + std::to_string(s->rank) + " slower than its peers (" +
-                  toString(s->cause) + ") and fix it there; its own report names the cause.";
-  rec["parameters"] = {{"rank", s->rank},
-                       {"cause", toString(s->cause)},
-                       {"others_wait_seconds", s->others_wait_seconds}};
-  rec["ranks"] = json::array({s->rank});
-  return rec;
+  JobAnalysis job;
+  job.distributed.ranks = ranks;
+  job.distributed.straggler = s;
+  const Thresholds thresholds;
+  auto rec = FixStragglerRule().evaluate(RuleContext{job, nullptr, thresholds});
+  if (!rec) return std::nullopt;
+  json j = recommendationsJson({*rec}).front();
+  j["ranks"] = json::array({s->rank});
+  return j;
 }
 
 json mergeTopKernels(const std::vector<Pod>& pods) {
@@ -251,13 +235,7 @@ bool looksLikeReportJson(const std::string& head) {
 }
 
 std::optional<StragglerFinding> detectStragglerOfRanks(const std::vector<RankSummary>& ranks) {
-#ifdef GPUWISE_HAVE_FIND_STRAGGLER
   return findStraggler(ranks);
-#else
-  // The per-rank straggler detection (advisor/analysis/straggler.h) is not in this tree yet.
-  (void)ranks;
-  return std::nullopt;
-#endif
 }
 
 bool mergeReports(const std::vector<PodReport>& files, json* merged, std::string* error) {

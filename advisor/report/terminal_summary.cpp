@@ -172,6 +172,19 @@ std::string idleLine(const JobAnalysis& a) {
   return s;
 }
 
+// How many steps: the count, or for the ranks of a job each rank's ("2 per rank x 2 ranks"), as
+// each rank runs the job's steps itself.
+std::string stepCount(const StepResult& steps) {
+  if (steps.processes.size() <= 1) return std::to_string(steps.count());
+  size_t lo = SIZE_MAX, hi = 0;
+  for (const auto& p : steps.processes) {
+    lo = std::min(lo, p.steps.size());
+    hi = std::max(hi, p.steps.size());
+  }
+  return (lo == hi ? std::to_string(lo) : std::to_string(lo) + "-" + std::to_string(hi)) +
+         " per rank x " + std::to_string(steps.processes.size()) + " ranks";
+}
+
 // The step figures are the steady state's (step_analyzer.h): its median, p10-p90, and its
 // variation, defined on the line as the interquartile range over the median.
 std::string stepsLine(const JobAnalysis& a) {
@@ -181,8 +194,9 @@ std::string stepsLine(const JobAnalysis& a) {
   if (all == 0) {
     s = "  steps  none found";
   } else {
-    s = "  steps  " + std::to_string(all) + " (" + toString(a.steps.source()) + ")";
-    if (st.count != all) s += ", steady " + std::to_string(st.count);
+    s = "  steps  " + stepCount(a.steps) + " (" + toString(a.steps.source()) + ")";
+    if (st.count != all)
+      s += ", steady " + std::to_string(st.count) + (a.steps.processes.size() > 1 ? " in all" : "");
     s += ": median " + formatDuration(st.p50_ns) + ", p10-p90 " + formatDuration(st.p10_ns) + "-" +
          formatDuration(st.p90_ns) + ", variation " + formatPercent(st.iqrRatio()) +
          " (IQR/median)";
