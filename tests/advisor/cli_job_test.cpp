@@ -207,7 +207,8 @@ TEST_CASE("ranks from file names; files of a folder that are not traces are skip
   CHECK(r.at("job") == json::parse(R"({"world_size": null, "ranks": [0, 1],
                                        "missing_ranks": [], "missing_rank_count": 0})"));
   CHECK(std::count(run.err.begin(), run.err.end(), '\n') == 3);
-  CHECK(run.err.find(dir / "job/README.txt: skipped: not a gpuwise .gwt recording") != std::string::npos);
+  CHECK(run.err.find(dir / "job/README.txt: skipped: not a gpuwise .gwt recording") !=
+        std::string::npos);
   CHECK(run.err.find(dir / "job/empty.json: skipped: empty") != std::string::npos);
   CHECK(run.err.find(dir / "job/old: skipped") != std::string::npos);
   CHECK(run.out.find("ranks:") == std::string::npos); // none missing: no line
@@ -269,7 +270,8 @@ TEST_CASE("a folder without traces, and a truncated rank trace in a folder: one 
   writeFile(dir / "notes/a.txt", "not a trace\n");
   const Run r = runGpuwise(dir, {"report", dir / "notes", "--json", dir / "n.json"}, "notes");
   CHECK(r.rc == 2);
-  CHECK(r.err.find(dir / "notes/a.txt: skipped: not a gpuwise .gwt recording") != std::string::npos);
+  CHECK(r.err.find(dir / "notes/a.txt: skipped: not a gpuwise .gwt recording") !=
+        std::string::npos);
   CHECK(r.err.find(dir / "notes: no trace in this folder") != std::string::npos);
   CHECK_FALSE(fs::exists(dir / "n.json"));
 
@@ -329,7 +331,8 @@ TEST_CASE("gpuwise report . twice in a folder of traces: its own report is skipp
   INFO(second.err);
   CHECK(second.rc == 0);
   CHECK(second.err.find("gpuwise-report.json: skipped: a gpuwise report") != std::string::npos);
-  CHECK(second.err.find("gpuwise-report.html: skipped: not a gpuwise .gwt recording") != std::string::npos);
+  CHECK(second.err.find("gpuwise-report.html: skipped: not a gpuwise .gwt recording") !=
+        std::string::npos);
   const json r = json::parse(readFile(dir / "gpuwise-report.json"));
   CHECK(ranksOf(r.at("processes")) == std::vector<int>{0, 1});
 }
