@@ -52,13 +52,43 @@ void countKernel(const model::KernelExec& k, const model::Collective* joined,
   }
 }
 
+// Collective calls that carry no kernel correlation (the shim's NCCL hooks) and the collective
+// kernels no record joined: each call launches its one kernel while it runs, so in issue order
+// (the call's start; the kernel's launch, or its GPU start where the launch is unknown) the n-th
+// kernel is the next call that began before it. A kernel with no such call counts by its name.
+void joinInIssueOrder(
+    std::vector<const model::Collective*>& calls,
+    std::vector<std::pair<const model::KernelExec*, CollectiveKernelName>>& kernels,
+    std::vector<CollectiveKindStats>& into) {
+  auto issued = [](const model::KernelExec& k) {
+    return k.launch_start != 0 ? k.launch_start : k.start;
+  };
+  std::stable_sort(calls.begin(), calls.end(),
+                   [](const auto* a, const auto* b) { return a->start < b->start; });
+  std::stable_sort(kernels.begin(), kernels.end(), [&](const auto& a, const auto& b) {
+    return issued(*a.first) < issued(*b.first);
+  });
+  size_t next = 0;
+  for (const auto& [k, named] : kernels) {
+    const model::Collective* joined = nullptr;
+    if (next < calls.size() && calls[next]->start <= issued(*k)) joined = calls[next++];
+    countKernel(*k, joined, named, into);
+  }
+}
+
 ProcessCommunication countProcess(const model::ProcessTrace& p) {
   ProcessCommunication out;
   out.pid = p.info.pid;
   out.rank = p.info.rank;
   std::unordered_map<uint64_t, const model::Collective*> by_correlation;
-  for (const auto& c : p.collectives)
-    if (c.correlation != 0) by_correlation.emplace(c.correlation, &c);
+  std::vector<const model::Collective*> uncorrelated;
+  for (const auto& c : p.collectives) {
+    if (c.correlation != 0)
+      by_correlation.emplace(c.correlation, &c);
+    else
+      uncorrelated.push_back(&c);
+  }
+  std::vector<std::pair<const model::KernelExec*, CollectiveKernelName>> unjoined;
   for (const auto& k : p.kernels) {
     const auto named = parseCollectiveKernelName(p.names.get(k.name));
     if ((k.flags & model::kKernelCommunication) == 0 && !named.collective) continue;
@@ -66,8 +96,12 @@ ProcessCommunication countProcess(const model::ProcessTrace& p) {
     if (k.correlation != 0)
       if (auto it = by_correlation.find(k.correlation); it != by_correlation.end())
         joined = it->second;
-    countKernel(k, joined, named, out.by_kind);
+    if (joined || uncorrelated.empty())
+      countKernel(k, joined, named, out.by_kind);
+    else
+      unjoined.emplace_back(&k, named);
   }
+  joinInIssueOrder(uncorrelated, unjoined, out.by_kind);
   sortByKind(out.by_kind);
   for (auto& s : out.by_kind)
     s.computeBandwidths();

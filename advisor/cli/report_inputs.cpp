@@ -60,14 +60,11 @@ bool classifyReportInputs(const std::vector<std::string>& inputs, ClassifiedInpu
       std::vector<std::string> found;
       std::string trace;
       scanFolder(input, &found, &trace);
-      if (found.empty()) {
+      // A folder with any trace is a folder of traces: a report in it is the one an earlier
+      // `gpuwise report DIR` left there, which the trace loader skips with a line.
+      if (found.empty() || !trace.empty()) {
         if (first_trace.empty()) first_trace = input;
         continue;
-      }
-      if (!trace.empty()) {
-        *error = found.front() + " is a report and " + trace +
-                 " a trace: give reports to merge or traces to analyse, not both";
-        return false;
       }
       reports.insert(reports.end(), found.begin(), found.end());
     } else if (isReportFile(input)) {

@@ -354,7 +354,7 @@ TEST_CASE("analyzer registry: each analyzer once, each stage's entries run, ever
     CHECK(analyzer.merge != nullptr);
     CHECK((analyzer.run == nullptr) == (analyzer.stage == AnalyzerStage::Timeline));
   }
-  CHECK(names.size() == 13);
+  CHECK(names.size() == 14);
   // Precision is computed from the kernels, so it comes after them in run and merge order.
   auto at = [](std::string_view name) {
     auto list = analyzers();
@@ -364,7 +364,8 @@ TEST_CASE("analyzer registry: each analyzer once, each stage's entries run, ever
   };
   CHECK(at("kernels") < at("precision"));
   // The ranks side by side are recomputed from the merged fields, so they merge last.
-  for (const char* before : {"timeline", "steps", "collection", "collective_timings"})
+  for (const char* before :
+       {"timeline", "steps", "collection", "communication", "collective_timings"})
     CHECK(at(before) < at("distributed"));
   CHECK(size_t(at("distributed")) == analyzers().size() - 1);
 }

@@ -157,6 +157,38 @@ TEST_CASE("per kind: a joined Collective record gives bytes, group size and band
   CHECK(*k.bus_bytes_per_second == Approx(1e12 * 2 * 7 / 8));
 }
 
+TEST_CASE("per kind: the shim's uncorrelated calls join their kernels in issue order") {
+  // Three all-reduces of 1, 2 and 3 MB (FP32), each call issued just before its kernel; a fourth
+  // kernel with no call counts by its name, unsized.
+  auto p = process(1);
+  p.info.rank = 0;
+  const char* nccl = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)";
+  for (int i = 0; i < 4; ++i) {
+    const model::TimeNs at = kT0 + i * 1000 * kUs;
+    auto k = named(p, nccl, at + 10 * kUs, at + 110 * kUs, 9);
+    k.launch_start = at + 2 * kUs;
+    k.launch_end = at + 3 * kUs;
+    p.kernels.push_back(k);
+    if (i == 3) continue;
+    model::Collective c;
+    c.start = at;
+    c.end = at + 5 * kUs;
+    c.kind = CollectiveKind::AllReduce;
+    c.element = ElementType::Float32;
+    c.in_count = c.out_count = 250'000 * uint64_t(i + 1);
+    c.group_size = 4;
+    p.collectives.push_back(c);
+  }
+  // Listed out of order: the join sorts by issue time.
+  std::swap(p.collectives[0], p.collectives[2]);
+  const auto r = analyzeCommunication(trace(std::move(p)));
+  REQUIRE(r.by_kind.size() == 1);
+  CHECK(r.by_kind[0].count == 4);
+  CHECK(r.by_kind[0].sized == 3);
+  CHECK(r.by_kind[0].bytes == 6'000'000);
+  CHECK(r.by_kind[0].group_size == 4);
+}
+
 TEST_CASE("merge: two windows' results add their kinds and take the merged timeline's times") {
   const auto whole = allReduceBeside(50 * kUs, 150 * kUs);
   auto a = analyzeJob(whole), b = analyzeJob(whole);

