@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <map>
 #include <set>
+#include <utility>
 
 namespace gpuwise::advisor {
 namespace {
@@ -115,6 +116,30 @@ std::optional<double> busyRatio(const json& r) {
 
 std::optional<double> steadyNumber(const json& r, std::string_view key) {
   return jsonNumber(r, {"summary", "steps", "steady", key});
+}
+
+// The steady median's 95% interval (summary.steps.steady.p50_ci95_seconds), nullopt without it.
+std::optional<std::pair<double, double>> medianInterval(const json& r) {
+  const json* ci = jsonAt(r, {"summary", "steps", "steady", "p50_ci95_seconds"});
+  if (!ci || !ci->is_array() || ci->size() != 2 || !(*ci)[0].is_number() || !(*ci)[1].is_number())
+    return std::nullopt;
+  const double low = (*ci)[0].get<double>(), high = (*ci)[1].get<double>();
+  if (!std::isfinite(low) || !std::isfinite(high) || high < low) return std::nullopt;
+  return std::pair{low, high};
+}
+
+// Two runs whose steady medians' 95% intervals lie apart by more than the threshold differ,
+// whatever the band says: the band widens with a noisy run's spread, and a run whose steps a busy
+// host stretched can carry a wide interval that still lies wholly above the base's (a 42% slower
+// run beside a CPU hog had a 73% band). Overlapping intervals keep the band's answer.
+void separateIntervals(MetricDelta& m, const json& base, const json& next, double threshold) {
+  if (m.change != Change::Same) return;
+  const auto b = medianInterval(base), n = medianInterval(next);
+  if (!b || !n) return;
+  if (n->first > b->second * (1 + threshold))
+    m.change = Change::Worse;
+  else if (n->second < b->first * (1 - threshold))
+    m.change = Change::Better;
 }
 
 // The steady median's relative standard error from its 95% interval (summary.steps.steady.
@@ -273,6 +298,7 @@ ReportDiff diffReports(const json& base, const json& next, const DiffOptions& op
   if (diff.steady) {
     add("step_seconds", "step time (median, steady)", Unit::Seconds, Better::Lower, true,
         steadyNumber(base, "p50_seconds"), steadyNumber(next, "p50_seconds"));
+    separateIntervals(diff.metrics.back(), base, next, options.threshold);
   } else {
     add("step_seconds", "step time (mean)", Unit::Seconds, Better::Lower, true,
         num(base, {"summary", "steps", "mean_seconds"}),

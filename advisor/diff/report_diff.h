@@ -23,6 +23,10 @@
 // moves from run to run with nothing changed, the less the more steps it has; a change inside the
 // band is "within noise", not a regression, and a slowdown well beyond its own runs' uncertainty
 // always shows (a 20% slower step regresses unless the runs are too short or too noisy to tell).
+// Two runs whose steady medians' 95% intervals lie apart by more than `threshold` differ even
+// when the band is wider (a run a busy host stretched has a wide interval that can still lie
+// wholly above the base's): the new interval's low end above the base's high end x (1 +
+// threshold) is a regression, its high end below the base's low end x (1 - threshold) better.
 // Reports without the steady figures (older ones, traces without steps) compare the mean step
 // time and the span's busy share against `threshold` alone.
 //

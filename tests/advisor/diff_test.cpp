@@ -341,3 +341,25 @@ TEST_CASE("diff: steps a busy host stretched do not hide a 20% slower step") {
   old_slow["summary"]["steps"]["steady"].erase("p50_ci95_seconds");
   CHECK(diffReports(healthy, old_slow).noise_band > 0.2);
 }
+
+TEST_CASE("diff: intervals that lie apart regress whatever a wide band says; overlapping ones "
+          "keep the band's answer") {
+  // A base run with a tight median and a slow run a busy host stretched: its interval is wide
+  // (a 73% band was seen) yet lies wholly above the base's, 19% higher at its low end.
+  auto withInterval = [](double p50, double low, double high) {
+    json r = steadyReport(p50, p50, 0.005);
+    r["summary"]["steps"]["steady"]["p50_ci95_seconds"] = {low, high};
+    return r;
+  };
+  const json base = withInterval(0.0053, 0.00529, 0.00531);
+  const auto slow = diffReports(base, withInterval(0.00756, 0.0063, 0.0112));
+  INFO(renderDiffText(slow));
+  CHECK(slow.noise_band > 0.4);
+  CHECK(slow.verdict == DiffVerdict::Regression);
+  // The same wide run reaching down to within the threshold of the base: the band decides.
+  CHECK(diffReports(base, withInterval(0.00756, 0.0055, 0.0112)).verdict == DiffVerdict::Unchanged);
+  // And a run wholly below the base's interval is better, not a regression.
+  const auto faster = diffReports(withInterval(0.00756, 0.0063, 0.0112), base);
+  CHECK(faster.verdict == DiffVerdict::Improvement);
+  CHECK(metric(faster, "step_seconds").change == Change::Better);
+}
