@@ -28,11 +28,6 @@ using json = nlohmann::json;
 
 namespace {
 
-std::string python() {
-  const char* p = std::getenv("GPUWISE_PYTHON");
-  return p ? p : "/usr/bin/python3";
-}
-
 const json* find(const json& report, const std::string& id) {
   for (const auto& r : report["recommendations"])
     if (r["id"] == id) return &r;
@@ -115,9 +110,10 @@ TEST_CASE("distributed jobs: straggler and exposed-communication advice, live an
   for (const DistributedJob& job : gpuwise::test::distributedJobs()) {
     DYNAMIC_SECTION(job.name) {
       const std::string gwt = dir / (job.name + ".gwt");
-      auto argv = simulatedRunArgv(dir, job.name,
-                                   gpuwise::test::distributedJobCommand(job, python(), sourceDir()),
-                                   {"--trace", gwt});
+      auto argv = simulatedRunArgv(
+          dir, job.name,
+          gpuwise::test::distributedJobCommand(job, gpuwise::test::testPython(), sourceDir()),
+          {"--trace", gwt});
       std::vector<std::string> env;
       gpuwise::test::withoutLeakChecks(env); // python (tests/sanitizer_env.h)
       Process live(argv, env, dir.path, dir.path, job.name);

@@ -11,10 +11,27 @@
 //   argv = simulatedRunArgv(dir, job.name, distributedJobCommand(job, python, sourceDir()));
 #pragma once
 
+#include <cstdlib>
+#include <regex>
 #include <string>
 #include <vector>
 
 namespace gpuwise::test {
+
+// The Python the tests run train.py with: GPUWISE_PYTHON (set by CMake), else /usr/bin/python3.
+inline std::string testPython() {
+  const char* p = std::getenv("GPUWISE_PYTHON");
+  return p ? p : "/usr/bin/python3";
+}
+
+// Every rank's "allreduces=N", from the gwtrain result lines in a job's output.
+inline std::vector<long long> allReduceCounts(const std::string& out) {
+  std::vector<long long> counts;
+  static const std::regex re(R"( allreduces=(\d+))");
+  for (std::sregex_iterator it(out.begin(), out.end(), re), end; it != end; ++it)
+    counts.push_back(std::stoll((*it)[1]));
+  return counts;
+}
 
 inline constexpr int kDistributedRanks = 4;
 

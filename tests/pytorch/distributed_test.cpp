@@ -13,7 +13,6 @@
 #include <fstream>
 #include <iostream>
 #include <map>
-#include <regex>
 #include <set>
 
 #include "tests/advisor/subprocess.h"
@@ -25,20 +24,6 @@ using json = nlohmann::json;
 
 namespace {
 
-std::string python() {
-  const char* p = std::getenv("GPUWISE_PYTHON");
-  return p ? p : "/usr/bin/python3";
-}
-
-// Every rank's "allreduces=N" (from its gwtrain line).
-std::vector<long long> allReduceCounts(const std::string& out) {
-  std::vector<long long> counts;
-  static const std::regex re(R"( allreduces=(\d+))");
-  for (std::sregex_iterator it(out.begin(), out.end(), re), end; it != end; ++it)
-    counts.push_back(std::stoll((*it)[1]));
-  return counts;
-}
-
 struct JobRun {
   int status = -1;
   json report;
@@ -48,8 +33,9 @@ struct JobRun {
 };
 
 JobRun runJob(const TempDir& dir, const DistributedJob& job) {
-  auto argv = simulatedRunArgv(dir, job.name,
-                               gpuwise::test::distributedJobCommand(job, python(), sourceDir()));
+  auto argv = simulatedRunArgv(
+      dir, job.name,
+      gpuwise::test::distributedJobCommand(job, gpuwise::test::testPython(), sourceDir()));
   std::vector<std::string> env;
   gpuwise::test::withoutLeakChecks(env); // python (tests/sanitizer_env.h)
   Process p(argv, env, dir.path, dir.path, job.name);
@@ -83,7 +69,7 @@ TEST_CASE("4-rank data-parallel jobs on the simulated device: ranks, NCCL kernel
     JobRun r = runJob(dir, job);
     INFO(job.name << "\nstdout: " << r.out << "\nstderr: " << r.err);
     REQUIRE(r.status == 0);
-    CHECK(allReduceCounts(r.out) == std::vector<long long>(4, steps * buckets));
+    CHECK(gpuwise::test::allReduceCounts(r.out) == std::vector<long long>(4, steps * buckets));
     REQUIRE(r.report.is_object());
     std::set<int64_t> ranks;
     for (const auto& p : r.report["processes"])
@@ -120,7 +106,7 @@ TEST_CASE("a rank that fails ends the job at once: launch.py ends the others, no
          "sys.argv = sys.argv[1:]\n"
          "runpy.run_path(sys.argv[0], run_name='__main__')\n";
   }
-  std::vector<std::string> argv{python(),
+  std::vector<std::string> argv{gpuwise::test::testPython(),
                                 sourceDir() + "/samples/pytorch/launch.py",
                                 "--stand-in",
                                 "--nproc-per-node",

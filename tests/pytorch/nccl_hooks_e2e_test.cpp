@@ -16,30 +16,11 @@
 #include <catch2/catch.hpp>
 
 #include <map>
-#include <regex>
 #include <set>
 
 using namespace gpuwise;
 using namespace gpuwise::advisor;
 using namespace gpuwise::advisor::test;
-
-namespace {
-
-std::string python() {
-  const char* p = std::getenv("GPUWISE_PYTHON");
-  return p ? p : "/usr/bin/python3";
-}
-
-// Every rank's "allreduces=N" (from its gwtrain line).
-std::vector<long long> allReduceCounts(const std::string& out) {
-  std::vector<long long> counts;
-  static const std::regex re(R"( allreduces=(\d+))");
-  for (std::sregex_iterator it(out.begin(), out.end(), re), end; it != end; ++it)
-    counts.push_back(std::stoll((*it)[1]));
-  return counts;
-}
-
-} // namespace
 
 TEST_CASE("A live 4-rank job records every all-reduce with its size, communicator and sequence") {
   if (access((buildDir() + "/simdevice/libnccl.so.2").c_str(), R_OK) != 0)
@@ -49,7 +30,8 @@ TEST_CASE("A live 4-rank job records every all-reduce with its size, communicato
   const uint64_t bucket_floats = 2048ull * 2048;
   const gpuwise::test::DistributedJob& job = gpuwise::test::distributedJobs().front();
   REQUIRE(job.name == "healthy");
-  auto command = gpuwise::test::distributedJobCommand(job, python(), sourceDir());
+  auto command =
+      gpuwise::test::distributedJobCommand(job, gpuwise::test::testPython(), sourceDir());
   command.insert(command.end(), {"--steps", std::to_string(steps), "--warmup", "2"});
   const std::string gwt = dir / "healthy.gwt";
   std::vector<std::string> env;
@@ -59,7 +41,7 @@ TEST_CASE("A live 4-rank job records every all-reduce with its size, communicato
   const int status = p.wait(std::chrono::seconds(300)).value_or(-1);
   INFO("stdout: " << p.out() << "\nstderr: " << p.err());
   REQUIRE(status == 0);
-  REQUIRE(allReduceCounts(p.out()) == std::vector<long long>(4, steps * buckets));
+  REQUIRE(gpuwise::test::allReduceCounts(p.out()) == std::vector<long long>(4, steps * buckets));
 
   std::string error;
   StreamRouter router([](std::string_view) {}, StreamRouter::kMaxStreams, 0);
