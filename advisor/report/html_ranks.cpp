@@ -94,13 +94,7 @@ void htmlRanksSection(std::ostream& o, const ReportJson& r) {
   const auto sel = selectRanks(ranks, straggler, kMaxRankBars, kSlowestBars, kFastestBars);
   o << "<section aria-labelledby=\"ranks-h\">\n<h2 id=\"ranks-h\">Ranks</h2>\n<p>" << ranks.size()
     << " ranks";
-  if (straggler)
-    o << "; "
-      << htmlEscape("rank " + std::to_string(straggler->rank) + " is the straggler (" +
-                    toString(straggler->cause) + "): step p50 " +
-                    formatSeconds(straggler->step_p50_seconds) + " against its peers' " +
-                    formatSeconds(straggler->peers_step_p50_seconds) + ", the other ranks wait " +
-                    formatSeconds(straggler->others_wait_seconds) + " for it");
+  if (straggler) o << "; " << htmlEscape(stragglerSentence(*straggler));
   o << ".</p>\n" << stepChart(ranks, sel, straggler) << "\n" << timeChart(ranks, sel) << "\n";
   if (sel.hidden)
     o << "<p class=\"muted\">The " << sel.shown.size()

@@ -83,13 +83,16 @@ RankSelection selectRanks(const std::vector<RankSummary>& ranks,
   return sel;
 }
 
+std::string stragglerSentence(const StragglerFinding& straggler) {
+  return "rank " + std::to_string(straggler.rank) + " is the straggler (" +
+         toString(straggler.cause) + "): the other ranks wait " +
+         formatDuration(static_cast<model::TimeNs>(straggler.others_wait_seconds * 1e9)) +
+         " for it in their collectives";
+}
+
 std::string stragglerLine(const std::optional<StragglerFinding>& straggler) {
   if (!straggler) return {};
-  auto dur = [](double s) { return formatDuration(static_cast<model::TimeNs>(s * 1e9)); };
-  return "  rank " + std::to_string(straggler->rank) + " is the straggler (" +
-         toString(straggler->cause) + "): step p50 " + dur(straggler->step_p50_seconds) +
-         " against its peers' " + dur(straggler->peers_step_p50_seconds) +
-         "; the other ranks wait " + dur(straggler->others_wait_seconds) + " for it\n";
+  return "  " + stragglerSentence(*straggler) + "\n";
 }
 
 std::string renderRankTable(const std::vector<RankSummary>& ranks,

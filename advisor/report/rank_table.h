@@ -37,8 +37,11 @@ RankSelection selectRanks(const std::vector<RankSummary>& ranks,
 std::string renderRankTable(const std::vector<RankSummary>& ranks,
                             const std::optional<StragglerFinding>& straggler);
 
-// "rank 3 is the straggler (compute): step p50 1.25 s against its peers' 1.02 s; the other ranks
-// wait 4.1 s for it". Empty without a straggler.
+// stragglerSentence() on a line of the terminal summary; empty without a straggler.
 std::string stragglerLine(const std::optional<StragglerFinding>& straggler);
+// The sentence both name the straggler with: "rank 2 is the straggler (compute): the other ranks
+// wait 310 ms for it in their collectives". Ranks in lockstep share one step time, so the wait,
+// not the step, is what tells the straggler apart.
+std::string stragglerSentence(const StragglerFinding& straggler);
 
 } // namespace gpuwise::advisor
