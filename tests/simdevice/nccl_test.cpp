@@ -16,6 +16,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "tests/sanitizer_env.h"
 #include "tests/simdevice/test_support.h"
 
 namespace {
@@ -106,7 +107,8 @@ void requireClean(const std::vector<RankRun>& runs) {
 
 std::string readelf(const std::string& args) {
   std::string out;
-  FILE* pipe = popen(("readelf " + args + " 2>&1").c_str(), "r");
+  // Without the sanitizer lane's preloaded runtime: an unsanitized readelf crashes under TSan's.
+  FILE* pipe = popen(("env -u LD_PRELOAD readelf " + args + " 2>&1").c_str(), "r");
   REQUIRE(pipe != nullptr);
   char buffer[4096];
   for (size_t n; (n = fread(buffer, 1, sizeof buffer, pipe)) > 0;)
@@ -201,6 +203,7 @@ TEST_CASE(
 TEST_CASE(
     "collectives issued back to back chain: each starts when the one before ends everywhere") {
   const auto runs = runJob({"chain", "chain", "chain"}, {0, 20, 0});
+  const bool slow_host = gpuwise::test::underSanitizer();
   const std::vector<std::string> names{
       "_Z39ncclDevKernel_AllReduce_Sum_f32_RING_LL24ncclDevKernelArgsStorageILm4096EE",
       "_Z31ncclDevKernel_AllGather_RING_LL24ncclDevKernelArgsStorageILm4096EE",
@@ -214,11 +217,18 @@ TEST_CASE(
     for (size_t i = 0; i < names.size(); ++i) {
       CHECK(r.kernels[i].name == names[i]);
       CHECK(r.kernels[i].end == runs[0].kernels[i].end);
-      if (i > 0) CHECK(r.kernels[i].start == r.kernels[i - 1].end);
+      // Under a sanitizer the host can issue the next collective after the previous one ended
+      // (it then starts at its issue): the chain's order holds, not its contact.
+      if (i > 0 && slow_host) CHECK(r.kernels[i].start >= r.kernels[i - 1].end);
+      if (i > 0 && !slow_host) CHECK(r.kernels[i].start == r.kernels[i - 1].end);
     }
   }
-  // All-gather of 3 x 1,398,101 bf16: 6 us + 2/3 x 8,388,606 B at 100 GB/s.
-  CHECK(runs[0].kernels[1].end - runs[0].kernels[1].start == 6'000 + 55'924);
+  // All-gather of 3 x 1,398,101 bf16: 6 us + 2/3 x 8,388,606 B at 100 GB/s (more when a slowed
+  // host made a rank arrive late).
+  if (slow_host)
+    CHECK(runs[0].kernels[1].end - runs[0].kernels[1].start >= 6'000 + 55'924);
+  else
+    CHECK(runs[0].kernels[1].end - runs[0].kernels[1].start == 6'000 + 55'924);
   CHECK(runs[0].kernels[0].end - runs[0].kernels[0].start >= 19'000'000); // waited for rank 1
 }
 
