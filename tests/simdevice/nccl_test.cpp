@@ -107,8 +107,7 @@ void requireClean(const std::vector<RankRun>& runs) {
 
 std::string readelf(const std::string& args) {
   std::string out;
-  // Without the sanitizer lane's preloaded runtime: an unsanitized readelf crashes under TSan's.
-  FILE* pipe = popen(("env -u LD_PRELOAD readelf " + args + " 2>&1").c_str(), "r");
+  FILE* pipe = popen(("readelf " + args + " 2>&1").c_str(), "r");
   REQUIRE(pipe != nullptr);
   char buffer[4096];
   for (size_t n; (n = fread(buffer, 1, sizeof buffer, pipe)) > 0;)
@@ -121,6 +120,12 @@ std::string readelf(const std::string& args) {
 
 TEST_CASE(
     "libnccl.so.2: the real SONAME, unversioned nccl* exports as the real one, the API used") {
+  // popen() forks this multithreaded process, and gcc 12's sanitizer runtimes do not survive
+  // that in the child (tests/sanitizer_env.h): the normal lane checks the exports.
+  if (!gpuwise::test::forkChildrenCheckable()) {
+    WARN("exports not checked under a sanitizer (fork of a multithreaded process)");
+    return;
+  }
   const std::string lib = gwsim_test::simdeviceDir() + "/libnccl.so.2";
   CHECK(readelf("-d " + lib).find("Library soname: [libnccl.so.2]") != std::string::npos);
   std::set<std::string> exported;
