@@ -11,6 +11,7 @@
 #include "tests/advisor/number_check.h"
 #include "tests/advisor/subprocess.h"
 #include "tests/pytorch/distributed_jobs.h"
+#include "tests/sanitizer_env.h"
 #include "tests/skip_test.h"
 
 #include <unistd.h>
@@ -87,6 +88,10 @@ void checkAdvice(const DistributedJob& job, const json& report) {
     CHECK((*s)["parameters"]["rank"] == job.straggler_rank);
     CHECK((*s)["parameters"]["cause"] == job.straggler_cause);
     CHECK((*s)["parameters"]["others_wait_seconds"].get<double>() > 0);
+  } else if (gpuwise::test::underSanitizer()) {
+    // A sanitizer slows each rank's host several times over, unevenly: a rank can then really be
+    // the one the others wait for. That lane checks the planted cases, not the absence of others.
+    if (recs.count("fix_straggler")) WARN(job.name << ": fix_straggler under a sanitizer");
   } else {
     CHECK(recs.count("fix_straggler") + notes.count("fix_straggler") == 0);
   }
@@ -97,7 +102,7 @@ void checkAdvice(const DistributedJob& job, const json& report) {
   }
   if (job.exposed_communication)
     CHECK(recs.count("overlap_communication") == 1);
-  else
+  else if (!gpuwise::test::underSanitizer())
     CHECK(recs.count("overlap_communication") + notes.count("overlap_communication") == 0);
 }
 
