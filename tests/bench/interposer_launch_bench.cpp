@@ -21,6 +21,7 @@
 #include "interposer/runtime.h"
 #include "profiler/clock/clock.h"
 #include "profiler/cupti/fake_cupti_port.h"
+#include "tests/bench/hook_timing.h"
 
 #include <benchmark/benchmark.h>
 
@@ -28,25 +29,13 @@
 #include <vector>
 
 #include <dlfcn.h>
-#if defined(__x86_64__)
-#include <x86intrin.h>
-#endif
 
 using namespace gpuwise;
+using gpuwise::bench::fencedTicks;
+using gpuwise::bench::percentile;
 using namespace gpuwise::interposer;
 
 namespace {
-
-inline uint64_t fencedTicks() {
-#if defined(__x86_64__)
-  _mm_lfence();
-  uint64_t t = __rdtsc();
-  _mm_lfence();
-  return t;
-#else
-  return profiler::readTicks(profiler::TickSource::Counter);
-#endif
-}
 
 using LaunchFn = cudaError_t (*)(cudaKernel_t, dim3, dim3, void**, size_t, cudaStream_t);
 
@@ -69,12 +58,6 @@ void setUp(ShimMode mode) {
   d.make_cupti_port = [] { return std::make_unique<profiler::FakeCuptiPort>(); };
   configure(c, d);
   if (mode != ShimMode::Off) gpuwise::interposer::startShim();
-}
-
-double percentile(std::vector<double>& v, double p) {
-  size_t i = size_t(p * double(v.size() - 1));
-  std::nth_element(v.begin(), v.begin() + long(i), v.end());
-  return v[i];
 }
 
 // Of the hooked launches, the share recorded in full rather than counted.

@@ -12,6 +12,7 @@
 #include "interposer/runtime.h"
 #include "profiler/clock/clock.h"
 #include "profiler/cupti/fake_cupti_port.h"
+#include "tests/bench/hook_timing.h"
 
 #include <benchmark/benchmark.h>
 
@@ -19,11 +20,10 @@
 #include <vector>
 
 #include <dlfcn.h>
-#if defined(__x86_64__)
-#include <x86intrin.h>
-#endif
 
 using namespace gpuwise;
+using gpuwise::bench::fencedTicks;
+using gpuwise::bench::percentile;
 using namespace gpuwise::interposer;
 
 extern "C" {
@@ -35,23 +35,6 @@ namespace {
 
 using AllReduceFn = nccl::Result (*)(const void*, void*, size_t, int, int, nccl::Comm,
                                      cudaStream_t);
-
-inline uint64_t fencedTicks() {
-#if defined(__x86_64__)
-  _mm_lfence();
-  uint64_t t = __rdtsc();
-  _mm_lfence();
-  return t;
-#else
-  return profiler::readTicks(profiler::TickSource::Counter);
-#endif
-}
-
-double percentile(std::vector<double>& v, double p) {
-  size_t i = size_t(p * double(v.size() - 1));
-  std::nth_element(v.begin(), v.begin() + long(i), v.end());
-  return v[i];
-}
 
 void setUp(bool off) {
   resetForTest(std::chrono::seconds(10));
