@@ -2,12 +2,12 @@
 
 #include <isa-l/igzip_lib.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <vector>
 
 namespace gpuwise::advisor {
 namespace {
@@ -31,7 +31,8 @@ const char* inflateErrorText(int code) {
 
 struct ByteSource::Inflate {
   inflate_state state;
-  std::vector<uint8_t> piece; // compressed input read from the file
+  std::unique_ptr<uint8_t[]> piece; // compressed input read from the file (not zeroed)
+  size_t piece_size = 0;
 };
 
 ByteSource::ByteSource() = default;
@@ -63,7 +64,11 @@ std::unique_ptr<ByteSource> ByteSource::openFile(const std::string& path, std::s
   src->gzip_ = n == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
   if (src->gzip_) {
     src->inflate_ = std::make_unique<Inflate>();
-    src->inflate_->piece.resize(kInputPiece);
+    // No bigger than the file (+1, so the read that finds its end is a separate one): a small
+    // trace does not pay for zeroing or faulting in a 1 MiB piece.
+    src->inflate_->piece_size =
+        size_t(std::min<uint64_t>(kInputPiece, std::max<uint64_t>(src->input_size_, 4095) + 1));
+    src->inflate_->piece.reset(new uint8_t[src->inflate_->piece_size]);
     isal_inflate_init(&src->inflate_->state);
     src->inflate_->state.crc_flag = ISAL_GZIP;
   }
@@ -130,14 +135,14 @@ bool ByteSource::refill() {
     return true;
   }
   for (;;) {
-    const ssize_t n = ::read(fd_, inflate_->piece.data(), inflate_->piece.size());
+    const ssize_t n = ::read(fd_, inflate_->piece.get(), inflate_->piece_size);
     if (n < 0) {
       if (errno == EINTR) continue;
       error_ = std::string("read error: ") + std::strerror(errno);
       return false;
     }
     if (n == 0) input_eof_ = true;
-    st.next_in = inflate_->piece.data();
+    st.next_in = inflate_->piece.get();
     st.avail_in = uint32_t(n);
     input_consumed_ += uint64_t(n);
     return true;

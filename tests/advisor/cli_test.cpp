@@ -297,6 +297,40 @@ TEST_CASE("gpuwise version and --help exit 0") {
   CHECK(h.out().find("run") != std::string::npos);
 }
 
+// bin/gpuwise starts without ZeroMQ, OpenSSL and their ~20 libraries: run, advisor and webhook
+// are in lib/libgpuwise_live.so, loaded when one of them is parsed (advisor/cli/live_commands.h).
+TEST_CASE("only run, advisor and webhook load lib/libgpuwise_live.so and its libraries") {
+  TempDir dir;
+  const std::string trace =
+      sourceDir() +
+      "/tests/data/traces/kineto/hta/amd_trace/mi250_minitoy_train_ROCm6_2_kineto.json.gz";
+  // What the loader maps, from its own log (LD_DEBUG=libs, on stderr).
+  Process v({gpuwiseExe(), "version"}, {"LD_DEBUG=libs"}, dir.path, dir.path, "version");
+  REQUIRE(v.wait() == 0);
+  CHECK(v.err().find("libgpuwise_live") == std::string::npos);
+  CHECK(v.err().find("libzmq") == std::string::npos);
+  CHECK(v.err().find("libssl") == std::string::npos);
+  CHECK(v.err().find("libc.so") != std::string::npos); // the log is there, and names libraries
+  Process r({gpuwiseExe(), "report", trace, "--json", dir / "r.json"},
+            {"GPUWISE_LIVE_MODULE=/nonexistent/libgpuwise_live.so"}, dir.path, dir.path, "report");
+  CHECK(r.wait() == 0);
+  CHECK(readJson(dir / "r.json")["schema"] == "gpuwise.report/v1");
+  // Without the module, the commands that need it say so in one line.
+  for (const char* cmd : {"advisor", "webhook"}) {
+    std::vector<std::string> argv{gpuwiseExe(), cmd};
+    if (std::string(cmd) == "advisor")
+      argv.insert(argv.end(), {"--listen", "tcp://127.0.0.1:*"});
+    else
+      argv.insert(argv.end(), {"--tls-cert", dir / "c.pem", "--tls-key", dir / "k.pem"});
+    Process p(argv, {"GPUWISE_LIVE_MODULE=/nonexistent/libgpuwise_live.so"}, dir.path, dir.path,
+              cmd);
+    INFO("stderr: " << p.err());
+    REQUIRE(p.wait() == 2);
+    CHECK(lineCount(p.err()) == 1);
+    CHECK(p.err().find("cannot load /nonexistent/libgpuwise_live.so") != std::string::npos);
+  }
+}
+
 TEST_CASE("gpuwise advisor serves until SIGINT; gpuwise run --endpoint sends to it") {
   TempDir dir;
   std::string endpoint = "ipc://" + (dir / "adv.sock");

@@ -23,3 +23,8 @@ target_compile_definitions(advisor_rank_traces_bench PRIVATE
   GPUWISE_DEFAULT_TRACES_DIR="${PROJECT_SOURCE_DIR}/../shared/traces"
   GPUWISE_BENCH_BUILD_DIR="${CMAKE_BINARY_DIR}")
 add_dependencies(advisor_rank_traces_bench gpuwise_exe)
+# `gpuwise version` and `gpuwise report` on a tiny trace, exec to exit (issue 21: under 5 ms).
+gpuwise_add_bench(cli_startup_bench SOURCES cli_startup_bench.cpp)
+target_compile_definitions(cli_startup_bench PRIVATE
+  GPUWISE_BENCH_BUILD_DIR="${CMAKE_BINARY_DIR}" GPUWISE_BENCH_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+add_dependencies(cli_startup_bench gpuwise_exe)

@@ -1,0 +1,9 @@
+// The entry point of lib/libgpuwise_live.so (live_commands.h): the module's only exported symbol.
+#include "advisor/cli/live_commands.h"
+
+extern "C" __attribute__((visibility("default"))) const gpuwise::advisor::LiveCommands*
+gpuwise_live_commands() {
+  using namespace gpuwise::advisor;
+  static const LiveCommands table{kLiveAbi, &runCommand, &advisorCommand, &webhookCommand};
+  return &table;
+}
