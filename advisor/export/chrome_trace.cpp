@@ -7,7 +7,6 @@
 #include <fstream>
 #include <map>
 #include <set>
-#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -251,10 +250,15 @@ private:
     int64_t host;
     std::unordered_set<uint64_t> api_correlations;
     uint64_t next_synthetic = kSyntheticCorrelationBase;
-    // A blocking copy or memset's synthetic id by its call (thread, start, end): the live shim's
-    // HostSync for that call carries no correlation, and shown with this one it re-imports as
-    // the same wait instead of a second one.
-    std::map<std::tuple<uint32_t, TimeNs, TimeNs>, uint64_t> blocking_calls;
+    // A blocking copy or memset's call by the call's (thread, start): the live shim's HostSync
+    // for that call carries no correlation, and shown with the call's it re-imports as the same
+    // wait instead of a second one.
+    struct BlockingCall {
+      TimeNs end;
+      uint64_t correlation;
+      uint32_t stream; // of the copy or memset
+    };
+    std::map<std::pair<uint32_t, TimeNs>, BlockingCall> blocking_calls;
     // The flows started: one start per call, one end per piece of its work (a graph launch's
     // kernels share their call's id).
     std::unordered_set<uint64_t> flow_starts;
@@ -367,7 +371,8 @@ private:
     hostCall(scope, call, corr, thread, call_start, call_end);
     launchFlow(scope, corr, thread, call_start, gpu, stream, start);
     if (corr != own && !call.ends_with("Async"))
-      scope.blocking_calls.emplace(std::tuple{thread, call_start, call_end}, corr);
+      scope.blocking_calls.emplace(std::pair{thread, call_start},
+                                   ProcessScope::BlockingCall{call_end, corr, stream});
   }
 
   void writeCopies(const ProcessTrace& p, ProcessScope& scope) {
@@ -397,19 +402,34 @@ private:
     }
   }
 
+  // The blocking call a synchronous copy's wait (recorded without an id) is the host side of:
+  // the call on its thread that it overlaps (the hook and CUPTI time one call a few microseconds
+  // apart; a thread's calls do not overlap one another). Null when none.
+  static const ProcessScope::BlockingCall* blockingCallOf(const ProcessScope& scope,
+                                                          const HostSync& s) {
+    auto it = scope.blocking_calls.upper_bound({s.thread, s.end});
+    if (it == scope.blocking_calls.begin()) return nullptr;
+    --it;
+    const auto& [thread, start] = it->first;
+    const bool same = thread == s.thread && start <= s.end && it->second.end >= s.start;
+    return same ? &it->second : nullptr;
+  }
+
   void writeSyncs(const ProcessTrace& p, const ProcessScope& scope) {
     for (const auto& s : p.syncs) {
       uint64_t corr = s.correlation;
+      uint32_t row = s.stream;
       if (!corr && s.kind == SyncKind::SyncCopy)
-        if (auto it = scope.blocking_calls.find({s.thread, s.start, s.end});
-            it != scope.blocking_calls.end())
-          corr = it->second;
+        if (const auto* call = blockingCallOf(scope, s)) {
+          corr = call->correlation;
+          row = call->stream;
+        }
       // With its API call on the host row, the CUPTI-style record goes on the GPU row (Kineto's
       // place for it); alone, it is the host's wait and goes on the waiting thread.
       const bool onGpu =
           corr && (corr != s.correlation || scope.api_correlations.count(s.correlation));
       span('X', "cuda_sync", kinetoSyncName(s.kind),
-           onGpu ? gpuPid(scope.index, s.device) : scope.host, onGpu ? s.stream : s.thread, s.start,
+           onGpu ? gpuPid(scope.index, s.device) : scope.host, onGpu ? row : s.thread, s.start,
            s.end);
       w_.raw(",\"args\":{")
           .key("cuda_sync_kind")
