@@ -19,21 +19,22 @@ int exportCommand(const ExportOptions& o, CliIo io) {
 
   LoadedInputs loaded;
   std::string error;
-  if (!loadTraceInputs(o.inputs, "gpuwise export", &io.err, &loaded, &error)) return fail(error);
+  // The CPU operators too: a viewer shows them, though no analyzer needs them.
+  if (!loadTraceInputs(o.inputs, "gpuwise export", &io.err, &loaded, &error,
+                       {.include_operators = true}))
+    return fail(error);
   // Through OutputFile, like the reports: a regular file replaced atomically, a FIFO or a device
   // written through, never replaced.
   auto out = OutputFile::open(o.output, &error);
   if (!out) return fail(error);
   std::string why;
-  const bool streamed = writeChromeTrace(loaded.trace, out->stream(), &why);
+  ChromeTraceStats stats;
+  const bool streamed = writeChromeTrace(loaded.trace, out->stream(), &why, {}, &stats);
   if (!out->commit(&error)) return fail(error); // a write error: the stream's own words are vaguer
   if (!streamed) return fail(o.output + ": " + why);
-  uint64_t events = 0;
-  for (const auto& p : loaded.trace.processes)
-    events += p.eventCount();
   io.out << "gpuwise export: wrote " << o.output << " (" << loaded.trace.processes.size()
-         << (loaded.trace.processes.size() == 1 ? " process, " : " processes, ") << events
-         << " events)\n";
+         << (loaded.trace.processes.size() == 1 ? " process, " : " processes, ") << stats.events
+         << " events: " << stats.api_spans << " API calls, " << stats.flows << " flows)\n";
   return 0;
 }
 

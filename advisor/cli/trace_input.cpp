@@ -322,9 +322,11 @@ bool openAll(const std::vector<std::string>& given, const char* command, std::os
 
 // One Kineto input that is not a regular file, read from memory.
 bool addKinetoBuffer(const std::string& path, const OpenedInput& in, const char* command,
-                     std::ostream* progress, LoadedInputs& loaded, std::string* error) {
+                     std::ostream* progress, LoadedInputs& loaded, std::string* error,
+                     const TraceInputOptions& given) {
   Progress bar(command, progress, 1, "MB");
   KinetoImportOptions options;
+  options.include_operators = given.include_operators;
   options.progress = [&](uint64_t done, uint64_t total) { bar.update(done, total); };
   auto one = importKinetoBuffer(in.bytes, path, options);
   if (!one.ok()) {
@@ -339,9 +341,11 @@ bool addKinetoBuffer(const std::string& path, const OpenedInput& in, const char*
 // Every process of an Nsight Systems export, in pid order (one file at a time: SQLite reads are
 // serial).
 bool addNsys(const std::string& path, const OpenedInput& in, const char* command,
-             std::ostream* progress, LoadedInputs& loaded, std::string* error) {
+             std::ostream* progress, LoadedInputs& loaded, std::string* error,
+             const TraceInputOptions& given) {
   Progress bar(command, progress, 1, "M rows");
   NsysImportOptions options;
+  options.include_operators = given.include_operators;
   options.progress = [&](uint64_t done, uint64_t total) { bar.update(done, total); };
   auto nsys = in.regular ? importNsys({path}, options) : importNsysBytes(in.bytes, path, options);
   if (!nsys.ok()) {
@@ -359,7 +363,8 @@ bool addNsys(const std::string& path, const OpenedInput& in, const char* command
 } // namespace
 
 bool loadTraceInputs(const std::vector<std::string>& given, const char* command,
-                     std::ostream* progress, LoadedInputs* out, std::string* error) {
+                     std::ostream* progress, LoadedInputs* out, std::string* error,
+                     const TraceInputOptions& input_options) {
   std::vector<std::string> paths;
   std::vector<OpenedInput> inputs;
   if (!openAll(given, command, progress, paths, inputs, error)) return false;
@@ -371,6 +376,7 @@ bool loadTraceInputs(const std::vector<std::string>& given, const char* command,
   if (!kineto_paths.empty()) {
     Progress bar(command, progress, kineto_paths.size(), "MB");
     KinetoImportOptions options;
+    options.include_operators = input_options.include_operators;
     options.progress = [&](uint64_t done, uint64_t total) { bar.update(done, total); };
     kineto = importKineto(kineto_paths, options);
     if (!kineto.ok()) {
@@ -391,13 +397,13 @@ bool loadTraceInputs(const std::vector<std::string>& given, const char* command,
         loaded.trace.processes.push_back(std::move(kineto.trace.processes.at(next_kineto++)));
         loaded.trace.source.simulated =
             loaded.trace.source.simulated || kineto.trace.source.simulated;
-      } else if (!addKinetoBuffer(paths[i], in, command, progress, loaded, error)) {
+      } else if (!addKinetoBuffer(paths[i], in, command, progress, loaded, error, input_options)) {
         return false;
       }
       loaded.health.streams.push_back(std::nullopt);
       loaded.trace.source.kind = model::SourceKind::Kineto;
     } else if (in.kind == InputKind::Nsys) {
-      if (!addNsys(paths[i], in, command, progress, loaded, error)) return false;
+      if (!addNsys(paths[i], in, command, progress, loaded, error, input_options)) return false;
     } else {
       if (!addRecording(paths[i], in, command, progress, loaded, error)) return false;
     }

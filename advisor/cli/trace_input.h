@@ -33,9 +33,16 @@ struct LoadedInputs {
   bool has_ingest = false; // some input was a .gwt recording
 };
 
+struct TraceInputOptions {
+  // Keep the CPU operators of Kineto traces (cpu_op) and Nsight Systems exports (emit_nvtx's
+  // aten:: ranges) as Range{Operator}: `gpuwise export` shows them; no analyzer needs them.
+  bool include_operators = false;
+};
+
 // False with `error` set to one line naming the file and the problem; nothing partial is kept.
 // `command` prefixes progress lines ("gpuwise report"); `progress` may be null (no progress).
 bool loadTraceInputs(const std::vector<std::string>& paths, const char* command,
-                     std::ostream* progress, LoadedInputs* out, std::string* error);
+                     std::ostream* progress, LoadedInputs* out, std::string* error,
+                     const TraceInputOptions& options = {});
 
 } // namespace gpuwise::advisor

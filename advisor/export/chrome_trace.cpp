@@ -1,10 +1,13 @@
 #include "advisor/export/chrome_trace.h"
 
 #include "advisor/export/json_writer.h"
+#include "advisor/precision/demangle.h"
 #include "profiler/model/sync_names.h"
 
 #include <fstream>
+#include <map>
 #include <set>
+#include <unordered_map>
 #include <unordered_set>
 
 namespace gpuwise::advisor {
@@ -38,11 +41,15 @@ const char* memoryWord(MemoryKind k) {
 }
 
 constexpr int64_t kSyntheticPidBase = int64_t{1} << 30;
+// Correlation ids given to GPU work recorded without one (a live run on the interposer tier): far
+// above CUPTI's and Kineto's 32-bit ids, below the process bits of flowId().
+constexpr uint64_t kSyntheticCorrelationBase = uint64_t{1} << 36;
 
 class Exporter {
 public:
-  Exporter(const Trace& trace, JsonWriter& w, const ChromeTraceOptions& options)
-      : trace_(trace), w_(w), options_(options) {
+  Exporter(const Trace& trace, JsonWriter& w, const ChromeTraceOptions& options,
+           ChromeTraceStats& stats)
+      : trace_(trace), w_(w), options_(options), stats_(stats) {
     const size_t n = trace.processes.size();
     std::set<int64_t> seen;
     for (size_t i = 0; i < n; ++i) {
@@ -78,6 +85,7 @@ private:
              TimeNs ts) {
     w_.raw(first_ ? "\n{\"ph\":\"" : ",\n{\"ph\":\"").raw(ph).raw('"');
     first_ = false;
+    ++stats_.events;
     if (!cat.empty()) w_.raw(",\"cat\":").str(cat);
     w_.raw(",\"name\":")
         .str(name)
@@ -101,10 +109,12 @@ private:
         .num(pid);
     w_.raw(",\"tid\":").num(tid).raw(",\"args\":{").key(argKey).str(value).raw("}}");
     first_ = false;
+    ++stats_.events;
   }
   void sortIndex(int64_t pid, int64_t index) {
     w_.raw(",\n{\"name\":\"process_sort_index\",\"ph\":\"M\",\"ts\":0,\"pid\":").num(pid);
     w_.raw(",\"tid\":0,\"args\":{\"sort_index\":").num(index).raw("}}");
+    ++stats_.events;
   }
   void flow(char ph, size_t proc, uint64_t correlation, int64_t pid, int64_t tid, TimeNs ts) {
     w_.raw(",\n{\"ph\":\"").raw(ph).raw("\",\"id\":").num(flowId(proc, correlation));
@@ -112,6 +122,8 @@ private:
     w_.raw(",\"cat\":\"ac2g\",\"name\":\"ac2g\"");
     if (ph == 'f') w_.raw(",\"bp\":\"e\"");
     w_.raw('}');
+    ++stats_.events;
+    if (ph == 'f') ++stats_.flows;
   }
 
   void writeIdentity() {
@@ -231,17 +243,31 @@ private:
       metadata("thread_name", host, t, "name", "thread " + std::to_string(t));
   }
 
-  // What the event writers of one process share: its index, its host row and the correlations
-  // its API calls already show on the host row.
+  // What the event writers of one process share: its index, its host row, the correlations its
+  // API calls already show on the host row, and the ids given to GPU work recorded without one.
   struct ProcessScope {
     size_t index;
     int64_t host;
     std::unordered_set<uint64_t> api_correlations;
+    uint64_t next_synthetic = kSyntheticCorrelationBase;
+    // A blocking copy or memset's call by the call's (thread, start): the live shim's HostSync
+    // for that call carries no correlation, and shown with the call's it re-imports as the same
+    // wait instead of a second one.
+    struct BlockingCall {
+      TimeNs end;
+      uint64_t correlation;
+      uint32_t stream; // of the copy or memset
+    };
+    std::map<std::pair<uint32_t, TimeNs>, BlockingCall> blocking_calls;
+    // The flows started: one start per call, one end per piece of its work (a graph launch's
+    // kernels share their call's id).
+    std::unordered_set<uint64_t> flow_starts;
   };
 
   void writeProcess(size_t i) {
     const auto& p = trace_.processes[i];
     writeRows(i);
+    demangled_.clear(); // name ids are per process
     ProcessScope scope{i, host_pids_[i], {}};
     writeApiCalls(p, scope);
     writeKernels(p, scope);
@@ -261,112 +287,149 @@ private:
       span('X', driver ? "cuda_driver" : "cuda_runtime", name, scope.host, a.thread, a.start,
            a.end);
       w_.raw(",\"args\":{\"correlation\":").num(a.correlation).raw("}}");
+      ++stats_.api_spans;
     }
+  }
+
+  // The correlation a GPU record is shown with: its own, or, for one recorded without (a live run
+  // on the interposer tier has none) whose host call is known, a synthetic id, so that the flow
+  // and a re-import pair the call with its work.
+  static uint64_t shownCorrelation(ProcessScope& scope, uint64_t correlation, TimeNs call_start) {
+    if (correlation || call_start == 0) return correlation;
+    return scope.next_synthetic++;
   }
 
   // The host side of GPU work the trace has no API call for (a live trace records launches on
   // the GPU record itself): a runtime event, so the viewer shows the launch and re-import joins.
-  void hostCall(const ProcessScope& scope, std::string_view name, uint64_t corr, uint32_t thread,
+  // Once per correlation (a graph launch's kernels share their call's).
+  void hostCall(ProcessScope& scope, std::string_view name, uint64_t corr, uint32_t thread,
                 TimeNs start, TimeNs end) {
-    if (!corr || start == 0 || scope.api_correlations.count(corr)) return;
+    if (!corr || start == 0 || !scope.api_correlations.insert(corr).second) return;
     span('X', "cuda_runtime", name, scope.host, thread, start, end);
     w_.raw(",\"args\":{\"correlation\":").num(corr).raw(",\"gpuwise.synthesized\":1}}");
+    ++stats_.api_spans;
   }
 
-  void launchFlow(const ProcessScope& scope, uint64_t corr, uint32_t thread, TimeNs launch,
-                  int64_t gpu, uint32_t stream, TimeNs start) {
-    if (!options_.flows || !corr || launch == 0) return;
-    flow('s', scope.index, corr, scope.host, thread, launch);
+  void launchFlow(ProcessScope& scope, uint64_t corr, uint32_t thread, TimeNs launch, int64_t gpu,
+                  uint32_t stream, TimeNs start) {
+    if (!options_.flows || !corr || launch == 0 || start == 0) return;
+    if (scope.flow_starts.insert(corr).second)
+      flow('s', scope.index, corr, scope.host, thread, launch);
     flow('f', scope.index, corr, gpu, stream, start);
   }
 
-  void writeKernels(const ProcessTrace& p, const ProcessScope& scope) {
+  // The readable name of a kernel (demangled once per distinct name; advisor/precision's
+  // demangler, as the report uses), and its mangled form when it differs.
+  std::pair<std::string_view, std::string_view> kernelName(const ProcessTrace& p, NameId id) {
+    const std::string_view name = p.names.get(id);
+    if (!options_.demangle || !profiler::isMangled(name)) return {name, {}};
+    auto [it, added] = demangled_.try_emplace(id);
+    if (added) it->second = profiler::demangle(name);
+    if (it->second == name) return {name, {}};
+    return {it->second, name};
+  }
+
+  void writeKernelArgs(const KernelExec& k, uint64_t corr, std::string_view mangled) {
+    w_.raw(",\"args\":{").key("device").num(k.device).raw(',').key("stream").num(k.stream);
+    w_.raw(',').key("correlation").num(corr);
+    w_.raw(',').key("grid").raw('[').num(k.grid.x).raw(',').num(k.grid.y).raw(',');
+    w_.num(k.grid.z).raw(']');
+    w_.raw(',').key("block").raw('[').num(k.block.x).raw(',').num(k.block.y).raw(',');
+    w_.num(k.block.z).raw(']');
+    if (k.registers_per_thread) w_.raw(',').key("registers per thread").num(k.registers_per_thread);
+    w_.raw(',').key("shared memory").num(uint64_t(k.static_shared_bytes) + k.dynamic_shared_bytes);
+    w_.raw(',').key("static shared memory").num(k.static_shared_bytes);
+    w_.raw(',').key("dynamic shared memory").num(k.dynamic_shared_bytes);
+    if (k.achieved_occupancy >= 0)
+      w_.raw(',').key("est. achieved occupancy %").num(double(k.achieved_occupancy) * 100.0);
+    if (k.graph_id) w_.raw(',').key("graph id").num(k.graph_id);
+    if (k.flags & kKernelCooperative) w_.raw(',').key("cooperative").num(1);
+    if (!mangled.empty()) w_.raw(',').key("mangled name").str(mangled);
+    if (corr != k.correlation) w_.raw(',').key("gpuwise.synthesized").num(1);
+    w_.raw("}}");
+  }
+
+  void writeKernels(const ProcessTrace& p, ProcessScope& scope) {
     for (const auto& k : p.kernels) {
       const int64_t gpu = gpuPid(scope.index, k.device);
-      span('X', "kernel", p.names.get(k.name), gpu, k.stream, k.start, k.end);
-      w_.raw(",\"args\":{").key("device").num(k.device).raw(',').key("stream").num(k.stream);
-      w_.raw(',').key("correlation").num(k.correlation);
-      w_.raw(',')
-          .key("grid")
-          .raw('[')
-          .num(k.grid.x)
-          .raw(',')
-          .num(k.grid.y)
-          .raw(',')
-          .num(k.grid.z)
-          .raw(']');
-      w_.raw(',')
-          .key("block")
-          .raw('[')
-          .num(k.block.x)
-          .raw(',')
-          .num(k.block.y)
-          .raw(',')
-          .num(k.block.z)
-          .raw(']');
-      if (k.registers_per_thread)
-        w_.raw(',').key("registers per thread").num(k.registers_per_thread);
-      w_.raw(',')
-          .key("shared memory")
-          .num(uint64_t(k.static_shared_bytes) + k.dynamic_shared_bytes);
-      w_.raw(',').key("static shared memory").num(k.static_shared_bytes);
-      w_.raw(',').key("dynamic shared memory").num(k.dynamic_shared_bytes);
-      if (k.achieved_occupancy >= 0)
-        w_.raw(',').key("est. achieved occupancy %").num(double(k.achieved_occupancy) * 100.0);
-      if (k.graph_id) w_.raw(',').key("graph id").num(k.graph_id);
-      if (k.flags & kKernelCooperative) w_.raw(',').key("cooperative").num(1);
-      w_.raw("}}");
-      hostCall(scope, "cudaLaunchKernel", k.correlation, k.thread, k.launch_start, k.launch_end);
-      launchFlow(scope, k.correlation, k.thread, k.launch_start, gpu, k.stream, k.start);
+      const uint64_t corr = shownCorrelation(scope, k.correlation, k.launch_start);
+      const auto [name, mangled] = kernelName(p, k.name);
+      span('X', "kernel", name, gpu, k.stream, k.start, k.end);
+      writeKernelArgs(k, corr, mangled);
+      hostCall(scope, "cudaLaunchKernel", corr, k.thread, k.launch_start, k.launch_end);
+      launchFlow(scope, corr, k.thread, k.launch_start, gpu, k.stream, k.start);
     }
   }
 
-  void writeCopies(const ProcessTrace& p, const ProcessScope& scope) {
+  // A copy's or memset's args, its host call and its flow.
+  void writeTransferTail(ProcessScope& scope, uint64_t own, uint64_t corr, uint64_t bytes,
+                         std::string_view call, uint32_t thread, TimeNs call_start, TimeNs call_end,
+                         int64_t gpu, uint32_t stream, TimeNs start) {
+    w_.raw(',').key("correlation").num(corr).raw(',').key("bytes").num(bytes);
+    if (corr != own) w_.raw(',').key("gpuwise.synthesized").num(1);
+    w_.raw("}}");
+    hostCall(scope, call, corr, thread, call_start, call_end);
+    launchFlow(scope, corr, thread, call_start, gpu, stream, start);
+    if (corr != own && !call.ends_with("Async"))
+      scope.blocking_calls.emplace(std::pair{thread, call_start},
+                                   ProcessScope::BlockingCall{call_end, corr, stream});
+  }
+
+  void writeCopies(const ProcessTrace& p, ProcessScope& scope) {
     for (const auto& c : p.copies) {
       const int64_t gpu = gpuPid(scope.index, c.device);
+      const uint64_t corr = shownCorrelation(scope, c.correlation, c.call_start);
       std::string name = std::string("Memcpy ") + copyKindWord(c.direction) + " (" +
                          memoryWord(c.src) + " -> " + memoryWord(c.dst) + ")";
       span('X', "gpu_memcpy", name, gpu, c.stream, c.start, c.end);
       w_.raw(",\"args\":{").key("device").num(c.device).raw(',').key("stream").num(c.stream);
-      w_.raw(',')
-          .key("correlation")
-          .num(c.correlation)
-          .raw(',')
-          .key("bytes")
-          .num(c.bytes)
-          .raw("}}");
-      hostCall(scope, c.async ? "cudaMemcpyAsync" : "cudaMemcpy", c.correlation, c.thread,
-               c.call_start, c.call_end);
-      launchFlow(scope, c.correlation, c.thread, c.call_start, gpu, c.stream, c.start);
+      writeTransferTail(scope, c.correlation, corr, c.bytes,
+                        c.async ? "cudaMemcpyAsync" : "cudaMemcpy", c.thread, c.call_start,
+                        c.call_end, gpu, c.stream, c.start);
     }
   }
 
-  void writeMemsets(const ProcessTrace& p, const ProcessScope& scope) {
+  void writeMemsets(const ProcessTrace& p, ProcessScope& scope) {
     for (const auto& m : p.memsets) {
       const int64_t gpu = gpuPid(scope.index, m.device);
+      const uint64_t corr = shownCorrelation(scope, m.correlation, m.call_start);
       span('X', "gpu_memset", std::string("Memset (") + memoryWord(m.dst) + ")", gpu, m.stream,
            m.start, m.end);
       w_.raw(",\"args\":{").key("device").num(m.device).raw(',').key("stream").num(m.stream);
-      w_.raw(',')
-          .key("correlation")
-          .num(m.correlation)
-          .raw(',')
-          .key("bytes")
-          .num(m.bytes)
-          .raw("}}");
-      hostCall(scope, m.async ? "cudaMemsetAsync" : "cudaMemset", m.correlation, m.thread,
-               m.call_start, m.call_end);
-      launchFlow(scope, m.correlation, m.thread, m.call_start, gpu, m.stream, m.start);
+      writeTransferTail(scope, m.correlation, corr, m.bytes,
+                        m.async ? "cudaMemsetAsync" : "cudaMemset", m.thread, m.call_start,
+                        m.call_end, gpu, m.stream, m.start);
     }
+  }
+
+  // The blocking call a synchronous copy's wait (recorded without an id) is the host side of:
+  // the call on its thread that it overlaps (the hook and CUPTI time one call a few microseconds
+  // apart; a thread's calls do not overlap one another). Null when none.
+  static const ProcessScope::BlockingCall* blockingCallOf(const ProcessScope& scope,
+                                                          const HostSync& s) {
+    auto it = scope.blocking_calls.upper_bound({s.thread, s.end});
+    if (it == scope.blocking_calls.begin()) return nullptr;
+    --it;
+    const auto& [thread, start] = it->first;
+    const bool same = thread == s.thread && start <= s.end && it->second.end >= s.start;
+    return same ? &it->second : nullptr;
   }
 
   void writeSyncs(const ProcessTrace& p, const ProcessScope& scope) {
     for (const auto& s : p.syncs) {
+      uint64_t corr = s.correlation;
+      uint32_t row = s.stream;
+      if (!corr && s.kind == SyncKind::SyncCopy)
+        if (const auto* call = blockingCallOf(scope, s)) {
+          corr = call->correlation;
+          row = call->stream;
+        }
       // With its API call on the host row, the CUPTI-style record goes on the GPU row (Kineto's
       // place for it); alone, it is the host's wait and goes on the waiting thread.
-      const bool onGpu = s.correlation && scope.api_correlations.count(s.correlation);
+      const bool onGpu =
+          corr && (corr != s.correlation || scope.api_correlations.count(s.correlation));
       span('X', "cuda_sync", kinetoSyncName(s.kind),
-           onGpu ? gpuPid(scope.index, s.device) : scope.host, onGpu ? s.stream : s.thread, s.start,
+           onGpu ? gpuPid(scope.index, s.device) : scope.host, onGpu ? row : s.thread, s.start,
            s.end);
       w_.raw(",\"args\":{")
           .key("cuda_sync_kind")
@@ -374,13 +437,7 @@ private:
           .raw(',')
           .key("device")
           .num(s.device);
-      w_.raw(',')
-          .key("stream")
-          .num(s.stream)
-          .raw(',')
-          .key("correlation")
-          .num(s.correlation)
-          .raw("}}");
+      w_.raw(',').key("stream").num(s.stream).raw(',').key("correlation").num(corr).raw("}}");
     }
   }
 
@@ -431,6 +488,8 @@ private:
   const Trace& trace_;
   JsonWriter& w_;
   ChromeTraceOptions options_;
+  ChromeTraceStats& stats_;
+  std::unordered_map<NameId, std::string> demangled_;
   std::vector<int64_t> host_pids_;
   bool first_ = true;
 };
@@ -438,9 +497,11 @@ private:
 } // namespace
 
 bool writeChromeTrace(const model::Trace& trace, std::ostream& out, std::string* error,
-                      const ChromeTraceOptions& options) {
+                      const ChromeTraceOptions& options, ChromeTraceStats* stats) {
   JsonWriter w(out);
-  Exporter(trace, w, options).run();
+  ChromeTraceStats counted;
+  Exporter(trace, w, options, counted).run();
+  if (stats) *stats = counted;
   if (!w.flush() || !out.flush()) {
     if (error) *error = "write error";
     return false;

@@ -159,11 +159,13 @@ inline void KinetoProcessBuilder::addUserAnnotation(const KinetoEvent& e, const 
   }
 }
 
-// 2021-era traces record steps and data-loader waits as operators.
+// 2021-era traces record steps and data-loader waits as operators. A collective's operator is
+// also kept as an operator when they are asked for (every cpu_op then has a range).
 inline void KinetoProcessBuilder::addCpuOp(const KinetoEvent& e, const KinetoArgs* a) {
   if (a && a->external_id >= 0)
     if (auto c = collectiveFromArgs(e, *a)) {
       pending_collectives_.emplace(a->external_id, *c);
+      if (options_.include_operators) addRange(e, a, RangeKind::Operator, -1);
       return;
     }
   if (const int64_t step = profilerStepNumber(e.name); step >= 0)

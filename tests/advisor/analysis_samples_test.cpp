@@ -151,6 +151,24 @@ TEST_CASE("launch_bound: the GPU idles between tiny kernels for the launches") {
   REQUIRE(exp.wait(std::chrono::seconds(60)) == 0);
   const auto gaps = kernelGaps(dir / "launch_bound.chrome.json", 1000.0);
   REQUIRE(gaps.kernels == s["kernel_count"].get<size_t>());
+  // What a viewer of the live run gets: each launch's call on its thread with a flow to its
+  // kernel, and readable kernel names.
+  {
+    const json doc = json::parse(readFile(dir / "launch_bound.chrome.json"));
+    size_t launches = 0, starts = 0, ends = 0, mangled = 0;
+    for (const auto& e : doc.at("traceEvents")) {
+      const std::string ph = e.at("ph"), cat = e.value("cat", "");
+      if (ph == "X" && cat == "cuda_runtime" && e.at("name") == "cudaLaunchKernel") ++launches;
+      if (ph == "X" && cat == "kernel" && e.at("name").get<std::string>().starts_with("_Z"))
+        ++mangled;
+      starts += ph == "s";
+      ends += ph == "f";
+    }
+    CHECK(launches == gaps.kernels);
+    CHECK(ends >= gaps.kernels);
+    CHECK(starts == ends); // one call per kernel here
+    CHECK(mangled == 0);
+  }
   const double launch_s = idle["seconds_by_cause"]["launch_overhead"].get<double>();
   INFO("idle in gaps < 1 ms: " << gaps.short_s << " s, in longer gaps: " << gaps.long_s
                                << " s, launch overhead: " << launch_s << " s");
