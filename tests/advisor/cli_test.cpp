@@ -295,6 +295,29 @@ TEST_CASE("every command exits 2 with one line on bad usage or bad input") {
   }
 }
 
+TEST_CASE("a usage error names the help of the command it is about") {
+  TempDir dir;
+  std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"report", "--nope", "x.json"}, "(see gpuwise report --help)"},
+      {{"report"}, "(see gpuwise report --help)"},
+      {{"advisor"}, "(see gpuwise advisor --help)"},
+      {{"diff", "a.json"}, "(see gpuwise diff --help)"},
+      {{"export", "x.gwt"}, "(see gpuwise export --help)"},
+      {{"run", "--bogus", "--", "true"}, "see gpuwise run --help)"},
+      {{"--bogus"}, "(see gpuwise --help)"},
+  };
+  int i = 0;
+  for (const auto& [args, expect] : cases) {
+    std::vector<std::string> argv{gpuwiseExe()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    Process p(argv, {}, dir.path, dir.path, "usage" + std::to_string(i++));
+    INFO("args: " << json(args).dump() << "\nstderr: " << p.err());
+    REQUIRE(p.wait() == 2);
+    CHECK(lineCount(p.err()) == 1);
+    CHECK(p.err().find(expect) != std::string::npos);
+  }
+}
+
 // Each piece the stream's buffer is handed, as it is handed: std::cerr's is unbuffered, so each
 // piece becomes its own write(2), which another thread's line, or a reader, can come between.
 struct PieceRecorder : std::streambuf {
