@@ -1,4 +1,5 @@
-// gpuwise advisor: serve one endpoint until SIGINT/SIGTERM, then write the report.
+// gpuwise advisor: serve one endpoint until SIGINT/SIGTERM, then write the report (one per pod
+// when several pods reached it).
 //
 // SIGINT and SIGTERM are blocked before any thread starts (so every thread inherits the mask and
 // none of them is interrupted) and taken synchronously with sigwait() on the main thread.
@@ -86,6 +87,50 @@ void waitForStopSignal(const sigset_t& stop_signals, IngestServer& server, std::
   }
 }
 
+// What the advisor reports on: one analysis per pod, with what its report's name gets appended.
+struct PodAnalysis {
+  std::string suffix;
+  JobAnalysis analysis;
+};
+
+// A sidecar serves one pod: one report, named as ever. An advisor several pods reached (a shared
+// --endpoint) reports each apart, so no pod's report carries another's findings.
+std::vector<PodAnalysis> podAnalyses(const IngestServer& server) {
+  const std::vector<StreamRouter::PodKey> pods = server.pods();
+  std::vector<PodAnalysis> out;
+  if (pods.size() <= 1) {
+    out.push_back({"", server.analysis()});
+    return out;
+  }
+  for (const auto& pod : pods)
+    out.push_back({podReportSuffix(pod.first, pod.second), server.analysis(pod)});
+  return out;
+}
+
+// Writes each report (a failure is said and the others still written); false when one failed.
+bool writeReports(std::vector<PodAnalysis>& reports, const AdvisorOptions& o, CliIo io) {
+  bool ok = true;
+  for (auto& [suffix, analysis] : reports) {
+    analysis.source.kind = model::SourceKind::Live;
+    std::filesystem::path dir(o.report_dir);
+    std::vector<int32_t> ranks;
+    for (const auto& p : analysis.collection.processes)
+      ranks.push_back(p.rank);
+    // gpuwise-report.json without a job name (sidecar_report_name.h).
+    const std::string base = sidecarReportBaseName(sidecarJob(), ranks, sidecarRank()) + suffix;
+    ReportTargets targets{
+        (dir / (base + ".json")).string(), (dir / (base + ".html")).string(), {o.gpu_hour_price}};
+    targets.advice_floor = o.advice.floor;
+    targets.verbose = o.advice.verbose;
+    std::string error;
+    if (!produceReport(analysis, targets, io.err, &error)) {
+      logLine(io.err, "advisor", error);
+      ok = false;
+    }
+  }
+  return ok;
+}
+
 } // namespace
 
 int advisorCommand(const AdvisorOptions& o, CliIo io) {
@@ -157,23 +202,10 @@ int advisorCommand(const AdvisorOptions& o, CliIo io) {
   // Scrapes keep working until the ingest stops, so Prometheus's last scrape sees the totals.
   if (metrics_server) metrics_server->stop();
   server->stop();
-  JobAnalysis analysis = server->analysis();
+  std::vector<PodAnalysis> reports = podAnalyses(*server);
   server.reset();
   pthread_sigmask(SIG_SETMASK, &previous, nullptr);
-
-  analysis.source.kind = model::SourceKind::Live;
-  std::filesystem::path dir(o.report_dir);
-  std::vector<int32_t> ranks;
-  for (const auto& p : analysis.collection.processes)
-    ranks.push_back(p.rank);
-  const std::string base = sidecarReportBaseName(sidecarJob(), ranks, sidecarRank());
-  // gpuwise-report.json without a job name (sidecar_report_name.h).
-  ReportTargets targets{
-      (dir / (base + ".json")).string(), (dir / (base + ".html")).string(), {o.gpu_hour_price}};
-  targets.advice_floor = o.advice.floor;
-  targets.verbose = o.advice.verbose;
-  if (!produceReport(analysis, targets, io.err, &error)) return fail(error);
-  return 0;
+  return writeReports(reports, o, io) ? 0 : kExitUsage;
 }
 
 } // namespace gpuwise::advisor

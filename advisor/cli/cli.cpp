@@ -201,8 +201,10 @@ int runCli(int argc, const char* const* argv, CliIo io) {
     for (const auto* sub : app.get_subcommands())
       where += " " + sub->get_name();
     // `gpuwise run python train.py --lr 1` fails on --lr: the fix is the "--" separator.
-    const char* hint =
-        run.cmd->parsed() ? " (options first, then -- CMD [ARGS...])" : " (see gpuwise --help)";
+    // The help that lists the options of the command that failed: `gpuwise report --help`.
+    const std::string hint =
+        run.cmd->parsed() ? " (options first, then -- CMD [ARGS...]; see " + where + " --help)"
+                          : " (see " + where + " --help)";
     io.err << where << ": " << oneLine(e.what()) << (e.get_exit_code() == 0 ? "" : hint) << '\n';
     return e.get_exit_code() == 0 ? 0 : kExitUsage;
   }

@@ -22,6 +22,9 @@ bool produceReport(const JobAnalysis& analysis, const ReportTargets& targets, st
   TerminalOptions terminal;
   terminal.verbose = targets.verbose;
   terminal.advice_floor = targets.advice_floor;
+  const TerminalStyle style = targets.terminal.value_or(terminalStyleFor(descriptorOf(summary)));
+  terminal.width = style.width;
+  terminal.colour = style.colour;
   bool ok = true;
   std::string first_error;
   auto note = [&](bool written, const std::string& path, const std::string& e) {

@@ -3,9 +3,11 @@
 #pragma once
 
 #include "advisor/analysis/job_analysis.h"
+#include "advisor/cli/terminal_style.h"
 #include "advisor/cost/waste_cost.h"
 #include "profiler/model/trace.h"
 
+#include <optional>
 #include <ostream>
 #include <string>
 
@@ -17,6 +19,9 @@ struct ReportTargets {
   CostOptions cost;           // the GPU-hour price (--gpu-hour-price) for the reports' cost figures
   double advice_floor = 0.02; // --advice-floor: findings saving less are notes
   bool verbose = false;       // --verbose: the terminal shows each recommendation's evidence
+  // Width and colour of the summary; produceReport() takes them from the summary's stream
+  // (terminalStyleFor(descriptorOf(summary))) unless set here.
+  std::optional<TerminalStyle> terminal;
 };
 
 // False with `error` set (one line naming the file) when a report file could not be written; the

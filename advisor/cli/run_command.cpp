@@ -17,6 +17,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <dlfcn.h>
 #include <filesystem>
 #include <unistd.h>
 
@@ -76,6 +77,50 @@ std::vector<std::string> childVariables(const RunOptions& o, const std::string& 
                         prepend(sim_dir, findVariable(base, "LD_LIBRARY_PATH"), ':'));
   }
   return overrides;
+}
+
+// Whether this machine has an NVIDIA driver a CUDA program could use: a device node
+// (/dev/nvidiactl; /dev/dxg under WSL) and a loadable libcuda.so.1. Cheap (a stat and a dlopen),
+// and only asked when a run recorded nothing.
+bool gpuDriverPresent() {
+  std::error_code ec;
+  if (!std::filesystem::exists("/dev/nvidiactl", ec) && !std::filesystem::exists("/dev/dxg", ec))
+    return false;
+  void* cuda = ::dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+  if (!cuda) return false;
+  ::dlclose(cuda);
+  return true;
+}
+
+// A shell-readable rendering of CMD for the hint: words with anything but [A-Za-z0-9_./=:,+-]
+// single-quoted.
+std::string shellWords(const std::vector<std::string>& words) {
+  std::string out;
+  for (const auto& w : words) {
+    bool plain = !w.empty() && w.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstu"
+                                                   "vwxyz0123456789_./=:,+-") == std::string::npos;
+    if (!out.empty()) out += ' ';
+    if (plain) {
+      out += w;
+      continue;
+    }
+    out += '\'';
+    for (char c : w)
+      out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    out += '\'';
+  }
+  return out;
+}
+
+// A run without --simulate that recorded no GPU activity on a machine without a GPU driver: say
+// that the simulated device exists (the CUDA error the program printed does not).
+void hintSimulate(const RunOptions& o, const JobAnalysis& a, CliIo io) {
+  if (o.simulate || a.timeline.known() || a.kernels.count + a.copies.total.count > 0) return;
+  if (gpuDriverPresent()) return;
+  logLine(io.err, "run",
+          "no GPU driver on this machine (no /dev/nvidiactl or libcuda.so.1); try the simulated "
+          "device: gpuwise run --simulate -- " +
+              shellWords(o.command));
 }
 
 } // namespace
@@ -160,6 +205,7 @@ int runCommand(const RunOptions& o, CliIo io) {
   targets.advice_floor = o.advice.floor;
   targets.verbose = o.advice.verbose;
   if (!produceReport(analysis, targets, io.err, &error)) logLine(io.err, "run", error);
+  hintSimulate(o, analysis, io);
   return status;
 }
 

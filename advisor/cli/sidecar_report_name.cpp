@@ -34,6 +34,11 @@ std::string sidecarReportBaseName(const std::string& job, const std::vector<int3
   return stem + "-ranks-" + std::to_string(*low) + "-" + std::to_string(*high);
 }
 
+std::string podReportSuffix(const std::string& ns, const std::string& pod) {
+  if (pod.empty() && ns.empty()) return "-no-pod";
+  return "-" + safeFileName(ns.empty() ? pod : ns + "." + pod);
+}
+
 std::string sidecarJob() {
   const char* job = std::getenv("GPUWISE_JOB");
   return job ? job : "";

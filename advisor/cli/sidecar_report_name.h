@@ -29,6 +29,11 @@ inline constexpr const char* kDefaultReportBaseName = "gpuwise-report";
 std::string sidecarReportBaseName(const std::string& job, const std::vector<int32_t>& ranks,
                                   std::optional<int32_t> pod_rank);
 
+// What an advisor that several pods reached appends to each pod's report name:
+// "-<namespace>.<pod>" ("-<pod>" without a namespace, "-no-pod" for processes outside a pod),
+// made a safe file name as a job name is.
+std::string podReportSuffix(const std::string& ns, const std::string& pod);
+
 // GPUWISE_JOB of this process, empty when unset.
 std::string sidecarJob();
 // GPUWISE_RANK of this process when it is a non-negative integer.

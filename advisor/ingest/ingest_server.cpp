@@ -120,6 +120,16 @@ JobAnalysis IngestServer::analysis() const {
   return router_->analysis();
 }
 
+JobAnalysis IngestServer::analysis(const StreamRouter::PodKey& pod) const {
+  std::lock_guard lock(mutex_);
+  return router_->analysis(pod);
+}
+
+std::vector<StreamRouter::PodKey> IngestServer::pods() const {
+  std::lock_guard lock(mutex_);
+  return router_->pods();
+}
+
 std::vector<StreamAnalysis> IngestServer::streamAnalyses(IngestHealth* health) const {
   // One stream at a time: the lock is held while the stream is copied, and released while the
   // copy is analysed (30x longer: a refresh of 64 busy streams held ingest still for seconds).

@@ -75,6 +75,9 @@ public:
   // each stream's open window (at most a window of records) under the ingest lock; after stop(),
   // the final figures.
   JobAnalysis analysis() const;
+  // The same for one pod's streams, and the pods seen (StreamRouter::analysis(pod), pods()).
+  JobAnalysis analysis(const StreamRouter::PodKey& pod) const;
+  std::vector<StreamRouter::PodKey> pods() const;
   // Each stream's aggregates (StreamRouter::streamAnalyses()): what /metrics is built from.
   // Takes the ingest lock once per stream, for as long as it takes to copy that stream's open
   // window (FrozenStream); the analysis of the copy runs after the lock is released. Streams are

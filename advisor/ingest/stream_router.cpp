@@ -189,15 +189,19 @@ void StreamRouter::retire(uint64_t position) {
   live_.erase(it);
   progress_.live_streams = live_.size();
   while (retired_.size() > kMaxRetiredStreams) {
-    // The oldest leave /metrics; the report keeps their figures in folded_.
+    // The oldest leave /metrics; the report keeps their figures in folded_, by pod.
     auto oldest = retired_.begin();
-    if (!folded_) folded_.emplace();
+    PodKey pod{oldest->second.info.ns, oldest->second.info.pod};
+    auto f = std::find_if(folded_.begin(), folded_.end(),
+                          [&](const auto& entry) { return entry.first == pod; });
+    if (f == folded_.end()) f = folded_.insert(folded_.end(), {pod, Folded{}});
+    Folded& into = f->second;
     JobAnalysis a = std::move(oldest->second.analysis);
-    folded_processes_.insert(folded_processes_.end(), a.collection.processes.begin(),
-                             a.collection.processes.end());
-    if (a.wall_ns && (!folded_wall_ || *a.wall_ns > *folded_wall_)) folded_wall_ = a.wall_ns;
-    folded_simulated_ = folded_simulated_ || oldest->second.simulated;
-    folded_->merge(a);
+    into.processes.insert(into.processes.end(), a.collection.processes.begin(),
+                          a.collection.processes.end());
+    if (a.wall_ns && (!into.wall || *a.wall_ns > *into.wall)) into.wall = a.wall_ns;
+    into.simulated = into.simulated || oldest->second.simulated;
+    into.analysis.merge(a);
     retired_.erase(oldest);
   }
 }
@@ -250,7 +254,29 @@ std::map<std::string, uint64_t> StreamRouter::shedByReason() const {
   return out;
 }
 
-JobAnalysis StreamRouter::analysis() const {
+std::vector<StreamRouter::PodKey> StreamRouter::pods() const {
+  std::vector<PodKey> out;
+  auto add = [&](PodKey key) {
+    if (std::find(out.begin(), out.end(), key) == out.end()) out.push_back(std::move(key));
+  };
+  for (const auto& entry : folded_)
+    add(entry.first);
+  auto live = live_.begin();
+  auto retired = retired_.begin();
+  while (live != live_.end() || retired != retired_.end()) {
+    const bool from_live =
+        retired == retired_.end() || (live != live_.end() && live->first < retired->first);
+    const model::ProcessInfo& info =
+        from_live ? (live++)->second.stream->trace().info : (retired++)->second.info;
+    add({info.ns, info.pod});
+  }
+  return out;
+}
+
+JobAnalysis StreamRouter::analysis(const std::optional<PodKey>& pod) const {
+  auto of = [&](const model::ProcessInfo& info) {
+    return !pod || (info.ns == pod->first && info.pod == pod->second);
+  };
   JobAnalysis job;
   job.source.kind = model::SourceKind::Live;
   std::optional<model::TimeNs> wall;
@@ -263,20 +289,22 @@ JobAnalysis StreamRouter::analysis() const {
     job.source.simulated = job.source.simulated || simulated;
     if (w && (!wall || *w > *wall)) wall = w;
   };
-  if (folded_) {
-    JobAnalysis a = *folded_;
-    a.collection.processes = folded_processes_;
-    add(a, folded_simulated_, folded_wall_);
+  for (const auto& [key, f] : folded_) {
+    if (pod && key != *pod) continue;
+    JobAnalysis a = f.analysis;
+    a.collection.processes = f.processes;
+    add(a, f.simulated, f.wall);
   }
   auto live = live_.begin();
   auto retired = retired_.begin();
   while (live != live_.end() || retired != retired_.end()) {
     if (retired == retired_.end() || (live != live_.end() && live->first < retired->first)) {
       const auto& s = *live->second.stream;
-      add(s.analysis(), s.simulated(), s.wallNs());
+      if (of(s.trace().info)) add(s.analysis(), s.simulated(), s.wallNs());
       ++live;
     } else {
-      add(retired->second.analysis, retired->second.simulated, retired->second.analysis.wall_ns);
+      const auto& r = retired->second;
+      if (of(r.info)) add(r.analysis, r.simulated, r.analysis.wall_ns);
       ++retired;
     }
   }
@@ -359,8 +387,7 @@ model::Trace StreamRouter::take(IngestHealth* health) {
   last_stream_ = nullptr;
   rejected_.clear();
   shed_.clear();
-  folded_.reset();
-  folded_processes_.clear();
+  folded_.clear();
   progress_ = {};
   return t;
 }

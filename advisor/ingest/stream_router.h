@@ -97,10 +97,19 @@ public:
   // "names_over_bound", "events_over_memory_budget", "windows_shrunk_for_memory_budget".
   std::map<std::string, uint64_t> shedByReason() const;
 
+  // A pod as its processes name it (ProcessInfo: namespace, pod); empty strings outside Kubernetes.
+  using PodKey = std::pair<std::string, std::string>;
+
   // The whole job so far, aggregated: every stream's analysed windows and open window, merged in
   // order of first contact, with the ingest's figures (messages, rejections, each stream's
   // health); wall_ns: the longest process's wall span. What live reports and /metrics read.
-  JobAnalysis analysis() const;
+  JobAnalysis analysis() const { return analysis(std::nullopt); }
+  // The same for the streams of one pod only (the ingest's figures, which are the advisor's, as
+  // above): an advisor that several pods reach reports each pod apart.
+  JobAnalysis analysis(const std::optional<PodKey>& pod) const;
+  // The pods of the streams so far, in order of first contact (retired streams folded away
+  // first).
+  std::vector<PodKey> pods() const;
 
   // Each stream's aggregates (FrozenStream::aggregates()), in order of first contact, with the
   // ingest's figures in `health` (may be null; its streams aligned with the result). Analyses a
@@ -169,11 +178,15 @@ private:
   size_t window_events_;
   std::optional<LiveLimits> live_limits_;
   Clock::time_point last_sweep_{};
-  // Retired streams past kMaxRetiredStreams, folded into one aggregate for the report.
-  std::optional<JobAnalysis> folded_;
-  std::vector<ProcessCollection> folded_processes_;
-  std::optional<model::TimeNs> folded_wall_;
-  bool folded_simulated_ = false;
+  // Retired streams past kMaxRetiredStreams, folded into one aggregate per pod for the report
+  // (in order of the first fold; a sidecar serves one pod, so one entry).
+  struct Folded {
+    JobAnalysis analysis;
+    std::vector<ProcessCollection> processes;
+    std::optional<model::TimeNs> wall;
+    bool simulated = false;
+  };
+  std::vector<std::pair<PodKey, Folded>> folded_;
 };
 
 // The key under which IngestHealth::rejected_by_reason counts a decode error ("malformed" ...).

@@ -364,11 +364,12 @@ void writeProcessCounts(Exposition& e, const std::vector<Pod>& pods) {
   }
 }
 
-// Recommendations are job-level: the advisor serves one pod, so each pod it saw gets them.
+// Each pod its own recommendations (JobFigures::pods): an advisor several pods reach keeps them
+// apart.
 void writeSavings(Exposition& e, const std::vector<Pod>& pods) {
   FamilyWriter w(kSaving, e.out());
   for (const auto& [ns, pod] : pods)
-    for (const auto& r : e.job().recommendations)
+    for (const auto& r : e.job().recommendationsOf(ns, pod))
       w.sample(
           "",
           {{"namespace", ns}, {"pod", pod}, {"id", r.id}, {"confidence", toString(r.confidence)}},

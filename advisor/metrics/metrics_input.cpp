@@ -71,20 +71,33 @@ ProcessFigures processFigures(StreamAnalysis& s) {
 
 } // namespace
 
+const std::vector<Recommendation>& JobFigures::recommendationsOf(const std::string& ns,
+                                                                 const std::string& pod) const {
+  static const std::vector<Recommendation> kNone;
+  for (const auto& p : pods)
+    if (p.ns == ns && p.pod == pod) return p.recommendations;
+  return kNone;
+}
+
 JobFigures buildMetricsInput(std::vector<StreamAnalysis> streams) {
   JobFigures job;
-  JobAnalysis merged;
-  bool first = true;
+  // Each pod's processes merged apart from the others': the rules see one pod at a time.
+  std::vector<std::pair<PodRecommendations, JobAnalysis>> pods;
   for (auto& s : streams) {
     job.processes.push_back(processFigures(s));
     job.simulated = job.simulated || s.simulated || s.analysis.simulated();
-    if (first)
-      merged = std::move(s.analysis);
+    auto it = std::find_if(pods.begin(), pods.end(), [&](const auto& p) {
+      return p.first.ns == s.info.ns && p.first.pod == s.info.pod;
+    });
+    if (it == pods.end())
+      pods.emplace_back(PodRecommendations{s.info.ns, s.info.pod, {}}, std::move(s.analysis));
     else
-      merged.merge(s.analysis);
-    first = false;
+      it->second.merge(s.analysis);
   }
-  if (!first) job.recommendations = recommend(merged, nullptr);
+  for (auto& [pod, merged] : pods) {
+    pod.recommendations = recommend(merged, nullptr);
+    job.pods.push_back(std::move(pod));
+  }
   return job;
 }
 

@@ -48,14 +48,27 @@ struct ProcessFigures {
   bool connected = true; // its final batch has not arrived
 };
 
-struct JobFigures {
-  std::vector<ProcessFigures> processes; // in order of first contact
+// One pod's recommendations: the rules run on the merged analysis of that pod's processes only, so
+// an advisor that several pods reach (a shared --endpoint) never labels one pod with another's
+// findings.
+struct PodRecommendations {
+  std::string ns, pod; // as the processes reported them (ProcessInfo), unsanitised
   std::vector<Recommendation> recommendations;
-  bool simulated = false;
 };
 
-// From each stream's aggregates (in order of first contact); each stream's analysis carries its
-// health (the events the advisor received, the losses it counted, whether it finished).
+struct JobFigures {
+  std::vector<ProcessFigures> processes; // in order of first contact
+  std::vector<PodRecommendations> pods;  // in order of first contact
+  bool simulated = false;
+
+  // The recommendations of the pod (ns, pod); empty for a pod not seen.
+  const std::vector<Recommendation>& recommendationsOf(const std::string& ns,
+                                                       const std::string& pod) const;
+};
+
+// From each stream's aggregates (in order of first contact); the recommendations per pod (namespace
+// and pod of the stream's ProcessInfo). Each stream's analysis carries its health (the events the
+// advisor received, the losses it counted, whether it finished).
 JobFigures buildMetricsInput(std::vector<StreamAnalysis> streams);
 
 // Analyses `trace` per process into the same aggregates, as one window each; `health` (aligned

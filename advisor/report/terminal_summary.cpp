@@ -25,6 +25,40 @@ std::string fit(std::string s, size_t width) {
   return s;
 }
 
+// SGR codes (ECMA-48).
+constexpr const char* kBold = "\x1b[1m";
+constexpr const char* kDim = "\x1b[2m";
+constexpr const char* kGreen = "\x1b[32m";
+constexpr const char* kYellow = "\x1b[33m";
+constexpr const char* kCyan = "\x1b[36m";
+constexpr const char* kReset = "\x1b[0m";
+
+// Each line of `text` (lines end in '\n') between `code` and a reset, the reset before the
+// newline; unchanged without colour.
+std::string paint(const std::string& text, const char* code, bool colour) {
+  if (!colour || text.empty()) return text;
+  std::string out;
+  size_t at = 0;
+  while (at < text.size()) {
+    size_t nl = text.find('\n', at);
+    size_t end = nl == std::string::npos ? text.size() : nl;
+    if (end > at) out.append(code).append(text, at, end - at).append(kReset);
+    if (nl == std::string::npos) break;
+    out += '\n';
+    at = nl + 1;
+  }
+  return out;
+}
+
+// Replaces the first `part` of `text` by itself in `code`, the text around it kept as it was.
+std::string paintPart(const std::string& text, const std::string& part, const char* code,
+                      const char* resume, bool colour) {
+  if (!colour || part.empty()) return text;
+  size_t at = text.find(part);
+  if (at == std::string::npos) return text;
+  return text.substr(0, at) + code + part + kReset + resume + text.substr(at + part.size());
+}
+
 // Breaks `s` at spaces into lines of at most `width` columns, continuation lines indented by 4.
 std::string wrap(const std::string& s, size_t width) {
   if (s.size() <= width || width < 20) return s + "\n";
@@ -431,20 +465,26 @@ std::string renderTerminalSummary(const ReportInput& in, const TerminalOptions& 
     if (!s.empty()) out << wrap(s, o.width);
   };
   // The verdict is never wrapped or cut: it is the line scripts and people read first.
-  out << verdict(a, in.recommendations) << '\n';
+  std::string v = paint(verdict(a, in.recommendations) + '\n', kBold, o.colour);
+  out << paintPart(v, "[SIMULATED DEVICE]", kYellow, kBold, o.colour);
   line(whereTimeWent(a));
   line(communicationLine(a));
   for (size_t i = 0; i < in.recommendations.size() && i < o.max_recommendations; ++i) {
     const auto& r = in.recommendations[i];
-    line("  " + std::to_string(i + 1) + ". [saves ~" + formatPercent(r.expected_saving_ratio) +
-         ", " + toString(r.confidence) + " confidence] " + r.title);
-    out << actionLines(r.action, o.width);
+    const std::string saving = "saves ~" + formatPercent(r.expected_saving_ratio);
+    std::string head = paint(wrap("  " + std::to_string(i + 1) + ". [" + saving + ", " +
+                                      toString(r.confidence) + " confidence] " + r.title,
+                                  o.width),
+                             kBold, o.colour);
+    out << paintPart(head, saving, kGreen, kBold, o.colour);
+    out << paint(actionLines(r.action, o.width), kCyan, o.colour);
     if (o.verbose) line(evidenceLine(r.evidence));
   }
   if (in.recommendations.size() > o.max_recommendations)
     line("  ... " + std::to_string(in.recommendations.size() - o.max_recommendations) +
          " more in the report");
-  line(notesLine(in.notes, o.advice_floor));
+  if (std::string notes = notesLine(in.notes, o.advice_floor); !notes.empty())
+    out << paint(wrap(notes, o.width), kDim, o.colour);
   line(idleLine(a));
   line(jobLine(a, o.width));
   line(ranksLine(a));
@@ -463,7 +503,10 @@ std::string renderTerminalSummary(const ReportInput& in, const TerminalOptions& 
   line(memoryLine(a));
   line(collectionLine(a));
   if (a.simulated())
-    line("  SIMULATED DEVICE: timings come from the simulated device's cost model, not a real GPU");
+    out << paint(wrap("  SIMULATED DEVICE: timings come from the simulated device's cost model, "
+                      "not a real GPU",
+                      o.width),
+                 kYellow, o.colour);
   if (!o.written_files.empty()) {
     std::string files = "  report: ";
     for (size_t i = 0; i < o.written_files.size(); ++i)

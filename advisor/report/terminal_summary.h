@@ -13,6 +13,11 @@
 //               job of several ranks, the per-rank table (rank_table.h) after the steps
 //   always      the collection line: tier and dropped events
 //
+// With `colour`, ANSI SGR codes mark the verdict (bold; the simulated marker yellow), each
+// recommendation (bold, its saving green), its change (cyan) and the notes (dim); every code is
+// closed before the end of its line, and widths count the visible text only. Without it (files,
+// pipes, NO_COLOR: advisor/cli/terminal_style.h decides) the text is plain.
+//
 // Pure; any thread.
 #pragma once
 
@@ -24,7 +29,8 @@
 namespace gpuwise::advisor {
 
 struct TerminalOptions {
-  size_t width = 100;
+  size_t width = 100; // the terminal's columns (advisor/cli/terminal_style.h); 100 off a terminal
+  bool colour = false;
   size_t max_recommendations = 3;
   bool verbose = false;                   // the evidence under each recommendation
   double advice_floor = 0.02;             // named on the notes line

@@ -1,8 +1,11 @@
 #include "advisor/cli/cli.h"
 #include "advisor/cli/sidecar_report_name.h"
 #include "tests/advisor/subprocess.h"
+#include "tests/skip_test.h"
 
 #include <catch2/catch.hpp>
+
+#include <dlfcn.h>
 
 #include <nlohmann/json.hpp>
 #include <set>
@@ -101,6 +104,35 @@ TEST_CASE("gpuwise run: reports the fake shim's run and exits with its code") {
                                      "increase_batch_size"});
   CHECK(r["top_kernels"][0]["name"] == "gemm(float const*, float const*, float*, int)");
   CHECK(readFile(dir / "gpuwise-report.html").find("Pin host memory") != std::string::npos);
+  // GPU activity was recorded: no hint about the simulated device, driver or none.
+  CHECK(p.err().find("--simulate") == std::string::npos);
+}
+
+// Issue 18: on a machine without a GPU driver, a CUDA program fails (cudaErrorInsufficientDriver)
+// and the run records nothing; the simulated device is then worth a line.
+TEST_CASE("gpuwise run: without a GPU driver, a run that recorded nothing suggests --simulate",
+          "[.nodriver]") {
+  std::error_code ec;
+  const bool node =
+      std::filesystem::exists("/dev/nvidiactl", ec) || std::filesystem::exists("/dev/dxg", ec);
+  void* cuda = node ? ::dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL) : nullptr;
+  if (cuda) {
+    ::dlclose(cuda);
+    gpuwise::test::skipTest("this machine has a GPU driver: gpuwise rightly gives no hint");
+  }
+  TempDir dir;
+  Process p({gpuwiseExe(), "run", "--", "/bin/sh", "-c", "exit 1"}, {"GPUWISE_SHIM=" + emptyShim()},
+            dir.path, dir.path, "run");
+  REQUIRE(p.wait() == 1); // CMD's own status, as ever
+  INFO(p.err());
+  CHECK(p.err().find("no GPU activity recorded") != std::string::npos);
+  CHECK(p.err().find("gpuwise run: no GPU driver on this machine") != std::string::npos);
+  CHECK(p.err().find("try the simulated device: gpuwise run --simulate -- /bin/sh -c 'exit 1'\n") !=
+        std::string::npos);
+  // The hint is one line, after the summary.
+  CHECK(
+      p.err().substr(p.err().rfind('\n', p.err().size() - 2) + 1).rfind("gpuwise run: no GPU", 0) ==
+      0);
 }
 
 TEST_CASE("gpuwise run --nvtx: NVTX is routed to CUPTI unless something else already takes it") {
@@ -260,6 +292,29 @@ TEST_CASE("every command exits 2 with one line on bad usage or bad input") {
     REQUIRE(p.wait() == 2);
     CHECK(lineCount(p.err()) == 1);
     CHECK(p.err().find(c.expect) != std::string::npos);
+  }
+}
+
+TEST_CASE("a usage error names the help of the command it is about") {
+  TempDir dir;
+  std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"report", "--nope", "x.json"}, "(see gpuwise report --help)"},
+      {{"report"}, "(see gpuwise report --help)"},
+      {{"advisor"}, "(see gpuwise advisor --help)"},
+      {{"diff", "a.json"}, "(see gpuwise diff --help)"},
+      {{"export", "x.gwt"}, "(see gpuwise export --help)"},
+      {{"run", "--bogus", "--", "true"}, "see gpuwise run --help)"},
+      {{"--bogus"}, "(see gpuwise --help)"},
+  };
+  int i = 0;
+  for (const auto& [args, expect] : cases) {
+    std::vector<std::string> argv{gpuwiseExe()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    Process p(argv, {}, dir.path, dir.path, "usage" + std::to_string(i++));
+    INFO("args: " << json(args).dump() << "\nstderr: " << p.err());
+    REQUIRE(p.wait() == 2);
+    CHECK(lineCount(p.err()) == 1);
+    CHECK(p.err().find(expect) != std::string::npos);
   }
 }
 

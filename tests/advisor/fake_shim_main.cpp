@@ -1,6 +1,7 @@
 // fake_shim: a test program that plays the shim's part for `gpuwise run`: it reads
 // GPUWISE_ENDPOINT, sends a Hello and a few batches with BatchEncoder/PushSender, and exits with
-// the code it is given (3 by default). Its Hello carries RANK and WORLD_SIZE when they are set.
+// the code it is given (3 by default). Its Hello carries RANK, WORLD_SIZE, GPUWISE_POD and
+// GPUWISE_NAMESPACE when they are set.
 //
 //   fake_shim [--exit-code N] [--kernels N] [--pageable] [--no-final] [--simulated]
 //             [--env-out FILE] [--wait-signal READY_FILE]
@@ -78,6 +79,9 @@ int main(int argc, char** argv) {
     // RANK and WORLD_SIZE as the shim reads them (interposer/config.h); rank 0 without them.
     if (const char* rank = std::getenv("RANK")) hello.process.rank = std::atoi(rank);
     if (const char* size = std::getenv("WORLD_SIZE")) hello.process.world_size = std::atoi(size);
+    // And its pod, as the shim reads it (GPUWISE_POD, GPUWISE_NAMESPACE; interposer/config.h).
+    if (const char* pod = std::getenv("GPUWISE_POD")) hello.process.pod = pod;
+    if (const char* ns = std::getenv("GPUWISE_NAMESPACE")) hello.process.ns = ns;
     client.sendHello(hello);
     auto gemm = client.names().intern("_Z4gemmPKfS0_Pfi");
     model::TimeNs t = 2000 * kMs;

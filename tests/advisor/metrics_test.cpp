@@ -113,7 +113,7 @@ metrics::JobFigures handBuiltJob() {
   r.id = "prefetch_input";
   r.expected_saving_ratio = 0.2;
   r.confidence = Confidence::Medium;
-  job.recommendations = {r};
+  job.pods = {{"ml-team", "resnet-0", {r}}};
   return job;
 }
 
@@ -402,7 +402,7 @@ TEST_CASE("metrics: counters never go back across rebuilds; gauges follow the fi
   dev.kernels.count = 1;
   dev.busy_ratio_60s = 0.1;
   job.processes[0].steps->steps.pop_back();
-  job.recommendations.clear();
+  job.pods.clear();
   auto second = parseProm(b.build(job));
   CHECK(second.value("gpuwise_gpu_busy_seconds_total", g0) ==
         first.value("gpuwise_gpu_busy_seconds_total", g0));

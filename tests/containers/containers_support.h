@@ -61,10 +61,13 @@ inline json yamlFileToJson(const std::string& file, const TempDir& scratch) {
   return json::parse(readFile(out));
 }
 
-// `kubectl kustomize DIR` as JSON documents; warnings (deprecated fields) are allowed on stderr.
+// `kubectl kustomize DIR` as JSON documents. Its stderr must be empty: kustomize v5 warns there
+// about deprecated fields (`bases`, `patchesJson6902`), which every `kubectl apply -k` would print.
 inline json kustomize(const std::string& dir, const TempDir& scratch) {
   Run r = run({"kubectl", "kustomize", dir}, scratch.path, scratch, "kustomize");
   if (r.rc != 0) throw std::runtime_error("kubectl kustomize " + dir + " failed: " + r.err);
+  if (!r.err.empty())
+    throw std::runtime_error("kubectl kustomize " + dir + " printed on stderr: " + r.err);
   std::string file = scratch / "rendered.yaml";
   std::ofstream(file) << r.out;
   return yamlFileToJson(file, scratch);
