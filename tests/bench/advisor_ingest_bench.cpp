@@ -1,12 +1,17 @@
 // How fast the advisor's ingest takes events: the ceiling on the event rate one advisor thread can
 // take from the shims.
 //
-//   BM_RouteKernelBatches/N      decode + route + aggregate on one core (StreamRouter), batches of
-//                                N kernels from one process, as the shim's steady loop sends them
+//   BM_RouteKernelBatches/N/B    decode + route + aggregate on one core (StreamRouter), B batches
+//                                of N kernels from one process, as the shim's steady loop sends
+//                                them. 10000/256 (2.56 M events) cuts 13 windows of the default
+//                                size (the `windows` counter): a long job's steady state, window
+//                                analysis included; 1000/64 (64 k events) cuts none (decode and
+//                                routing alone)
 //   BM_IngestProcesses/P         the live path: P senders, each with its own PUSH socket, session
 //                                and pid, into one IngestServer (PULL socket, ingest thread). The
 //                                same 640k events in all, split across P: events/s that stays flat
 //                                from 1 to 64 processes is cost linear in events, not in processes.
+//                                2.56 M events: one process cuts 13 windows, 64 processes none.
 //                                events_per_cpu_s: the same per CPU-second of every thread (the
 //                                ingest thread's work and the senders' sends), steadier than wall
 //                                time on a shared machine.
@@ -80,7 +85,9 @@ Stream makeStream(int64_t pid, uint64_t session, int batches, int per_batch, boo
 
 void BM_RouteKernelBatches(benchmark::State& state) {
   const int per_batch = static_cast<int>(state.range(0));
-  Stream s = makeStream(1, 42, 64, per_batch);
+  const int batches = static_cast<int>(state.range(1));
+  Stream s = makeStream(1, 42, batches, per_batch);
+  uint64_t windows = 0;
   for (auto _ : state) {
     StreamRouter router([](std::string_view) {});
     router.route(s.hello);
@@ -88,12 +95,17 @@ void BM_RouteKernelBatches(benchmark::State& state) {
       router.route(m);
     benchmark::DoNotOptimize(router.progress().events);
     if (router.progress().events != s.events) state.SkipWithError("events lost");
+    windows = router.progress().windows;
   }
   state.SetItemsProcessed(state.iterations() * int64_t(s.events));
   state.SetBytesProcessed(state.iterations() * int64_t(s.bytes));
   state.counters["bytes_per_event"] = double(s.bytes) / double(s.events);
+  state.counters["windows"] = double(windows);
 }
-BENCHMARK(BM_RouteKernelBatches)->Arg(1000)->Arg(10000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_RouteKernelBatches)
+    ->Args({1000, 64})
+    ->Args({10000, 256})
+    ->Unit(benchmark::kMillisecond);
 
 double processCpuSeconds() {
   rusage u{};
@@ -141,7 +153,7 @@ void sendStream(transport::PushSender& sender, const Stream& s) {
 
 void BM_IngestProcesses(benchmark::State& state) {
   const int processes = static_cast<int>(state.range(0));
-  const int kTotalBatches = 64, kPerBatch = 10000;
+  const int kTotalBatches = 256, kPerBatch = 10000;
   const int batches = kTotalBatches / processes;
   std::vector<Stream> streams;
   size_t total_events = 0;
@@ -149,6 +161,7 @@ void BM_IngestProcesses(benchmark::State& state) {
     streams.push_back(makeStream(1000 + p, 5000 + uint64_t(p), batches, kPerBatch));
     total_events += streams.back().events;
   }
+  uint64_t windows = 0;
   double cpu = 0; // every thread's CPU in the timed regions: on a shared machine, wall time
                   // measures the neighbours; CPU per event measures the ingest's cost
   for (auto _ : state) {
@@ -174,6 +187,7 @@ void BM_IngestProcesses(benchmark::State& state) {
         [&](const IngestProgress& pr) { return pr.events >= total_events && pr.allFinal(); },
         std::chrono::steady_clock::now() + std::chrono::seconds(120));
     cpu += processCpuSeconds() - cpu0;
+    windows = server->progress().windows;
     state.PauseTiming();
     for (auto& t : threads)
       t.join();
@@ -186,6 +200,7 @@ void BM_IngestProcesses(benchmark::State& state) {
   }
   state.SetItemsProcessed(state.iterations() * int64_t(total_events));
   state.counters["processes"] = processes;
+  state.counters["windows"] = double(windows);
   state.counters["events_per_cpu_s"] = double(state.iterations()) * double(total_events) / cpu;
 }
 BENCHMARK(BM_IngestProcesses)
