@@ -53,6 +53,23 @@ void sortAndMergeBusy(DeviceActivity& d) {
   }
 }
 
+// Each device's activities in one allocation (a live window holds ~10^5).
+void reserveActivities(const model::ProcessTrace& p, std::map<uint32_t, DeviceActivity>& devices) {
+  std::map<uint32_t, size_t> timed;
+  auto count = [&](const auto& column) {
+    for (const auto& r : column)
+      if (isTimed(r.start, r.end)) ++timed[r.device];
+  };
+  count(p.kernels);
+  count(p.copies);
+  count(p.memsets);
+  for (const auto& [index, n] : timed) {
+    auto& d = devices[index];
+    d.device = index;
+    d.activities.reserve(n);
+  }
+}
+
 } // namespace
 
 const ThreadHost* ActivityIndex::thread(uint32_t tid) const {
@@ -77,19 +94,7 @@ ActivityIndex buildActivityIndex(const model::ProcessTrace& p) {
     last_device = &d;
     return d;
   };
-  {
-    // Each device's activities in one allocation (a window holds ~10^5).
-    std::map<uint32_t, size_t> timed;
-    auto count = [&](const auto& column) {
-      for (const auto& r : column)
-        if (isTimed(r.start, r.end)) ++timed[r.device];
-    };
-    count(p.kernels);
-    count(p.copies);
-    count(p.memsets);
-    for (const auto& [index, n] : timed)
-      device(index).activities.reserve(n);
-  }
+  reserveActivities(p, devices);
   std::unordered_map<uint32_t, RawThread> threads;
   RawThread* launching = nullptr;
   uint32_t launching_tid = 0;
