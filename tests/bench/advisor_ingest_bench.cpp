@@ -20,7 +20,10 @@
 //                                kernels (about half a window, the usual state between cuts); a
 //                                probe thread takes the ingest lock in a loop as the ingest thread
 //                                does per message, and its longest wait during the refresh is
-//                                how long ingest stood still (max_ingest_wait_ms).
+//                                how long ingest stood still (max_ingest_wait_ms). refresh_ms: the
+//                                first refresh, every stream new since the last (busy processes);
+//                                refresh_unchanged_ms: the next ones, nothing new (kept
+//                                aggregates).
 #include "advisor/ingest/ingest_server.h"
 #include "advisor/ingest/stream_router.h"
 #include "transport/codec.h"
@@ -233,7 +236,9 @@ void BM_MetricsRefreshLockHold(benchmark::State& state) {
     return;
   }
   using Clock = std::chrono::steady_clock;
-  double max_wait_ms = 0, refresh_ms_sum = 0;
+  // The first refresh analyses every stream (each received its events since: 64 busy
+  // processes); the later ones find nothing new (each stream's kept aggregates).
+  double max_wait_ms = 0, first_ms = -1, again_ms_sum = 0;
   for (auto _ : state) {
     std::atomic<bool> refreshing{true};
     double wait_ms = 0;
@@ -248,14 +253,20 @@ void BM_MetricsRefreshLockHold(benchmark::State& state) {
     });
     auto t0 = Clock::now();
     auto streams = server->streamAnalyses(nullptr);
-    refresh_ms_sum += std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+    const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+    if (first_ms < 0)
+      first_ms = ms;
+    else
+      again_ms_sum += ms;
     refreshing = false;
     probe.join();
     if (streams.size() != size_t(processes)) state.SkipWithError("a stream is missing");
     max_wait_ms = std::max(max_wait_ms, wait_ms);
   }
   state.counters["processes"] = processes;
-  state.counters["refresh_ms"] = refresh_ms_sum / double(state.iterations());
+  state.counters["refresh_ms"] = first_ms;
+  if (state.iterations() > 1)
+    state.counters["refresh_unchanged_ms"] = again_ms_sum / double(state.iterations() - 1);
   state.counters["max_ingest_wait_ms"] = max_wait_ms;
 }
 BENCHMARK(BM_MetricsRefreshLockHold)
