@@ -53,6 +53,23 @@ void sortAndMergeBusy(DeviceActivity& d) {
   }
 }
 
+// Each device's activities in one allocation (a live window holds ~10^5).
+void reserveActivities(const model::ProcessTrace& p, std::map<uint32_t, DeviceActivity>& devices) {
+  std::map<uint32_t, size_t> timed;
+  auto count = [&](const auto& column) {
+    for (const auto& r : column)
+      if (isTimed(r.start, r.end)) ++timed[r.device];
+  };
+  count(p.kernels);
+  count(p.copies);
+  count(p.memsets);
+  for (const auto& [index, n] : timed) {
+    auto& d = devices[index];
+    d.device = index;
+    d.activities.reserve(n);
+  }
+}
+
 } // namespace
 
 const ThreadHost* ActivityIndex::thread(uint32_t tid) const {
@@ -67,17 +84,30 @@ ActivityIndex buildActivityIndex(const model::ProcessTrace& p) {
   x.rank = p.info.rank;
 
   std::map<uint32_t, DeviceActivity> devices;
+  // Records come in long runs of one device (and one thread): the last one found is looked at
+  // first. Map entries never move, so the pointers stay valid as others are added.
+  DeviceActivity* last_device = nullptr;
   auto device = [&](uint32_t index) -> DeviceActivity& {
+    if (last_device && last_device->device == index) return *last_device;
     auto& d = devices[index];
     d.device = index;
+    last_device = &d;
     return d;
   };
+  reserveActivities(p, devices);
   std::unordered_map<uint32_t, RawThread> threads;
+  RawThread* launching = nullptr;
+  uint32_t launching_tid = 0;
 
   for (const auto& k : p.kernels) {
     addCall(threads, k.thread, k.launch_start, k.launch_end, false);
-    if (isTimed(k.launch_start, k.launch_end))
-      threads[k.thread].launches.push_back({k.launch_start, k.launch_end});
+    if (isTimed(k.launch_start, k.launch_end)) {
+      if (!launching || launching_tid != k.thread) {
+        launching = &threads[k.thread];
+        launching_tid = k.thread;
+      }
+      launching->launches.push_back({k.launch_start, k.launch_end});
+    }
     auto& d = device(k.device);
     if (!isTimed(k.start, k.end)) {
       ++d.untimed;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <unordered_map>
 #include <utility>
 
@@ -89,8 +90,17 @@ ProcessCommunication countProcess(const model::ProcessTrace& p) {
       uncorrelated.push_back(&c);
   }
   std::vector<std::pair<const model::KernelExec*, CollectiveKernelName>> unjoined;
+  // Names are ids: each is parsed once, not once per launch (a window holds ~10^5 launches of a
+  // few hundred names).
+  std::vector<std::optional<CollectiveKernelName>> parsed(p.names.size());
+  auto nameOf = [&](model::NameId id) {
+    if (id >= parsed.size()) return parseCollectiveKernelName(p.names.get(id));
+    auto& slot = parsed[id];
+    if (!slot) slot = parseCollectiveKernelName(p.names.get(id));
+    return *slot;
+  };
   for (const auto& k : p.kernels) {
-    const auto named = parseCollectiveKernelName(p.names.get(k.name));
+    const auto named = nameOf(k.name);
     if ((k.flags & model::kKernelCommunication) == 0 && !named.collective) continue;
     const model::Collective* joined = nullptr;
     if (k.correlation != 0)

@@ -4,11 +4,45 @@
 
 namespace gpuwise::advisor {
 
+namespace {
+
+bool earlier(const Interval& a, const Interval& b) {
+  return a.start != b.start ? a.start < b.start : a.end < b.end;
+}
+
+// At most this many sorted runs are merged rather than sorted.
+constexpr size_t kMaxMergedRuns = 8;
+
+// Sorts `v` by (start, end). The lists the analyzers build are a few sorted runs one after the
+// other (a thread's launch intervals, then its copies' and syncs' calls; a live window's records,
+// then the context carried from before them): those are merged in linear time. std::sort alone
+// is slow on them: its median-of-three pivot falls on a run's edge, and on a long run followed by
+// a short earlier one it degrades to heapsort. The order is total on an interval's value, so the
+// result is the one any sort gives.
+void sortIntervals(std::vector<Interval>& v) {
+  std::vector<size_t> runs{0}; // where each sorted run begins
+  for (size_t i = 1; i < v.size(); ++i) {
+    if (!earlier(v[i], v[i - 1])) continue;
+    if (runs.size() == kMaxMergedRuns) {
+      std::sort(v.begin(), v.end(), earlier);
+      return;
+    }
+    runs.push_back(i);
+  }
+  // Each run into the sorted prefix before it.
+  for (size_t r = 1; r < runs.size(); ++r) {
+    const auto mid = v.begin() + static_cast<std::ptrdiff_t>(runs[r]);
+    const auto end =
+        r + 1 < runs.size() ? v.begin() + static_cast<std::ptrdiff_t>(runs[r + 1]) : v.end();
+    std::inplace_merge(v.begin(), mid, end, earlier);
+  }
+}
+
+} // namespace
+
 void mergeInPlace(std::vector<Interval>& v) {
   if (v.empty()) return;
-  std::sort(v.begin(), v.end(), [](const Interval& a, const Interval& b) {
-    return a.start != b.start ? a.start < b.start : a.end < b.end;
-  });
+  sortIntervals(v);
   size_t out = 0;
   for (size_t i = 1; i < v.size(); ++i) {
     if (v[i].start <= v[out].end) {

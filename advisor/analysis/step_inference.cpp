@@ -66,8 +66,10 @@ std::vector<Element> sequence(const ActivityIndex& index, const DeviceActivity& 
       for (const auto& s : host->syncs)
         seq.push_back({s.start, kSyncToken, -1});
   }
-  std::stable_sort(seq.begin(), seq.end(),
-                   [](const Element& a, const Element& b) { return a.key < b.key; });
+  // Usually in order already (no syncs, launches in GPU order): a stable sort would leave it so.
+  auto earlier = [](const Element& a, const Element& b) { return a.key < b.key; };
+  if (!std::is_sorted(seq.begin(), seq.end(), earlier))
+    std::stable_sort(seq.begin(), seq.end(), earlier);
   return seq;
 }
 

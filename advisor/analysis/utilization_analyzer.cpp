@@ -31,17 +31,27 @@ size_t bucketOf(model::TimeNs start, model::TimeNs end, size_t n, model::TimeNs 
   return std::min(i, n - 1);
 }
 
-// Adds the parts of sorted, disjoint intervals to the buckets they fall in.
+// Adds the parts of sorted, disjoint intervals to the buckets they fall in. One walk over the
+// buckets alongside the intervals (a window holds ~10^5 of them, a series 200 buckets): bucket i
+// is [bucketEdge(i), bucketEdge(i + 1)), each edge computed once.
 void distribute(const std::vector<Interval>& merged, model::TimeNs start, model::TimeNs end,
                 std::vector<model::TimeNs>& out) {
-  size_t n = out.size();
+  const size_t n = out.size();
+  if (n == 0) return;
+  size_t i = 0;
+  model::TimeNs bucket_end = bucketEdge(start, end, n, 1);
   for (const auto& iv : merged) {
     model::TimeNs s = std::max(iv.start, start), e = std::min(iv.end, end);
-    for (size_t i = bucketOf(start, end, n, s); s < e && i < n; ++i) {
-      model::TimeNs bucket_end = bucketEdge(start, end, n, i + 1);
-      model::TimeNs piece_end = std::min(e, bucket_end);
+    if (s >= e) continue;
+    while (i + 1 < n && bucket_end <= s)
+      bucket_end = bucketEdge(start, end, n, ++i + 1);
+    while (s < e) {
+      const model::TimeNs piece_end = std::min(e, bucket_end);
       if (piece_end > s) out[i] += piece_end - s;
       s = std::max(s, piece_end);
+      if (s >= e) break;
+      if (i + 1 == n) break; // never: the last bucket ends at `end`
+      bucket_end = bucketEdge(start, end, n, ++i + 1);
     }
   }
 }

@@ -3,6 +3,7 @@
 #include "transport/gwt_file.h"
 #include "transport/zmq/endpoints.h"
 
+#include <memory>
 #include <optional>
 
 #include <malloc.h>
@@ -146,7 +147,17 @@ std::vector<StreamAnalysis> IngestServer::streamAnalyses(IngestHealth* health) c
       }
     }
     at = copy->position;
-    out.push_back(std::move(*copy).aggregates());
+    if (!copy->live) {
+      out.push_back(std::move(*copy).aggregates());
+      continue;
+    }
+    // Analysed outside the lock, and kept: the next refresh analyses this stream again only if it
+    // received something since.
+    const uint64_t version = copy->version;
+    auto kept = std::make_shared<const StreamAnalysis>(std::move(*copy).aggregates());
+    out.push_back(*kept);
+    std::lock_guard lock(mutex_);
+    router_->keepAggregates(*at, version, std::move(kept));
   }
 }
 

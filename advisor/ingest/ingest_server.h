@@ -81,7 +81,9 @@ public:
   // Each stream's aggregates (StreamRouter::streamAnalyses()): what /metrics is built from.
   // Takes the ingest lock once per stream, for as long as it takes to copy that stream's open
   // window (FrozenStream); the analysis of the copy runs after the lock is released. Streams are
-  // copied one after another, so two streams' figures may be a few messages apart.
+  // copied one after another, so two streams' figures may be a few messages apart. A stream that
+  // received nothing since the previous call is not copied nor analysed again: its aggregates
+  // from then are kept (ProcessStream::keepAggregates) and returned.
   std::vector<StreamAnalysis> streamAnalyses(IngestHealth* health) const;
   // A copy of the records not yet folded into a window (all of them with window_events == 0).
   model::Trace snapshot(IngestHealth* health) const;

@@ -46,6 +46,7 @@ ProcessStream::ProcessStream(int64_t pid, uint64_t session_id, size_t window_eve
 
 std::optional<transport::DecodeError> ProcessStream::accept(const transport::MessageOpener& opened,
                                                             size_t shed_above_events) {
+  ++version_; // whatever the message does, the aggregates are computed again
   const auto marks = model::RecordMarks::of(trace_);
   // Headroom in proportion to what the stream already holds: small streams stay small. Under a
   // memory budget (limited_), none: the decoder grows the vector to what the batch needs, and
@@ -89,6 +90,7 @@ void ProcessStream::cutWindows() {
 
 void ProcessStream::limitWindow(size_t window_events) {
   if (!windows_) return;
+  ++version_;
   // Only a window smaller than the stream was made with changes how vectors grow: a process alone
   // under the budget keeps the fast path (rows reserved ahead in accept()).
   limited_ = window_events < full_window_;
@@ -158,6 +160,13 @@ FrozenStream ProcessStream::freeze() const {
   f.health = health();
   f.simulated = simulated_;
   return f;
+}
+
+void ProcessStream::keepAggregates(uint64_t version,
+                                   std::shared_ptr<const StreamAnalysis> aggregates) {
+  if (version != version_) return; // the stream moved on while they were computed
+  kept_version_ = version;
+  kept_ = std::move(aggregates);
 }
 
 StreamAnalysis FrozenStream::aggregates() && {

@@ -87,6 +87,17 @@ public:
   // identity and per-GPU aggregates, the open window analysed): the part that needs the stream to
   // hold still.
   FrozenStream freeze() const;
+  // Changes whenever a message or a memory limit changes what freeze() copies: aggregates computed
+  // from a freeze at this version are those of the stream now.
+  uint64_t version() const { return version_; }
+  // The aggregates of this stream at `version` (FrozenStream::aggregates() of a freeze taken then),
+  // kept so that a /metrics refresh analyses again only the streams that received something since
+  // the last one. Held until the next one replaces it; one per live stream.
+  void keepAggregates(uint64_t version, std::shared_ptr<const StreamAnalysis> aggregates);
+  // Those aggregates while still current (version() unchanged since), else null.
+  std::shared_ptr<const StreamAnalysis> currentAggregates() const {
+    return kept_version_ == version_ ? kept_ : nullptr;
+  }
 
 private:
   void applyHello(transport::Hello&& hello);
@@ -112,6 +123,9 @@ private:
   std::unique_ptr<WindowAggregator> windows_; // null: keep every event
   size_t full_window_;                        // the window the stream was made with
   bool limited_ = false; // limitWindow() made it smaller: keep vectors near their size
+  uint64_t version_ = 0;
+  uint64_t kept_version_ = 0;
+  std::shared_ptr<const StreamAnalysis> kept_; // keepAggregates()
 };
 
 } // namespace gpuwise::advisor

@@ -318,7 +318,14 @@ JobAnalysis StreamRouter::analysis(const std::optional<PodKey>& pod) const {
 
 StreamAnalysis StreamRouter::StreamCopy::aggregates() && {
   if (live) return std::move(*live).aggregates();
+  if (current) return *current;
   return std::move(*retired);
+}
+
+void StreamRouter::keepAggregates(uint64_t position, uint64_t version,
+                                  std::shared_ptr<const StreamAnalysis> aggregates) {
+  if (auto it = live_.find(position); it != live_.end())
+    it->second.stream->keepAggregates(version, std::move(aggregates));
 }
 
 std::vector<StreamAnalysis> StreamRouter::streamAnalyses(IngestHealth* health) const {
@@ -339,9 +346,12 @@ std::optional<StreamRouter::StreamCopy> StreamRouter::copyStreamAfter(std::optio
   auto retired = after ? retired_.upper_bound(*after) : retired_.begin();
   StreamCopy copy;
   if (live != live_.end() && (retired == retired_.end() || live->first < retired->first)) {
+    const ProcessStream& stream = *live->second.stream;
     copy.position = live->first;
-    copy.live = live->second.stream->freeze();
-    if (health) health->streams.push_back(copy.live->health);
+    copy.version = stream.version();
+    if (health) health->streams.push_back(stream.health());
+    copy.current = stream.currentAggregates();
+    if (!copy.current) copy.live = stream.freeze();
     return copy;
   }
   if (retired == retired_.end()) return std::nullopt;

@@ -121,14 +121,23 @@ public:
   // first), as a copy of a live one or the kept aggregates of a retired one, with its health
   // appended to `health` (may be null); nullopt past the last. Positions never change, so a
   // caller walking them sees every stream once even while streams open and retire.
+  // A live stream unchanged since keepAggregates() was given its aggregates comes as those
+  // (`current`), not as a copy to analyse.
   struct StreamCopy {
     uint64_t position = 0;
+    uint64_t version = 0; // of the live stream (ProcessStream::version())
     std::optional<FrozenStream> live;
     std::optional<StreamAnalysis> retired;
+    std::shared_ptr<const StreamAnalysis> current;
     StreamAnalysis aggregates() &&;
   };
   std::optional<StreamCopy> copyStreamAfter(std::optional<uint64_t> after,
                                             IngestHealth* health) const;
+  // Keeps `aggregates`, computed from the copy of the live stream at `position` taken at
+  // `version`, for the next copyStreamAfter() while that stream receives nothing (a stream
+  // retired or changed since ignores them).
+  void keepAggregates(uint64_t position, uint64_t version,
+                      std::shared_ptr<const StreamAnalysis> aggregates);
   void fillIngestHealth(IngestHealth* health) const;
 
   // A copy of every stream's records not yet folded into a window (all of them with

@@ -9,7 +9,9 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <memory>
 #include <mutex>
+#include <optional>
 #include <unistd.h>
 
 using namespace gpuwise;
@@ -434,4 +436,62 @@ TEST_CASE("StreamRouter: windows bound the records held and add up to the whole-
   CHECK(w.collection.processes[0].stream->final_received);
   CHECK(w.collection.processes[0].stream->batches == kBatches);
   CHECK(w.wall_ns == a.wall_ns);
+}
+
+TEST_CASE("StreamRouter: aggregates kept for a /metrics refresh stand until the stream changes") {
+  StreamRouter router([](std::string_view) {});
+  OfflineSender a(11, 1), b(12, 2);
+  router.route(a.hello());
+  router.route(a.batch(5));
+  router.route(b.hello());
+  router.route(b.batch(3));
+  // A refresh as IngestServer::streamAnalyses() makes one: copy, analyse, keep.
+  auto refresh = [&] {
+    std::vector<StreamAnalysis> out;
+    std::vector<bool> analysed;
+    std::optional<uint64_t> at;
+    while (auto copy = router.copyStreamAfter(at, nullptr)) {
+      at = copy->position;
+      analysed.push_back(copy->live.has_value());
+      const bool live = copy->live.has_value();
+      const uint64_t version = copy->version;
+      auto s = std::make_shared<const StreamAnalysis>(std::move(*copy).aggregates());
+      out.push_back(*s);
+      if (live) router.keepAggregates(*at, version, std::move(s));
+    }
+    return std::pair{out, analysed};
+  };
+  auto [first, first_analysed] = refresh();
+  REQUIRE(first.size() == 2);
+  CHECK(first_analysed == std::vector<bool>{true, true});
+  CHECK(first[0].analysis.kernels.count == 5);
+  CHECK(first[1].analysis.kernels.count == 3);
+
+  // Nothing new: both come as kept, equal to what was computed.
+  auto [second, second_analysed] = refresh();
+  CHECK(second_analysed == std::vector<bool>{false, false});
+  REQUIRE(second.size() == 2);
+  CHECK(second[0].analysis.kernels.count == 5);
+  CHECK(second[1].analysis.kernels.count == 3);
+  CHECK(second[1].analysis.timeline.busy_ns == first[1].analysis.timeline.busy_ns);
+
+  // A batch for the second stream: it alone is analysed again, with its new kernels.
+  router.route(b.batch(4));
+  auto [third, third_analysed] = refresh();
+  CHECK(third_analysed == std::vector<bool>{false, true});
+  REQUIRE(third.size() == 2);
+  CHECK(third[0].analysis.kernels.count == 5);
+  CHECK(third[1].analysis.kernels.count == 7);
+  REQUIRE(third[1].analysis.collection.processes.size() == 1);
+  CHECK(third[1].analysis.collection.processes[0].stream->batches == 2);
+
+  // Aggregates computed from a copy the stream has moved on from are not kept.
+  auto stale = router.copyStreamAfter(std::nullopt, nullptr);
+  REQUIRE(stale);
+  router.route(a.batch(2));
+  router.keepAggregates(stale->position, stale->version,
+                        std::make_shared<const StreamAnalysis>(std::move(*stale).aggregates()));
+  auto [fourth, fourth_analysed] = refresh();
+  CHECK(fourth_analysed == std::vector<bool>{true, false});
+  CHECK(fourth[0].analysis.kernels.count == 7);
 }
