@@ -3,6 +3,7 @@
 #include "transport/envelope.h"
 #include "transport/kernel_timing.h"
 #include "transport/record_wire.h"
+#include "transport/residual_planes.h"
 #include "transport/schema/gpuwise_generated.h"
 #include "transport/signature_table.h"
 
@@ -107,6 +108,7 @@ struct BatchEncoder::Impl {
   const int64_t pid;
   uint64_t sequence = 0;
   uint32_t epoch = 0;
+  uint32_t protocol = kProtocolVersion; // what this encoder writes (writeProtocol)
 
   model::RecordSet records;  // pending, not yet encoded
   uint64_t self_dropped = 0; // dropped by this encoder, reported with the next message
@@ -131,6 +133,9 @@ struct BatchEncoder::Impl {
   std::vector<wire::KernelOccupancy> occupancy;
   std::vector<wire::KernelGraphNode> graph_nodes;
   std::vector<wire::KernelSignature> new_signatures;
+  std::vector<uint8_t> planes;        // the residual planes of a batch
+  std::vector<uint8_t> packed_planes; // and their packed form
+  ResidualPlaneWriter plane_writer;
   KernelTimingModel timing;
   Fbb fbb{64 * 1024};
   EnvelopeWriter envelope;
@@ -205,8 +210,9 @@ void BatchEncoder::Impl::encodeKernels() {
   new_signatures.clear();
   const auto& kernels = records.kernels;
   if (kernels.empty()) return;
-  timing.reset(KernelTimingModel::anchorOf(
-      {kernels[0].launch_start, kernels[0].launch_end, kernels[0].start, kernels[0].end}));
+  timing.reset(KernelTimingModel::anchorOf({kernels[0].launch_start, kernels[0].launch_end,
+                                            kernels[0].start, kernels[0].end}),
+               protocol);
   for (const auto& k : kernels) {
     KernelSignatureKey sig = KernelSignatureKey::of(k);
     sig.name = nameRef(sig.name);
@@ -240,9 +246,17 @@ flatbuffers::Offset<wire::KernelColumns> BatchEncoder::Impl::kernelColumns() {
   if (key.empty()) return 0;
   const auto& kernels = records.kernels;
   auto kv = fbb.CreateVector(key);
-  uint8_t* planes = nullptr;
-  auto rv = fbb.CreateUninitializedVector(kResidualBytesPerRow * key.size(), &planes);
-  writeResidualPlanes(residuals, planes);
+  flatbuffers::Offset<flatbuffers::Vector<uint8_t>> rv, pv; // residuals raw, or packed
+  if (key.size() < kMinPackedPlaneRows || protocol < 2) {
+    uint8_t* raw = nullptr;
+    rv = fbb.CreateUninitializedVector(kResidualBytesPerRow * key.size(), &raw);
+    writeResidualPlanes(residuals, raw);
+  } else {
+    planes.resize(kResidualBytesPerRow * key.size());
+    writeResidualPlanes(residuals, planes.data());
+    plane_writer.pack(planes.data(), key.size(), packed_planes);
+    pv = fbb.CreateVector(packed_planes);
+  }
   auto ev = escapes.empty() ? 0 : fbb.CreateVectorOfStructs(escapes);
   auto cv = occupancy.empty() ? 0 : fbb.CreateVectorOfStructs(occupancy);
   auto gv = graph_nodes.empty() ? 0 : fbb.CreateVectorOfStructs(graph_nodes);
@@ -250,7 +264,7 @@ flatbuffers::Offset<wire::KernelColumns> BatchEncoder::Impl::kernelColumns() {
       fbb,
       KernelTimingModel::anchorOf(
           {kernels[0].launch_start, kernels[0].launch_end, kernels[0].start, kernels[0].end}),
-      kv, rv, ev, cv, gv);
+      kv, rv, ev, cv, gv, pv);
 }
 
 BatchEncoder::Impl::ColumnOffsets BatchEncoder::Impl::recordColumns() {
@@ -342,13 +356,18 @@ std::vector<uint8_t> BatchEncoder::Impl::build(uint64_t events_dropped, bool fin
   batch_builder.add_epoch(epoch);
   batch_builder.add_final(final);
   auto batch = batch_builder.Finish();
-  wire::FinishMessageBuffer(
-      fbb, wire::CreateMessage(fbb, kProtocolVersion, wire::Body::Batch, batch.Union()));
-  std::vector<uint8_t> out = envelope.seal({fbb.GetBufferPointer(), fbb.GetSize()});
+  wire::FinishMessageBuffer(fbb,
+                            wire::CreateMessage(fbb, protocol, wire::Body::Batch, batch.Union()));
+  std::vector<uint8_t> out =
+      envelope.seal({fbb.GetBufferPointer(), fbb.GetSize()}, static_cast<uint16_t>(protocol));
   if (fbb.GetSize() > kBuilderKeepBytes)
     fbb.Reset();
   else
     fbb.Clear();
+  if (planes.capacity() > kBuilderKeepBytes) {
+    std::vector<uint8_t>().swap(planes);
+    std::vector<uint8_t>().swap(packed_planes);
+  }
   return out;
 }
 
@@ -385,6 +404,11 @@ void BatchEncoder::setShimCost(const model::ShimCost& cost) {
 }
 uint32_t BatchEncoder::epoch() const {
   return impl_->epoch;
+}
+bool BatchEncoder::writeProtocol(uint32_t version) {
+  if (version < kMinProtocolVersion || version > kProtocolVersion) return false;
+  impl_->protocol = version;
+  return true;
 }
 
 std::vector<uint8_t> BatchEncoder::encode(uint64_t events_dropped, bool final,

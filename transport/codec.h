@@ -37,7 +37,11 @@ struct Message;
 
 namespace gpuwise::transport {
 
-inline constexpr uint32_t kProtocolVersion = 1;
+// What encoders write. Decoders read kMinProtocolVersion .. kProtocolVersion (recorded .gwt
+// traces of earlier builds stay readable) and reject any other version as UnsupportedVersion.
+// Protocol 2 changed only the kernel columns' residuals (schema/gpuwise.fbs, KernelColumns).
+inline constexpr uint32_t kProtocolVersion = 2;
+inline constexpr uint32_t kMinProtocolVersion = 1;
 // Upper bounds a receiver enforces before it decompresses or reads anything.
 inline constexpr size_t kMaxMessageBytes = 16u << 20; // on the wire
 inline constexpr size_t kMaxDecodedBytes = 64u << 20; // after decompression
@@ -51,7 +55,7 @@ inline constexpr size_t kMaxTextBytes = 1u << 16;
 inline constexpr size_t kMaxNewNameBytesPerMessage = 2u << 20;
 
 struct Hello {
-  uint32_t protocol_version = kProtocolVersion;
+  uint32_t protocol_version = kProtocolVersion; // decoded: the version the message was written in
   uint64_t session_id = 0; // random per process start and per fork; keys the advisor's stream
   model::ProcessInfo process;
   std::vector<model::DeviceInfo> devices;
@@ -119,6 +123,10 @@ public:
   // would overflow; the batch says so and decoders follow.
   void resetEpoch();
   uint32_t epoch() const;
+  // Writes protocol `version` (kMinProtocolVersion .. kProtocolVersion) from the next encode(), as
+  // a build of that protocol would: for tests of the decoder's compatibility and for benchmarks.
+  // False (nothing changes) for a version outside that range.
+  bool writeProtocol(uint32_t version);
 
 private:
   model::RecordSet& pending();

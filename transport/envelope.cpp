@@ -73,7 +73,7 @@ EnvelopeWriter::~EnvelopeWriter() {
   ZSTD_freeCCtx(cctx_);
 }
 
-std::vector<uint8_t> EnvelopeWriter::seal(std::span<const uint8_t> flatbuffer) {
+std::vector<uint8_t> EnvelopeWriter::seal(std::span<const uint8_t> flatbuffer, uint16_t version) {
   std::vector<uint8_t> out;
   if (flatbuffer.size() > kMaxDecodedBytes) return out;
   try {
@@ -96,7 +96,8 @@ std::vector<uint8_t> EnvelopeWriter::seal(std::span<const uint8_t> flatbuffer) {
   if (codec == Codec::None) std::memcpy(payload, flatbuffer.data(), flatbuffer.size());
   out.resize(kEnvelopeHeaderBytes + payload_size);
   if (out.size() > kMaxMessageBytes) return {};
-  writeHeader(out.data(), codec, static_cast<uint32_t>(flatbuffer.size()), {payload, payload_size});
+  writeHeader(out.data(), codec, static_cast<uint32_t>(flatbuffer.size()), {payload, payload_size},
+              version);
   return out;
 }
 
@@ -135,9 +136,10 @@ EnvelopeReader::open(std::span<const uint8_t> message) {
   if (std::memcmp(h, kEnvelopeMagic, 4) != 0)
     return error(K::BadEnvelope, "not a gpuwise message (bad magic)");
   const uint16_t version = getU16(h + 4);
-  if (version != kProtocolVersion)
+  if (version < kMinProtocolVersion || version > kProtocolVersion)
     return error(K::UnsupportedVersion, "protocol version " + std::to_string(version) +
                                             ", this build speaks " +
+                                            std::to_string(kMinProtocolVersion) + " to " +
                                             std::to_string(kProtocolVersion));
   const uint8_t codec = h[6];
   if (codec > static_cast<uint8_t>(Codec::Zstd) || h[7] != 0 || getU32(h + 20) != 0)
@@ -190,9 +192,10 @@ EnvelopeReader::open(std::span<const uint8_t> message) {
   if (!wire::VerifyMessageBuffer(verifier))
     return error(K::Malformed, "payload is not a valid gpuwise FlatBuffer (verifier failed)");
   const wire::Message* m = wire::GetMessage(fb.data());
-  if (m->protocol_version() != kProtocolVersion)
-    return error(K::UnsupportedVersion,
-                 "message body speaks protocol version " + std::to_string(m->protocol_version()));
+  if (m->protocol_version() != version)
+    return error(K::UnsupportedVersion, "message body speaks protocol version " +
+                                            std::to_string(m->protocol_version()) +
+                                            ", its envelope " + std::to_string(version));
   return m;
 }
 

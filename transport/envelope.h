@@ -51,9 +51,10 @@ public:
   EnvelopeWriter(const EnvelopeWriter&) = delete;
   EnvelopeWriter& operator=(const EnvelopeWriter&) = delete;
 
-  // Wraps a finished FlatBuffer, compressed when that is smaller. Empty on an allocation or
-  // compression failure (the caller then counts the batch as dropped).
-  std::vector<uint8_t> seal(std::span<const uint8_t> flatbuffer);
+  // Wraps a finished FlatBuffer written in protocol `version`, compressed when that is smaller.
+  // Empty on an allocation or compression failure (the caller then counts the batch as dropped).
+  std::vector<uint8_t> seal(std::span<const uint8_t> flatbuffer,
+                            uint16_t version = kProtocolVersion);
 
 private:
   ZSTD_CCtx_s* cctx_ = nullptr;

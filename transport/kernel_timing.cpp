@@ -53,7 +53,8 @@ KernelResiduals readResidualPlanes(const uint8_t* planes, size_t rows, size_t ro
   return {columns[0], columns[1], columns[2], columns[3]};
 }
 
-void KernelTimingModel::reset(int64_t time_base) {
+void KernelTimingModel::reset(int64_t time_base, uint32_t protocol) {
+  protocol2_ = protocol >= 2;
   prev_launch_ = u(time_base);
   prev_end_ = u(time_base);
   for (uint32_t id : touched_) {
@@ -85,7 +86,7 @@ KernelTimingModel::Derived KernelTimingModel::derive(const KernelTimes& t, bool 
   d.host = host;
   d.gpu = gpu;
   if (host) {
-    d.gap = u(t.launch_start) - prev_launch_;
+    d.gap = u(t.launch_start) - prev_launch_; // prev_launch_: see its declaration
     d.launch = u(t.launch_end) - u(t.launch_start);
   }
   if (gpu) {
@@ -100,13 +101,15 @@ KernelTimingModel::Derived KernelTimingModel::derive(const KernelTimes& t, bool 
 void KernelTimingModel::commit(uint32_t signature, const Derived& d, const KernelTimes& t) {
   Last& l = last(signature);
   if (d.host) {
-    l.gap = d.gap;
-    l.launch = d.launch;
-    prev_launch_ = u(t.launch_start);
+    l.gap += step(d.gap - l.gap, l.host_seen);
+    l.launch += step(d.launch - l.launch, l.host_seen);
+    l.host_seen = true;
+    prev_launch_ = u(protocol2_ ? t.launch_end : t.launch_start);
   }
   if (d.gpu) {
-    l.offset = d.offset;
-    l.duration = d.duration;
+    l.offset += step(d.offset - l.offset, l.gpu_seen);
+    l.duration += step(d.duration - l.duration, l.gpu_seen);
+    l.gpu_seen = true;
     prev_end_ = u(t.end);
   }
 }
@@ -157,19 +160,23 @@ KernelTimes KernelTimingModel::decode(uint32_t signature, TimingForm form,
   Last& l = last(signature);
   KernelTimes t;
   if (host) {
-    l.gap += unzigzag(r.host_gap);
-    l.launch += unzigzag(r.launch);
-    t.launch_start = s(prev_launch_ + l.gap);
-    t.launch_end = s(u(t.launch_start) + l.launch);
-    prev_launch_ = u(t.launch_start);
+    const uint64_t r_gap = unzigzag(r.host_gap), r_launch = unzigzag(r.launch);
+    t.launch_start = s(prev_launch_ + l.gap + r_gap);
+    t.launch_end = s(u(t.launch_start) + l.launch + r_launch);
+    l.gap += step(r_gap, l.host_seen);
+    l.launch += step(r_launch, l.host_seen);
+    l.host_seen = true;
+    prev_launch_ = u(protocol2_ ? t.launch_end : t.launch_start);
   }
   if (gpu) {
     uint64_t ref = prev_end_;
     if (host && t.launch_start > s(prev_end_)) ref = u(t.launch_start);
-    l.offset += unzigzag(r.gpu_offset);
-    l.duration += unzigzag(r.gpu_duration);
-    t.start = s(ref + l.offset);
-    t.end = s(u(t.start) + l.duration);
+    const uint64_t r_off = unzigzag(r.gpu_offset), r_dur = unzigzag(r.gpu_duration);
+    t.start = s(ref + l.offset + r_off);
+    t.end = s(u(t.start) + l.duration + r_dur);
+    l.offset += step(r_off, l.gpu_seen);
+    l.duration += step(r_dur, l.gpu_seen);
+    l.gpu_seen = true;
     prev_end_ = u(t.end);
   }
   return t;

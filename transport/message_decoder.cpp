@@ -5,6 +5,7 @@
 #include "transport/envelope.h"
 #include "transport/kernel_timing.h"
 #include "transport/record_wire.h"
+#include "transport/residual_planes.h"
 #include "transport/schema/gpuwise_generated.h"
 #include "transport/signature_table.h"
 
@@ -110,11 +111,15 @@ template <class Sparse> bool rowsInOrder(const flatbuffers::Vector<const Sparse*
   return true;
 }
 
-std::optional<DecodeError> checkKernels(const wire::KernelColumns& c) {
+std::optional<DecodeError> checkKernels(const wire::KernelColumns& c, uint32_t version) {
   const size_t n = count(c.key());
   if (n > kMaxBatchEvents) return malformed("too many kernel rows");
-  if (count(c.residuals()) != kResidualBytesPerRow * n)
+  if (c.residual_planes()) { // the packed form; unpacked (and checked) by Impl::residualRows
+    if (version < 2) return malformed("packed residual planes in a protocol 1 batch");
+    if (c.residuals() || n == 0) return malformed("packed residual planes beside raw ones");
+  } else if (count(c.residuals()) != kResidualBytesPerRow * n) {
     return malformed("kernel residual planes do not match the row count");
+  }
   if (!aligned(c.escapes()) || !aligned(c.occupancy()) || !aligned(c.graph_nodes()))
     return malformed("misaligned kernel vector");
   size_t escapes = 0;
@@ -158,12 +163,12 @@ std::optional<DecodeError> checkRecords(const wire::Batch& b, size_t kernel_rows
   return std::nullopt;
 }
 
-std::optional<DecodeError> checkBatch(const wire::Batch& b) {
+std::optional<DecodeError> checkBatch(const wire::Batch& b, uint32_t version) {
   if (auto e = checkNames(b)) return e;
   if (auto e = checkSignatures(b)) return e;
   size_t kernel_rows = 0;
   if (const wire::KernelColumns* c = b.kernels()) {
-    if (auto e = checkKernels(*c)) return e;
+    if (auto e = checkKernels(*c, version)) return e;
     kernel_rows = count(c->key());
   }
   return checkRecords(b, kernel_rows);
@@ -234,8 +239,14 @@ struct MessageDecoder::Impl {
   uint64_t undecodable = 0;
   uint64_t names_dropped = 0;
 
-  Result hello(const wire::Hello& h);
-  Result batch(const wire::Batch& b, model::RecordSet* append_to);
+  // The batch being decoded: its protocol version and its kernels' residual rows.
+  uint32_t version = kProtocolVersion;
+  const KernelResiduals* residuals = nullptr;
+
+  Result hello(const wire::Hello& h, uint32_t version);
+  Result batch(const wire::Batch& b, model::RecordSet* append_to, uint32_t version);
+  // A checked batch's residual rows (in thread scratch), or why its packed planes are malformed.
+  Expected<const KernelResiduals*, DecodeError> residualRows(const wire::Batch& b);
   // A checked batch's new names and signatures into this decoder's tables.
   void applyNames(const wire::Batch& b);
   void applySignatures(const wire::Batch& b);
@@ -270,7 +281,7 @@ const KernelResiduals* MessageDecoder::Impl::unpackResiduals(const uint8_t* plan
   return out;
 }
 
-MessageDecoder::Result MessageDecoder::Impl::hello(const wire::Hello& h) {
+MessageDecoder::Result MessageDecoder::Impl::hello(const wire::Hello& h, uint32_t message_version) {
   if (bound && h.session_id() != session)
     return unexpected(DecodeError{K::UnknownSession,
                                   "Hello of session " + std::to_string(h.session_id()) +
@@ -278,7 +289,7 @@ MessageDecoder::Result MessageDecoder::Impl::hello(const wire::Hello& h) {
   if (h.tier() > uint8_t(model::CollectionTier::Imported))
     return unexpected(malformed("unknown collection tier"));
   Hello out;
-  out.protocol_version = kProtocolVersion;
+  out.protocol_version = message_version;
   out.session_id = h.session_id();
   out.simulated = h.simulated();
   out.start_time = h.start_time();
@@ -336,11 +347,10 @@ void MessageDecoder::Impl::decodeKernels(const wire::KernelColumns& c,
   const size_t n = count(c.key());
   if (n == 0) return;
   growFor(out, n);
-  timing.reset(c.time_base());
+  timing.reset(c.time_base(), version);
   size_t escape = 0, occ = 0, node = 0;
   const size_t occ_n = count(c.occupancy());
   const size_t node_n = count(c.graph_nodes());
-  const KernelResiduals* residuals = unpackResiduals(c.residuals()->data(), n);
   const auto* keys = c.key();
   // The row's signature, cached: a steady loop repeats a few launch sites.
   uint32_t cached_id = 0;
@@ -418,13 +428,34 @@ void MessageDecoder::Impl::decodeRecords(const wire::Batch& b, model::RecordSet&
   });
 }
 
+Expected<const KernelResiduals*, DecodeError>
+MessageDecoder::Impl::residualRows(const wire::Batch& b) {
+  const wire::KernelColumns* c = b.kernels();
+  const size_t n = c ? count(c->key()) : 0;
+  if (n == 0) return nullptr;
+  if (!c->residual_planes()) return unpackResiduals(c->residuals()->data(), n);
+  thread_local std::vector<uint8_t> planes;
+  planes.resize(kResidualBytesPerRow * n);
+  if (planes.capacity() > 4 * planes.size() && planes.capacity() > (1u << 16))
+    std::vector<uint8_t>(planes.size()).swap(planes); // small again after one huge batch
+  const auto* packed = c->residual_planes();
+  if (const char* why = unpackResidualPlanes({packed->data(), packed->size()}, n, planes.data()))
+    return unexpected(malformed(why));
+  return unpackResiduals(planes.data(), n);
+}
+
 MessageDecoder::Result MessageDecoder::Impl::batch(const wire::Batch& b,
-                                                   model::RecordSet* append_to) {
+                                                   model::RecordSet* append_to,
+                                                   uint32_t message_version) {
   if (bound && b.session_id() != session)
     return unexpected(DecodeError{K::UnknownSession,
                                   "batch of session " + std::to_string(b.session_id()) +
                                       " on the decoder of session " + std::to_string(session)});
-  if (auto e = checkBatch(b)) return unexpected(std::move(*e));
+  if (auto e = checkBatch(b, message_version)) return unexpected(std::move(*e));
+  auto rows = residualRows(b);
+  if (!rows) return unexpected(std::move(rows.error()));
+  version = message_version;
+  residuals = *rows;
 
   bound = true;
   session = b.session_id();
@@ -446,8 +477,9 @@ MessageDecoder::Result MessageDecoder::decode(std::span<const uint8_t> message) 
     auto opened = impl_->reader.open(message);
     if (auto* e = std::get_if<DecodeError>(&opened)) return unexpected(std::move(*e));
     const wire::Message* m = std::get<const wire::Message*>(opened);
-    if (const auto* h = m->body_as_Hello()) return impl_->hello(*h);
-    if (const auto* b = m->body_as_Batch()) return impl_->batch(*b, nullptr);
+    const uint32_t v = m->protocol_version(); // the envelope checked it
+    if (const auto* h = m->body_as_Hello()) return impl_->hello(*h, v);
+    if (const auto* b = m->body_as_Batch()) return impl_->batch(*b, nullptr, v);
     return unexpected(malformed("message has no Hello or Batch body"));
   } catch (const std::bad_alloc&) {
     return unexpected(DecodeError{K::TooLarge, "out of memory decoding the message"});
@@ -459,8 +491,9 @@ MessageDecoder::Result MessageDecoder::decode(const MessageOpener& opened,
   try {
     const wire::Message* m = opened.current();
     if (!m) return unexpected(malformed("no opened message"));
-    if (const auto* h = m->body_as_Hello()) return impl_->hello(*h);
-    if (const auto* b = m->body_as_Batch()) return impl_->batch(*b, append_to);
+    const uint32_t v = m->protocol_version(); // the envelope checked it
+    if (const auto* h = m->body_as_Hello()) return impl_->hello(*h, v);
+    if (const auto* b = m->body_as_Batch()) return impl_->batch(*b, append_to, v);
     return unexpected(malformed("message has no Hello or Batch body"));
   } catch (const std::bad_alloc&) {
     return unexpected(DecodeError{K::TooLarge, "out of memory decoding the message"});

@@ -182,10 +182,21 @@ TEST_CASE("A valid envelope around garbage is rejected") {
 TEST_CASE("Version mismatches are their own kind") {
   model::NameTable names;
   const auto fb = payloadOf(richBatch(10, names));
-  CHECK(decodeError(forgeEnvelope(Codec::None, uint32_t(fb.size()), fb, 2)).kind ==
+  const uint16_t next = kProtocolVersion + 1, before = kMinProtocolVersion - 1;
+  CHECK(decodeError(forgeEnvelope(Codec::None, uint32_t(fb.size()), fb, next)).kind ==
         Kind::UnsupportedVersion);
-  CHECK(decodeError(forgedBatch([](auto& fbb) { return wire::CreateBatch(fbb); }, 2)).kind ==
+  CHECK(decodeError(forgeEnvelope(Codec::None, uint32_t(fb.size()), fb, before)).kind ==
         Kind::UnsupportedVersion);
+  const auto error = decodeError(forgeEnvelope(Codec::None, uint32_t(fb.size()), fb, next));
+  CHECK(error.detail == "protocol version " + std::to_string(next) + ", this build speaks " +
+                            std::to_string(kMinProtocolVersion) + " to " +
+                            std::to_string(kProtocolVersion));
+  CHECK(decodeError(forgedBatch([](auto& fbb) { return wire::CreateBatch(fbb); }, next)).kind ==
+        Kind::UnsupportedVersion);
+  // A body in another version than its envelope states.
+  CHECK(decodeError(
+            forgedBatch([](auto& fbb) { return wire::CreateBatch(fbb); }, kMinProtocolVersion))
+            .kind == Kind::UnsupportedVersion);
 }
 
 TEST_CASE("Oversize messages and oversize claims are rejected before any decompression") {
