@@ -21,6 +21,8 @@ add_custom_command(OUTPUT ${GPUWISE_MANPAGE}
 add_custom_target(gpuwise_manpage ALL DEPENDS ${GPUWISE_MANPAGE})
 
 # What the install rules need built, and no test: `make install` and `make package` build this.
+# Installing (and cpack's preinstall step) must not build `all`, the test suite included.
+set(CMAKE_SKIP_INSTALL_ALL_DEPENDENCY ON)
 add_custom_target(install_deps)
 add_dependencies(install_deps gpuwise_exe gpuwise gpuwise_manpage)
 
