@@ -4,7 +4,7 @@ BUILD_TYPE ?= RelWithDebInfo
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps configure build test demo bench clean test-asan test-tsan fuzz gpu-bundle lint lint-tidy
+.PHONY: all deps configure build test demo bench install package clean test-asan test-tsan fuzz gpu-bundle lint lint-tidy
 
 all: build
 
@@ -30,11 +30,27 @@ lint: deps
 lint-tidy: configure
 	@BUILD_DIR=$(BUILD_DIR) scripts/lint tidy
 
-demo: build
-	@scripts/demo $(BUILD_DIR)
+# Only what the demo runs: the CLI, the shim, the simulated device and its one sample (demo_deps in
+# CMakeLists.txt), not the test suite; `make test` builds the rest.
+DEMO_SAMPLE ?= pageable_copies
+demo: configure
+	@cmake --build $(BUILD_DIR) -j $(JOBS) --target demo_deps $(DEMO_SAMPLE)
+	@GPUWISE_DEMO_SAMPLE=$(DEMO_SAMPLE) scripts/demo $(BUILD_DIR)
 
 bench: build
 	@scripts/bench $(BUILD_DIR)
+
+# Install under PREFIX (bin/gpuwise, lib/gpuwise/, share/doc/gpuwise, share/man/man1/gpuwise.1;
+# cmake/install.cmake) and the Debian package BUILD_DIR/gpuwise_<version>_<arch>.deb. Both build
+# what they install (install_deps), not the tests. DESTDIR is honoured.
+PREFIX ?= /usr/local
+install: configure
+	@cmake --build $(BUILD_DIR) -j $(JOBS) --target install_deps
+	@cmake --install $(BUILD_DIR) --prefix $(PREFIX)
+
+package: configure
+	@cmake --build $(BUILD_DIR) -j $(JOBS) --target install_deps
+	@cd $(BUILD_DIR) && cpack -G DEB
 
 # What scripts/gpu-check runs, packed to run on a GPU machine without building (docs/gpu-check.md).
 gpu-bundle: configure

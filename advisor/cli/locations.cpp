@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <initializer_list>
 #include <system_error>
 
 namespace gpuwise::advisor {
@@ -15,20 +16,30 @@ std::string executableDir() {
 
 namespace {
 
-std::string besideExecutable(const char* env, const char* relative) {
+// ENV when set, else the first of RELATIVES (to the executable's folder) that exists as a file or
+// a folder (IS_DIR), else the first of them: the build tree's layout comes first, the installed
+// one (<prefix>/lib/gpuwise/...) second.
+std::string besideExecutable(const char* env, std::initializer_list<const char*> relatives,
+                             bool is_dir) {
   if (const char* v = std::getenv(env); v && *v) return v;
   auto dir = executableDir();
-  if (dir.empty()) return relative;
-  return (std::filesystem::path(dir) / relative).lexically_normal().string();
+  if (dir.empty()) return *relatives.begin();
+  for (const char* relative : relatives) {
+    auto path = (std::filesystem::path(dir) / relative).lexically_normal().string();
+    if (is_dir ? directoryExists(path) : fileExists(path)) return path;
+  }
+  return (std::filesystem::path(dir) / *relatives.begin()).lexically_normal().string();
 }
 
 } // namespace
 
 std::string shimPath() {
-  return besideExecutable("GPUWISE_SHIM", "../lib/libgpuwise.so");
+  return besideExecutable("GPUWISE_SHIM", {"../lib/libgpuwise.so", "../lib/gpuwise/libgpuwise.so"},
+                          false);
 }
 std::string simdeviceDir() {
-  return besideExecutable("GPUWISE_SIMDEVICE_DIR", "../simdevice");
+  return besideExecutable("GPUWISE_SIMDEVICE_DIR", {"../simdevice", "../lib/gpuwise/simdevice"},
+                          true);
 }
 
 bool fileExists(const std::string& path) {
