@@ -24,10 +24,12 @@ add_custom_target(gpuwise_manpage ALL DEPENDS ${GPUWISE_MANPAGE})
 # Installing (and cpack's preinstall step) must not build `all`, the test suite included.
 set(CMAKE_SKIP_INSTALL_ALL_DEPENDENCY ON)
 add_custom_target(install_deps)
-add_dependencies(install_deps gpuwise_exe gpuwise gpuwise_manpage)
+add_dependencies(install_deps gpuwise_exe gpuwise_live gpuwise gpuwise_manpage)
 
 install(TARGETS gpuwise_exe RUNTIME DESTINATION bin)
 install(TARGETS gpuwise LIBRARY DESTINATION lib/gpuwise)
+# run, advisor and webhook (advisor/cli/live_loader.cpp looks for it here too).
+install(TARGETS gpuwise_live LIBRARY DESTINATION lib/gpuwise)
 install(FILES ${CMAKE_BINARY_DIR}/portable/lib/libgpuwise.so DESTINATION lib/gpuwise/portable
         OPTIONAL)
 if(TARGET simdevice)

@@ -1,7 +1,8 @@
 // bin/gpuwise's runCommand, advisorCommand and webhookCommand: each loads lib/libgpuwise_live.so
 // (live_commands.h) and calls the module's own. GPUWISE_LIVE_MODULE names another file (tests,
-// unusual layouts); otherwise <executableDir>/../lib/libgpuwise_live.so, else the loader's search
-// path. A module that is missing or from another build is one line on stderr and exit 2.
+// unusual layouts); otherwise <executableDir>/../lib/libgpuwise_live.so (the build tree), then
+// <executableDir>/../lib/gpuwise/libgpuwise_live.so (installed, beside the shim), else the loader's
+// search path. A module that is missing or from another build is one line on stderr and exit 2.
 #include "advisor/cli/live_commands.h"
 #include "advisor/cli/locations.h"
 
@@ -16,11 +17,16 @@ const LiveCommands* loadLive(const char* command, CliIo io) {
   std::string path;
   if (const char* env = std::getenv("GPUWISE_LIVE_MODULE"); env && *env)
     path = env;
-  else if (const std::string dir = executableDir();
-           !dir.empty() && fileExists(dir + "/../lib/" + kLiveModule))
-    path = dir + "/../lib/" + kLiveModule;
   else
     path = kLiveModule;
+  if (path == kLiveModule) {
+    const std::string dir = executableDir();
+    for (const char* sub : {"/../lib/", "/../lib/gpuwise/"})
+      if (!dir.empty() && fileExists(dir + sub + kLiveModule)) {
+        path = dir + sub + kLiveModule;
+        break;
+      }
+  }
   void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) {
     const char* why = ::dlerror();
