@@ -5,6 +5,7 @@
 #include "transport/codec.h"
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <optional>
 #include <utility>
@@ -71,6 +72,27 @@ constexpr Family kInfo{"gpuwise_info", "gauge",
                        "Always 1: the advisor version and how the data of this pod was collected."};
 constexpr Family kGpuInfo{"gpuwise_gpu_info", "gauge",
                           "Always 1: the model, UUID and MIG profile of a GPU a process uses."};
+
+// The advisor itself, from its start: what the alert on a pod whose processes never connect and
+// the operator of the sidecar read. Labelled by the advisor's own pod.
+constexpr Family kBuildInfo{"gpuwise_build_info", "gauge",
+                            "Always 1: the version of the gpuwise advisor serving these metrics "
+                            "and the formats it speaks."};
+constexpr Family kStartTime{"gpuwise_advisor_start_time_seconds", "gauge",
+                            "Unix time the advisor started, in seconds."};
+constexpr Family kReceivedBatches{"gpuwise_advisor_received_batches_total", "counter",
+                                  "Batches of events the advisor received from the processes it "
+                                  "serves."};
+constexpr Family kReceivedEvents{"gpuwise_advisor_received_events_total", "counter",
+                                 "Events the advisor received from the processes it serves, those "
+                                 "that exited included."};
+constexpr Family kReceivedBytes{"gpuwise_advisor_received_bytes_total", "counter",
+                                "Bytes of the messages the advisor received from the processes it "
+                                "serves."};
+constexpr Family kRejectedMessages{
+    "gpuwise_advisor_rejected_messages_total", "counter",
+    "Messages the advisor could not use: undecodable, for no known process, or shed because its "
+    "receive queue was full."};
 
 // Per rank of a distributed job, labelled by job_name and rank: what the straggler alert and the
 // per-rank dashboard panel read.
@@ -354,7 +376,33 @@ std::vector<Pod> podsOf(const JobFigures& job) {
   return pods;
 }
 
-void writeProcessCounts(Exposition& e, const std::vector<Pod>& pods) {
+// The advisor's own figures: its build, its start and what its ingest received.
+void writeAdvisor(Exposition& e, const AdvisorFigures& a) {
+  const Labels l{{"namespace", sanitizeLabelValue(a.ns)}, {"pod", sanitizeLabelValue(a.pod)}};
+  FamilyWriter(kBuildInfo, e.out())
+      .sample("",
+              withLabels(l, {{"version", gpuwiseVersion()},
+                             {"report_schema", kReportSchema},
+                             {"wire_protocol", std::to_string(transport::kProtocolVersion)}}),
+              1);
+  FamilyWriter(kStartTime, e.out()).sample("", l, a.start_time_seconds);
+  for (auto [f, v] : {std::pair<const Family*, uint64_t>{&kReceivedBatches, a.batches},
+                      {&kReceivedEvents, a.events},
+                      {&kReceivedBytes, a.bytes},
+                      {&kRejectedMessages, a.rejected}}) {
+    FamilyWriter w(*f, e.out());
+    e.counter(w, *f, l, double(v));
+  }
+}
+
+// Processes connected now, per pod. The advisor's own pod is always listed, with 0 before its
+// first process connects (what GpuwiseNoProcessConnected fires on); an advisor outside a pod (no
+// identity of its own) lists the unlabelled 0 only while no process connected at all.
+void writeProcessCounts(Exposition& e, std::vector<Pod> pods, const AdvisorFigures& a) {
+  const Pod own{a.ns, a.pod};
+  if ((!own.first.empty() || !own.second.empty() || pods.empty()) &&
+      std::find(pods.begin(), pods.end(), own) == pods.end())
+    pods.insert(pods.begin(), own);
   FamilyWriter w(kProcesses, e.out());
   for (const auto& [ns, pod] : pods) {
     size_t n = 0;
@@ -423,10 +471,27 @@ std::string rankLabel(const model::ProcessInfo& info) {
   return info.rank >= 0 ? std::to_string(info.rank) : "pid-" + std::to_string(info.pid);
 }
 
+ExpositionBuilder::ExpositionBuilder(AdvisorFigures advisor) : advisor_(std::move(advisor)) {
+  if (advisor_.start_time_seconds <= 0)
+    advisor_.start_time_seconds =
+        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
 std::string ExpositionBuilder::build(const JobFigures& job) {
+  return build(job, advisor_);
+}
+
+std::string ExpositionBuilder::build(const JobFigures& job, const AdvisorFigures& advisor) {
+  AdvisorFigures a = advisor;
+  if (a.ns.empty() && a.pod.empty()) {
+    a.ns = advisor_.ns;
+    a.pod = advisor_.pod;
+  }
+  if (a.start_time_seconds <= 0) a.start_time_seconds = advisor_.start_time_seconds;
   std::string out;
   out.reserve(4096 + job.processes.size() * 8192);
   Exposition e(job, out, counters_);
+  writeAdvisor(e, a);
   writeGpuTime(e);
   writeCopies(e, kCopyBytes, true);
   writeCopies(e, kCopySeconds, false);
@@ -436,7 +501,7 @@ std::string ExpositionBuilder::build(const JobFigures& job) {
   writeRankFigures(e);
   writeEventCounts(e);
   const std::vector<Pod> pods = podsOf(job);
-  writeProcessCounts(e, pods);
+  writeProcessCounts(e, pods, a);
   writeSavings(e, pods);
   writeInfo(e, pods);
   writeGpuInfo(e);

@@ -16,6 +16,8 @@
 #include <csignal>
 #include <fstream>
 #include <netinet/in.h>
+#include <regex>
+#include <sstream>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -63,13 +65,37 @@ std::map<std::string, std::string> sampleLine(const std::string& out) {
   return kv;
 }
 
-// A Prometheus configuration in `dir` scraping the advisor's /metrics every second; its path.
-std::string writePrometheusConfig(const TempDir& dir, int metrics_port) {
+// A Prometheus configuration in `dir` scraping the advisor's /metrics every second, evaluating
+// `rule_file` (when given) every second; its path.
+std::string writePrometheusConfig(const TempDir& dir, int metrics_port,
+                                  const std::string& rule_file = "") {
   std::ofstream cfg(dir / "prometheus.yml");
-  cfg << "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
-      << "scrape_configs:\n  - job_name: gpuwise\n    honor_labels: true\n"
+  cfg << "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n  evaluation_interval: 1s\n";
+  if (!rule_file.empty()) cfg << "rule_files:\n  - '" << rule_file << "'\n";
+  cfg << "scrape_configs:\n  - job_name: gpuwise\n    honor_labels: true\n"
       << "    static_configs:\n      - targets: ['127.0.0.1:" << metrics_port << "']\n";
   return dir / "prometheus.yml";
+}
+
+// The shipped PrometheusRule (containers/kubernetes/monitoring/prometheus-rule.yaml) as a
+// Prometheus rule file: its `spec:` (the `groups:` Prometheus reads) one level less indented, every
+// expression as shipped and every `for:` shortened to `for_` so that a test sees alerts fire.
+std::string shippedRulesFile(const TempDir& dir, const std::string& for_) {
+  std::istringstream in(
+      readFile(sourceDir() + "/containers/kubernetes/monitoring/prometheus-rule.yaml"));
+  std::ostringstream out;
+  bool in_spec = false;
+  static const std::regex for_line(R"(^(\s*)for: .*$)");
+  for (std::string line; std::getline(in, line);) {
+    if (!in_spec) {
+      in_spec = line == "spec:";
+      continue;
+    }
+    if (line.rfind("  ", 0) == 0) line.erase(0, 2);
+    out << std::regex_replace(line, for_line, "$1for: " + for_) << "\n";
+  }
+  std::ofstream(dir / "rules.yml") << out.str();
+  return dir / "rules.yml";
 }
 
 // promtool on the live exposition of a real simulated run: no findings.
@@ -209,4 +235,68 @@ TEST_CASE("prometheus scrapes a live advisor; its answers equal the report", "[e
       REQUIRE(saving.size() == 1);
       CHECK(valueOf(saving[0]) == Approx(r["expected_saving_ratio"].get<double>()));
     }
+}
+
+// An advisor no process reaches (the shim never loaded in the training container): from the first
+// scrape it says gpuwise_processes 0 for its own pod, and the shipped alert
+// GpuwiseNoProcessConnected (its expression as shipped, its `for` shortened) fires in a real
+// Prometheus.
+TEST_CASE("prometheus fires GpuwiseNoProcessConnected for an idle advisor", "[e2e][prometheus]") {
+  if (which("prometheus").empty())
+    gpuwise::test::skipTest(
+        "prometheus is not installed (Debian: scripts/install-deps installs it)");
+  TempDir dir;
+  const int metrics_port = freePort(), prom_port = freePort();
+  // The sidecar's environment as the webhook sets it (advisor/webhook/injected_containers.cpp).
+  Process advisor({buildDir() + "/bin/gpuwise", "advisor", "--listen",
+                   "ipc://" + (dir / "advisor.sock"), "--report-dir", dir / "reports",
+                   "--metrics-addr", "127.0.0.1:" + std::to_string(metrics_port)},
+                  {"GPUWISE_NAMESPACE=ml-team", "GPUWISE_POD=trainer-0", "GPUWISE_NODE=node-7"},
+                  dir.path, dir.path, "advisor");
+  httplib::Client adv("127.0.0.1", metrics_port);
+  adv.set_connection_timeout(1, 0);
+  REQUIRE(eventually([&] {
+    auto r = adv.Get("/healthz");
+    return r && r->status == 200;
+  }));
+  // The first scrape already carries the advisor's own series.
+  auto first = adv.Get("/metrics");
+  REQUIRE(first);
+  INFO(first->body);
+  auto idle = parseProm(first->body);
+  CHECK(idle.value("gpuwise_processes", {{"namespace", "ml-team"}, {"pod", "trainer-0"}}) == 0);
+  CHECK(idle.value("gpuwise_build_info", {{"pod", "trainer-0"}}) == 1);
+  CHECK(idle.value("gpuwise_advisor_received_batches_total") == 0);
+  lintWithPromtool(first->body, dir);
+
+  Process prometheus(
+      {which("prometheus"),
+       "--config.file=" + writePrometheusConfig(dir, metrics_port, shippedRulesFile(dir, "2s")),
+       "--storage.tsdb.path=" + (dir / "tsdb"),
+       "--web.listen-address=127.0.0.1:" + std::to_string(prom_port)},
+      {}, dir.path, dir.path, "prometheus");
+  httplib::Client prom("127.0.0.1", prom_port);
+  prom.set_connection_timeout(1, 0);
+  waitUntilScraping(prom, dir);
+
+  json firing;
+  bool fired = eventually(
+      [&] {
+        firing = query(prom, "ALERTS{alertname=\"GpuwiseNoProcessConnected\","
+                             "alertstate=\"firing\"}");
+        return firing.size() == 1;
+      },
+      std::chrono::seconds(30));
+  INFO("prometheus: " << readFile(dir / "prometheus.err") << "\nlast answer: " << firing.dump());
+  REQUIRE(fired);
+  CHECK(firing[0]["metric"]["namespace"] == "ml-team");
+  CHECK(firing[0]["metric"]["pod"] == "trainer-0");
+  CHECK(firing[0]["metric"]["severity"] == "info");
+  // The uptime query docs/metrics.md gives: the advisor started within the test.
+  auto uptime = query(prom, "time() - gpuwise_advisor_start_time_seconds");
+  REQUIRE(uptime.size() == 1);
+  CHECK(valueOf(uptime[0]) >= 0);
+  CHECK(valueOf(uptime[0]) < 600);
+  // No other shipped alert has anything to say about an idle advisor.
+  CHECK(query(prom, "ALERTS{alertname!=\"GpuwiseNoProcessConnected\"}").empty());
 }
