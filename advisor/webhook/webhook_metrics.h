@@ -24,8 +24,8 @@ public:
   static constexpr size_t kResults = 4;
   // gpuwise_webhook_admission_duration_seconds buckets (seconds), +Inf implied. The API server
   // gives the webhook 5 s (timeoutSeconds in the manifests).
-  static constexpr std::array<double, 12> kBuckets = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
-                                                      0.05,   0.1,   0.25,   0.5,   1,    5};
+  static constexpr std::array<double, 12> kBuckets = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
+                                                      0.1,   0.25,   0.5,   1,    2.5,   5};
 
   // One /mutate request answered with `result` after `seconds` (from its handler's start).
   void record(Result result, double seconds);
