@@ -144,8 +144,17 @@ Labels rankLabels(const ProcessFigures& p) {
   return processLabels(p);
 }
 
+// The GPU's identity under dcgm-exporter's label names, so that a query joins the two with
+// `on (UUID)` or `on (Hostname, gpu)`: the node (GPUWISE_NODE, else the host name), the node's
+// index of the GPU (NVML's; empty without NVML), the CUDA ordinal the process used, and the UUID.
 Labels gpuLabels(const ProcessFigures& p, const DeviceFigures& g) {
-  return withLabels(processLabels(p), {{"gpu", std::to_string(g.device)}});
+  const std::string& node = p.info.node.empty() ? p.info.host : p.info.node;
+  const bool nvml = g.info && g.info->nvml_index >= 0;
+  return withLabels(processLabels(p),
+                    {{"Hostname", sanitizeLabelValue(node)},
+                     {"gpu", nvml ? std::to_string(g.info->nvml_index) : std::string()},
+                     {"cuda_device", std::to_string(g.device)},
+                     {"UUID", g.info ? sanitizeLabelValue(g.info->uuid) : std::string()}});
 }
 
 // What every family group writes with: the job, the text, and the counter floors kept between
@@ -455,11 +464,15 @@ void writeGpuInfo(Exposition& e) {
     std::string cc;
     if (g.info && g.info->compute_major > 0)
       cc = std::to_string(g.info->compute_major) + "." + std::to_string(g.info->compute_minor);
-    // NVML's UUID from the shim's Hello; empty when NVML was absent or the trace was imported.
+    // dcgm-exporter's names: modelName, and on a MIG slice GPU_I_PROFILE and GPU_I_ID (empty
+    // without MIG, or when NVML could not say).
+    const bool mig = g.info && !g.info->mig_profile.empty();
     w.sample("",
-             withLabels(l, {{"name", g.info ? g.info->name : ""},
-                            {"uuid", g.info ? g.info->uuid : ""},
-                            {"mig_profile", g.info ? g.info->mig_profile : ""},
+             withLabels(l, {{"modelName", g.info ? g.info->name : ""},
+                            {"GPU_I_PROFILE", mig ? g.info->mig_profile : ""},
+                            {"GPU_I_ID", mig && g.info->gpu_instance >= 0
+                                             ? std::to_string(g.info->gpu_instance)
+                                             : std::string()},
                             {"compute_capability", cc}}),
              1);
   });

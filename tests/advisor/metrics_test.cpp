@@ -150,7 +150,7 @@ TEST_CASE("metrics: a hand-built job exports the report's numbers") {
   auto job = handBuiltJob();
   auto text = b.build(job);
   auto m = parseProm(text);
-  auto g0 = plus(kRank0, {{"gpu", "0"}});
+  auto g0 = plus(kRank0, {{"cuda_device", "0"}});
 
   // Per step: copy in 2-3, kernels 3-8, copy out 8.5-9: busy 6.5 ms; span 2 ms .. 29.5 ms.
   CHECK(m.value("gpuwise_gpu_busy_seconds_total", g0) == Approx(3 * 0.0065 + 0.0005));
@@ -202,7 +202,7 @@ TEST_CASE("metrics: a hand-built job exports the report's numbers") {
   CHECK(info[0].labels["simulated"] == "false");
   auto gpu = m.find("gpuwise_gpu_info", g0);
   REQUIRE(gpu.size() == 1);
-  CHECK(gpu[0].labels["name"] == "NVIDIA H100 80GB HBM3");
+  CHECK(gpu[0].labels["modelName"] == "NVIDIA H100 80GB HBM3");
   CHECK(gpu[0].labels["compute_capability"] == "9.0");
   // Both ranks, each with its own series.
   CHECK(m.find("gpuwise_kernels_total").size() == 2);
@@ -260,7 +260,8 @@ TEST_CASE("metrics: without GPU timing the GPU-time series are absent, not zero"
     CHECK(text.find(std::string("# TYPE ") + absent) == std::string::npos);
   }
   // What the interposer does know is there, labelled by pid for a process without RANK.
-  std::map<std::string, std::string> l{{"rank", "pid-4242"}, {"gpu", "0"}, {"namespace", ""}};
+  std::map<std::string, std::string> l{
+      {"rank", "pid-4242"}, {"cuda_device", "0"}, {"namespace", ""}};
   CHECK(m.value("gpuwise_kernels_total", l) == 5);
   CHECK(m.value("gpuwise_copy_bytes_total",
                 plus(l, {{"direction", "h2d"}, {"host_memory", "pageable"}})) == 1000);
@@ -281,6 +282,9 @@ std::string escapedLabelsExposition() {
   p.devices[0].name = "GPU \"X\"";
   p.devices[0].uuid = "MIG-11223344-5566-7788-99aa-bbccddeeff00"; // from NVML (the shim's Hello)
   p.devices[0].mig_profile = "1g.18gb";
+  p.devices[0].nvml_index = 3;
+  p.devices[0].gpu_instance = 1;
+  p.info.node = "gpu-node-7";
   model::Trace t = trace(std::move(p));
   metrics::ExpositionBuilder b;
   return b.build(metrics::buildMetricsInput(std::move(t), nullptr));
@@ -302,10 +306,16 @@ TEST_CASE("metrics: label values are escaped and read back unchanged") {
   REQUIRE(k.size() == 1);
   CHECK(k[0].labels["pod"] == "we\"ird\\pod\nname");
   CHECK(k[0].labels["container"] == "ünïcode");
-  CHECK(m.find("gpuwise_gpu_info").at(0).labels["name"] == "GPU \"X\"");
-  CHECK(m.find("gpuwise_gpu_info").at(0).labels["uuid"] ==
+  CHECK(m.find("gpuwise_gpu_info").at(0).labels["modelName"] == "GPU \"X\"");
+  CHECK(m.find("gpuwise_gpu_info").at(0).labels["UUID"] ==
         "MIG-11223344-5566-7788-99aa-bbccddeeff00");
-  CHECK(m.find("gpuwise_gpu_info").at(0).labels["mig_profile"] == "1g.18gb");
+  CHECK(m.find("gpuwise_gpu_info").at(0).labels["GPU_I_PROFILE"] == "1g.18gb");
+  CHECK(m.find("gpuwise_gpu_info").at(0).labels["GPU_I_ID"] == "1");
+  // dcgm-exporter's `gpu` is the node's index, from NVML: the parent GPU's on a slice.
+  CHECK(k[0].labels["gpu"] == "3");
+  CHECK(k[0].labels["cuda_device"] == "0");
+  CHECK(k[0].labels["UUID"] == "MIG-11223344-5566-7788-99aa-bbccddeeff00");
+  CHECK(k[0].labels["Hostname"] == "gpu-node-7");
 }
 
 namespace {
@@ -425,7 +435,8 @@ TEST_CASE("metrics: label values are valid UTF-8 and bounded, distinct values st
   REQUIRE(k.size() == 1);
   CHECK(k[0].labels["pod"].rfind("bad\xEF\xBF\xBDpod", 0) == 0);
   CHECK(k[0].labels["container"].size() <= metrics::kMaxLabelValueBytes);
-  CHECK(m.find("gpuwise_gpu_info").at(0).labels["name"].size() <= metrics::kMaxLabelValueBytes);
+  CHECK(m.find("gpuwise_gpu_info").at(0).labels["modelName"].size() <=
+        metrics::kMaxLabelValueBytes);
 }
 
 TEST_CASE("metrics: promtool accepts the exposition of a pod with hostile label values",
@@ -439,7 +450,7 @@ TEST_CASE("metrics: promtool accepts the exposition of a pod with hostile label 
 TEST_CASE("metrics: counters never go back across rebuilds; gauges follow the figures") {
   metrics::ExpositionBuilder b;
   auto job = handBuiltJob();
-  auto g0 = plus(kRank0, {{"gpu", "0"}});
+  auto g0 = plus(kRank0, {{"cuda_device", "0"}});
   auto first = parseProm(b.build(job));
   // A recomputation that comes out lower (a re-attributed window): counters hold, gauges move.
   auto& dev = job.processes[0].gpus[0];
@@ -472,12 +483,13 @@ TEST_CASE("metrics: a multi-GPU process has one series per GPU") {
     p.kernels.push_back(kernel(kT0 + i * kMs, kT0 + i * kMs + 500'000, 9, 1, gemm));
   metrics::ExpositionBuilder b;
   auto m = parseProm(b.build(metrics::buildMetricsInput(trace(std::move(p)), nullptr)));
-  CHECK(m.value("gpuwise_kernels_total", {{"gpu", "0"}}) == 6);
-  CHECK(m.value("gpuwise_kernels_total", {{"gpu", "1"}}) == 4);
-  CHECK(m.value("gpuwise_gpu_busy_seconds_total", {{"gpu", "1"}}) == Approx(0.002));
+  CHECK(m.value("gpuwise_kernels_total", {{"cuda_device", "0"}}) == 6);
+  CHECK(m.value("gpuwise_kernels_total", {{"cuda_device", "1"}}) == 4);
+  CHECK(m.value("gpuwise_gpu_busy_seconds_total", {{"cuda_device", "1"}}) == Approx(0.002));
   CHECK(m.value("gpuwise_kernel_seconds_total",
-                {{"gpu", "1"}, {"precision", "bf16"}, {"tensor_core", "true"}}) == Approx(0.002));
-  CHECK(m.find("gpuwise_copy_bytes_total", {{"gpu", "1"}}).empty());
+                {{"cuda_device", "1"}, {"precision", "bf16"}, {"tensor_core", "true"}}) ==
+        Approx(0.002));
+  CHECK(m.find("gpuwise_copy_bytes_total", {{"cuda_device", "1"}}).empty());
 }
 
 namespace {

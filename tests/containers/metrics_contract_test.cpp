@@ -93,8 +93,8 @@ TEST_CASE("metrics contract: docs/metrics.md lists the metrics the brief asks fo
   }
   CHECK(contract["gpuwise_gpu_idle_seconds_total"].labels.count("cause") == 1);
   CHECK(contract["gpuwise_kernel_seconds_total"].labels ==
-        std::set<std::string>{"namespace", "pod", "container", "job_name", "rank", "gpu",
-                              "precision", "tensor_core"});
+        std::set<std::string>{"namespace", "pod", "container", "job_name", "rank", "Hostname",
+                              "gpu", "cuda_device", "UUID", "precision", "tensor_core"});
   CHECK(contract["gpuwise_copy_bytes_total"].labels.count("direction") == 1);
   CHECK(contract["gpuwise_copy_bytes_total"].labels.count("host_memory") == 1);
   CHECK(contract["gpuwise_recommendation_expected_saving_ratio"].labels.count("id") == 1);

@@ -19,6 +19,7 @@
 #include <regex>
 #include <sstream>
 #include <sys/socket.h>
+#include <thread>
 #include <unistd.h>
 
 using namespace gpuwise::advisor::test;
@@ -67,13 +68,17 @@ std::map<std::string, std::string> sampleLine(const std::string& out) {
 
 // A Prometheus configuration in `dir` scraping the advisor's /metrics every second, evaluating
 // `rule_file` (when given) every second; its path.
+// `dcgm_port`: a dcgm-exporter beside it, scraped as job "dcgm" (0: none).
 std::string writePrometheusConfig(const TempDir& dir, int metrics_port,
-                                  const std::string& rule_file = "") {
+                                  const std::string& rule_file = "", int dcgm_port = 0) {
   std::ofstream cfg(dir / "prometheus.yml");
   cfg << "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n  evaluation_interval: 1s\n";
   if (!rule_file.empty()) cfg << "rule_files:\n  - '" << rule_file << "'\n";
   cfg << "scrape_configs:\n  - job_name: gpuwise\n    honor_labels: true\n"
       << "    static_configs:\n      - targets: ['127.0.0.1:" << metrics_port << "']\n";
+  if (dcgm_port > 0)
+    cfg << "  - job_name: dcgm\n    honor_labels: true\n"
+        << "    static_configs:\n      - targets: ['127.0.0.1:" << dcgm_port << "']\n";
   return dir / "prometheus.yml";
 }
 
@@ -97,6 +102,30 @@ std::string shippedRulesFile(const TempDir& dir, const std::string& for_) {
   std::ofstream(dir / "rules.yml") << out.str();
   return dir / "rules.yml";
 }
+
+// dcgm-exporter beside the advisor: its page (tests/data/dcgm_exporter_metrics.prom, whose GPU 0 is
+// the simulated GPU) served at /metrics on a loopback port.
+class FakeDcgmExporter {
+public:
+  FakeDcgmExporter() : page_(readFile(sourceDir() + "/tests/data/dcgm_exporter_metrics.prom")) {
+    server_.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+      res.set_content(page_, "text/plain; version=0.0.4; charset=utf-8");
+    });
+    port_ = server_.bind_to_any_port("127.0.0.1");
+    thread_ = std::thread([this] { server_.listen_after_bind(); });
+  }
+  ~FakeDcgmExporter() {
+    server_.stop();
+    thread_.join();
+  }
+  int port() const { return port_; }
+
+private:
+  std::string page_;
+  httplib::Server server_;
+  int port_ = 0;
+  std::thread thread_;
+};
 
 // promtool on an exposition of the live advisor: no findings. With `per_gpu_series`, the
 // camelCase finding for dcgm-exporter's `modelName` label is accepted, and only it
@@ -124,6 +153,22 @@ void lintWithPromtool(const std::string& exposition, const TempDir& dir, bool pe
   CHECK(lint.err().empty());
 }
 
+// The advisor's /healthz answers 200 (waited for).
+bool answersHealthz(httplib::Client& adv) {
+  return eventually([&] {
+    auto r = adv.Get("/healthz");
+    return r && r->status == 200;
+  });
+}
+
+// A real Prometheus with `config`, its data in `dir`, its API on `prom_port`.
+Process startPrometheus(const TempDir& dir, const std::string& config, int prom_port) {
+  return Process({which("prometheus"), "--config.file=" + config,
+                  "--storage.tsdb.path=" + (dir / "tsdb"),
+                  "--web.listen-address=127.0.0.1:" + std::to_string(prom_port)},
+                 {}, dir.path, dir.path, "prometheus");
+}
+
 // Prometheus is ready and has scraped the advisor successfully.
 void waitUntilScraping(httplib::Client& prom, const TempDir& dir) {
   INFO(readFile(dir / "prometheus.err"));
@@ -139,6 +184,36 @@ void waitUntilScraping(httplib::Client& prom, const TempDir& dir) {
         return up.size() == 1 && valueOf(up[0]) == 1;
       },
       std::chrono::seconds(20)));
+}
+
+// gpuwise's series join dcgm-exporter's on dcgm-exporter's own label names, with no label_replace:
+// the queries docs/metrics.md documents return the simulated GPU's pair.
+void checkDcgmJoin(httplib::Client& prom, double busy_ratio) {
+  auto gpu = query(prom, "gpuwise_gpu_info{pod=\"trainer-0\"}");
+  REQUIRE(gpu.size() == 1);
+  // The fixture's GPU 0 was edited to be the simulated one: say so if the simulator changes.
+  CHECK(gpu[0]["metric"]["UUID"] == "GPU-67777369-6d68-3230-3000-000000000000");
+  CHECK(gpu[0]["metric"]["modelName"] == "NVIDIA H200");
+  json by_uuid, by_index;
+  REQUIRE(eventually(
+      [&] {
+        by_uuid = query(prom, "gpuwise_gpu_busy_ratio * on (UUID) group_left (modelName) "
+                              "DCGM_FI_DEV_GPU_UTIL");
+        by_index = query(
+            prom, "gpuwise_gpu_busy_ratio * on (Hostname, gpu) group_left DCGM_FI_DEV_GPU_UTIL");
+        return by_uuid.size() == 1 && by_index.size() == 1;
+      },
+      std::chrono::seconds(20)));
+  INFO(by_uuid.dump() << "\n" << by_index.dump());
+  CHECK(by_uuid[0]["metric"]["pod"] == "trainer-0");
+  CHECK(by_uuid[0]["metric"]["rank"] == "3");
+  CHECK(by_uuid[0]["metric"]["modelName"] == "NVIDIA H200");
+  CHECK(by_uuid[0]["metric"]["UUID"] == "GPU-67777369-6d68-3230-3000-000000000000");
+  CHECK(by_index[0]["metric"]["Hostname"] == "gpu-node-7");
+  CHECK(by_index[0]["metric"]["gpu"] == "0");
+  CHECK(by_index[0]["metric"]["pod"] == "trainer-0");
+  CHECK(valueOf(by_uuid[0]) == Approx(busy_ratio * 37)); // DCGM_FI_DEV_GPU_UTIL of GPU 0
+  CHECK(valueOf(by_index[0]) == Approx(busy_ratio * 37));
 }
 
 } // namespace
@@ -157,26 +232,22 @@ TEST_CASE("prometheus scrapes a live advisor; its answers equal the report", "[e
                   {}, dir.path, dir.path, "advisor");
   httplib::Client adv("127.0.0.1", metrics_port);
   adv.set_connection_timeout(1, 0);
-  REQUIRE(eventually([&] {
-    auto r = adv.Get("/healthz");
-    return r && r->status == 200;
-  }));
+  REQUIRE(answersHealthz(adv));
 
-  Process prometheus({which("prometheus"),
-                      "--config.file=" + writePrometheusConfig(dir, metrics_port),
-                      "--storage.tsdb.path=" + (dir / "tsdb"),
-                      "--web.listen-address=127.0.0.1:" + std::to_string(prom_port)},
-                     {}, dir.path, dir.path, "prometheus");
+  FakeDcgmExporter dcgm;
+  REQUIRE(dcgm.port() > 0);
+  Process prometheus =
+      startPrometheus(dir, writePrometheusConfig(dir, metrics_port, "", dcgm.port()), prom_port);
   httplib::Client prom("127.0.0.1", prom_port);
   prom.set_connection_timeout(1, 0);
   waitUntilScraping(prom, dir);
 
   // One rank of a pod, as the injected pod would run it.
-  Process sample(
-      {buildDir() + "/bin/gpuwise", "run", "--simulate", "--endpoint", endpoint, "--",
-       buildDir() + "/samples/pageable_copies", "--steps", "60"},
-      {"RANK=3", "GPUWISE_NAMESPACE=ml-team", "GPUWISE_POD=trainer-0", "GPUWISE_CONTAINER=pytorch"},
-      dir.path, dir.path, "sample");
+  Process sample({buildDir() + "/bin/gpuwise", "run", "--simulate", "--endpoint", endpoint, "--",
+                  buildDir() + "/samples/pageable_copies", "--steps", "60"},
+                 {"RANK=3", "GPUWISE_NAMESPACE=ml-team", "GPUWISE_POD=trainer-0",
+                  "GPUWISE_CONTAINER=pytorch", "GPUWISE_NODE=gpu-node-7"},
+                 dir.path, dir.path, "sample");
   auto sample_status = sample.wait(std::chrono::seconds(60));
   INFO("sample: " << sample.err());
   REQUIRE(sample_status == 0);
@@ -185,8 +256,9 @@ TEST_CASE("prometheus scrapes a live advisor; its answers equal the report", "[e
   const double kernels = std::stod(kv["kernels"]);
 
   // Wait for a scrape after the process's final batch: the counter reaches the sample's total.
+  // dcgm-exporter's names for the GPU: the node (GPUWISE_NODE), the simulated NVML's index.
   const std::string sel = "{namespace=\"ml-team\",pod=\"trainer-0\",container=\"pytorch\","
-                          "rank=\"3\",gpu=\"0\"}";
+                          "rank=\"3\",Hostname=\"gpu-node-7\",gpu=\"0\",cuda_device=\"0\"}";
   json k;
   bool reached = eventually(
       [&] {
@@ -219,6 +291,7 @@ TEST_CASE("prometheus scrapes a live advisor; its answers equal the report", "[e
   CHECK(info[0]["metric"]["collection"] == "cupti");
   auto saving =
       query(prom, "gpuwise_recommendation_expected_saving_ratio{id=\"use_pinned_memory\"}");
+  checkDcgmJoin(prom, ratio);
 
   // The report the advisor writes at SIGTERM is the reference.
   ::kill(advisor.pid(), SIGTERM);
@@ -262,10 +335,7 @@ TEST_CASE("prometheus fires GpuwiseNoProcessConnected for an idle advisor", "[e2
                   dir.path, dir.path, "advisor");
   httplib::Client adv("127.0.0.1", metrics_port);
   adv.set_connection_timeout(1, 0);
-  REQUIRE(eventually([&] {
-    auto r = adv.Get("/healthz");
-    return r && r->status == 200;
-  }));
+  REQUIRE(answersHealthz(adv));
   // The first scrape already carries the advisor's own series.
   auto first = adv.Get("/metrics");
   REQUIRE(first);
@@ -276,12 +346,8 @@ TEST_CASE("prometheus fires GpuwiseNoProcessConnected for an idle advisor", "[e2
   CHECK(idle.value("gpuwise_advisor_received_batches_total") == 0);
   lintWithPromtool(first->body, dir, false); // no per-GPU series: no allowance
 
-  Process prometheus(
-      {which("prometheus"),
-       "--config.file=" + writePrometheusConfig(dir, metrics_port, shippedRulesFile(dir, "2s")),
-       "--storage.tsdb.path=" + (dir / "tsdb"),
-       "--web.listen-address=127.0.0.1:" + std::to_string(prom_port)},
-      {}, dir.path, dir.path, "prometheus");
+  Process prometheus = startPrometheus(
+      dir, writePrometheusConfig(dir, metrics_port, shippedRulesFile(dir, "2s")), prom_port);
   httplib::Client prom("127.0.0.1", prom_port);
   prom.set_connection_timeout(1, 0);
   waitUntilScraping(prom, dir);
