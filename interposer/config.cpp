@@ -107,6 +107,7 @@ Config readConfig(const GetEnv& getenv) {
   c.ns = firstOf(getenv, "GPUWISE_NAMESPACE", "POD_NAMESPACE");
   c.container = firstOf(getenv, "GPUWISE_CONTAINER", "CONTAINER_NAME");
   if (const char* job = getenv("GPUWISE_JOB")) c.job = job;
+  if (const char* node = getenv("GPUWISE_NODE")) c.node = node;
   return c;
 }
 

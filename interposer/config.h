@@ -21,7 +21,8 @@
 //                         (sampled windows); default 0.01, 0 never sheds
 // Process identity, read at the same time: RANK, LOCAL_RANK, WORLD_SIZE; GPUWISE_POD,
 // GPUWISE_NAMESPACE, GPUWISE_CONTAINER or POD_NAME, POD_NAMESPACE, CONTAINER_NAME; GPUWISE_JOB (the
-// training job's name, which the webhook sets from the pod's labels).
+// training job's name, which the webhook sets from the pod's labels); GPUWISE_NODE (the node's
+// name, which the webhook sets from spec.nodeName; the host name when unset).
 #pragma once
 
 #include <cstdint>
@@ -49,7 +50,7 @@ struct Config {
   double overhead_budget = 0.01;
 
   int32_t rank = -1, local_rank = -1, world_size = -1;
-  std::string pod, ns, container, job;
+  std::string pod, ns, container, job, node;
 
   std::string problems; // "GPUWISE_BATCH_MS='abc' is not a number; ..." or empty
 };

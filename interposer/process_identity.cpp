@@ -42,6 +42,9 @@ model::ProcessInfo readProcessInfo(const Config& config, const char* proc_root) 
   p.ns = config.ns;
   p.container = config.container;
   p.job = config.job;
+  // The node dcgm-exporter's Hostname names: the webhook's GPUWISE_NODE, else the host name
+  // (outside a pod they are the same machine).
+  p.node = config.node.empty() ? p.host : config.node;
   return p;
 }
 

@@ -67,6 +67,8 @@ void knowDevices(Session& s) {
     if (!f.found) continue;
     d.uuid = f.uuid;
     if (!f.mig_profile.empty()) d.mig_profile = f.mig_profile;
+    if (f.index != UINT32_MAX) d.nvml_index = int32_t(f.index);
+    if (f.mig && f.gpu_instance != UINT32_MAX) d.gpu_instance = int32_t(f.gpu_instance);
   }
   s.nvml = std::move(monitor);
 }

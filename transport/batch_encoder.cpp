@@ -60,6 +60,8 @@ std::vector<uint8_t> encodeHello(const Hello& hello) {
       b.add_warp_size(d.warp_size);
       b.add_simulated(d.simulated);
       if (!uuid.IsNull()) b.add_uuid(uuid);
+      b.add_nvml_index(d.nvml_index);
+      b.add_gpu_instance(d.gpu_instance);
       devices.push_back(b.Finish());
     }
     const auto& p = hello.process;
@@ -69,6 +71,7 @@ std::vector<uint8_t> encodeHello(const Hello& hello) {
     auto ns = text(fbb, p.ns);
     auto container = text(fbb, p.container);
     auto job = p.job.empty() ? 0 : text(fbb, p.job);
+    auto node = p.node.empty() ? 0 : text(fbb, p.node);
     auto reason = text(fbb, p.tier_reason);
     auto devs = fbb.CreateVector(devices);
     wire::HelloBuilder h(fbb);
@@ -89,6 +92,7 @@ std::vector<uint8_t> encodeHello(const Hello& hello) {
     h.add_simulated(hello.simulated);
     h.add_start_time(hello.start_time);
     if (!job.IsNull()) h.add_job(job);
+    if (!node.IsNull()) h.add_node(node);
     auto body = h.Finish();
     // The version field states what the message is written in, whatever the struct says.
     wire::FinishMessageBuffer(

@@ -306,6 +306,7 @@ MessageDecoder::Result MessageDecoder::Impl::hello(const wire::Hello& h, uint32_
   p.ns = boundedStr(h.pod_namespace(), kMaxHelloNameBytes, cut);
   p.container = boundedStr(h.container(), kMaxHelloNameBytes, cut);
   p.job = boundedStr(h.job(), kMaxHelloNameBytes, cut);
+  p.node = boundedStr(h.node(), kMaxHelloNameBytes, cut);
   p.tier = static_cast<model::CollectionTier>(h.tier());
   p.tier_reason = boundedStr(h.tier_reason(), kMaxHelloReasonBytes, cut);
   if (h.devices()) {
@@ -331,6 +332,8 @@ MessageDecoder::Result MessageDecoder::Impl::hello(const wire::Hello& h, uint32_
       m.max_shared_memory_per_block = d->max_shared_memory_per_block();
       m.warp_size = d->warp_size();
       m.simulated = d->simulated();
+      m.nvml_index = std::max(d->nvml_index(), -1);
+      m.gpu_instance = std::max(d->gpu_instance(), -1);
       out.devices.push_back(std::move(m));
     }
   }

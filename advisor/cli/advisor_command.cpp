@@ -34,6 +34,12 @@ Status checkMetricsAddress(const std::string& metrics_addr) {
   return {};
 }
 
+// The value of environment variable `name`, empty when unset.
+std::string environment(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? v : "";
+}
+
 // A sidecar's report directory is often a fresh volume path: create it, and fail now (not at the
 // end of the job) when it cannot be created or written.
 Status prepareReportDir(const std::string& report_dir) {
@@ -174,15 +180,26 @@ int advisorCommand(const AdvisorOptions& o, CliIo io) {
     // A scrape waits for a fresher text at most a second (then gets the previous one): a busy
     // ingest (a flood of streams) makes refreshes slow, and scrapes must still answer promptly.
     mo.scrape_wait = std::chrono::milliseconds(1000);
-    auto builder = std::make_shared<metrics::ExpositionBuilder>();
+    // The advisor's own pod (the webhook sets the sidecar's GPUWISE_POD and GPUWISE_NAMESPACE
+    // from the downward API) labels its own series, and gpuwise_processes 0 before any process.
+    metrics::AdvisorFigures own;
+    own.ns = environment("GPUWISE_NAMESPACE");
+    own.pod = environment("GPUWISE_POD");
+    auto builder = std::make_shared<metrics::ExpositionBuilder>(own);
     IngestServer* ingest = server.get();
     // A process that did not say its job (its container lacks GPUWISE_JOB) is in the sidecar's.
     const std::string pod_job = sidecarJob();
     mo.produce = [ingest, builder, pod_job] {
+      const IngestProgress progress = ingest->progress();
       metrics::JobFigures figures = metrics::buildMetricsInput(ingest->streamAnalyses(nullptr));
       for (auto& p : figures.processes)
         if (p.info.job.empty()) p.info.job = pod_job;
-      return builder->build(figures);
+      metrics::AdvisorFigures a;
+      a.batches = progress.batches;
+      a.events = progress.events;
+      a.bytes = progress.bytes;
+      a.rejected = progress.rejected;
+      return builder->build(figures, a);
     };
     std::ostream* log = &io.err;
     mo.log = [log](const std::string& line) { logLine(*log, "advisor", line); };

@@ -94,6 +94,7 @@ void IngestServer::run() {
       router_->route(*message, now);
       static_cast<RouterProgress&>(progress_) = router_->progress();
       progress_.last_message = now;
+      progress_.bytes += message->size();
       progress_.tee_failed = progress_.tee_failed || tee_failed;
     }
     progressed_.notify_all();

@@ -36,6 +36,7 @@ struct IngestProgress : RouterProgress {
   // When the last message arrived; the server's start time before any.
   std::chrono::steady_clock::time_point last_message{};
   bool tee_failed = false; // the .gwt tee hit a write error and stopped recording
+  uint64_t bytes = 0;      // bytes of the messages taken from the receive queue
 };
 
 class IngestServer {

@@ -5,6 +5,7 @@
 #include "transport/codec.h"
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <optional>
 #include <utility>
@@ -72,6 +73,27 @@ constexpr Family kInfo{"gpuwise_info", "gauge",
 constexpr Family kGpuInfo{"gpuwise_gpu_info", "gauge",
                           "Always 1: the model, UUID and MIG profile of a GPU a process uses."};
 
+// The advisor itself, from its start: what the alert on a pod whose processes never connect and
+// the operator of the sidecar read. Labelled by the advisor's own pod.
+constexpr Family kBuildInfo{"gpuwise_build_info", "gauge",
+                            "Always 1: the version of the gpuwise advisor serving these metrics "
+                            "and the formats it speaks."};
+constexpr Family kStartTime{"gpuwise_advisor_start_time_seconds", "gauge",
+                            "Unix time the advisor started, in seconds."};
+constexpr Family kReceivedBatches{"gpuwise_advisor_received_batches_total", "counter",
+                                  "Batches of events the advisor received from the processes it "
+                                  "serves."};
+constexpr Family kReceivedEvents{"gpuwise_advisor_received_events_total", "counter",
+                                 "Events the advisor received from the processes it serves, those "
+                                 "that exited included."};
+constexpr Family kReceivedBytes{"gpuwise_advisor_received_bytes_total", "counter",
+                                "Bytes of the messages the advisor received from the processes it "
+                                "serves."};
+constexpr Family kRejectedMessages{
+    "gpuwise_advisor_rejected_messages_total", "counter",
+    "Messages the advisor could not use: undecodable, for no known process, or shed because its "
+    "receive queue was full."};
+
 // Per rank of a distributed job, labelled by job_name and rank: what the straggler alert and the
 // per-rank dashboard panel read.
 constexpr Family kRankStepP50{"gpuwise_rank_step_p50_seconds", "gauge",
@@ -122,8 +144,17 @@ Labels rankLabels(const ProcessFigures& p) {
   return processLabels(p);
 }
 
+// The GPU's identity under dcgm-exporter's label names, so that a query joins the two with
+// `on (UUID)` or `on (Hostname, gpu)`: the node (GPUWISE_NODE, else the host name), the node's
+// index of the GPU (NVML's; empty without NVML), the CUDA ordinal the process used, and the UUID.
 Labels gpuLabels(const ProcessFigures& p, const DeviceFigures& g) {
-  return withLabels(processLabels(p), {{"gpu", std::to_string(g.device)}});
+  const std::string& node = p.info.node.empty() ? p.info.host : p.info.node;
+  const bool nvml = g.info && g.info->nvml_index >= 0;
+  return withLabels(processLabels(p),
+                    {{"Hostname", sanitizeLabelValue(node)},
+                     {"gpu", nvml ? std::to_string(g.info->nvml_index) : std::string()},
+                     {"cuda_device", std::to_string(g.device)},
+                     {"UUID", g.info ? sanitizeLabelValue(g.info->uuid) : std::string()}});
 }
 
 // What every family group writes with: the job, the text, and the counter floors kept between
@@ -354,7 +385,33 @@ std::vector<Pod> podsOf(const JobFigures& job) {
   return pods;
 }
 
-void writeProcessCounts(Exposition& e, const std::vector<Pod>& pods) {
+// The advisor's own figures: its build, its start and what its ingest received.
+void writeAdvisor(Exposition& e, const AdvisorFigures& a) {
+  const Labels l{{"namespace", sanitizeLabelValue(a.ns)}, {"pod", sanitizeLabelValue(a.pod)}};
+  FamilyWriter(kBuildInfo, e.out())
+      .sample("",
+              withLabels(l, {{"version", gpuwiseVersion()},
+                             {"report_schema", kReportSchema},
+                             {"wire_protocol", std::to_string(transport::kProtocolVersion)}}),
+              1);
+  FamilyWriter(kStartTime, e.out()).sample("", l, a.start_time_seconds);
+  for (auto [f, v] : {std::pair<const Family*, uint64_t>{&kReceivedBatches, a.batches},
+                      {&kReceivedEvents, a.events},
+                      {&kReceivedBytes, a.bytes},
+                      {&kRejectedMessages, a.rejected}}) {
+    FamilyWriter w(*f, e.out());
+    e.counter(w, *f, l, double(v));
+  }
+}
+
+// Processes connected now, per pod. The advisor's own pod is always listed, with 0 before its
+// first process connects (what GpuwiseNoProcessConnected fires on); an advisor outside a pod (no
+// identity of its own) lists the unlabelled 0 only while no process connected at all.
+void writeProcessCounts(Exposition& e, std::vector<Pod> pods, const AdvisorFigures& a) {
+  const Pod own{a.ns, a.pod};
+  if ((!own.first.empty() || !own.second.empty() || pods.empty()) &&
+      std::find(pods.begin(), pods.end(), own) == pods.end())
+    pods.insert(pods.begin(), own);
   FamilyWriter w(kProcesses, e.out());
   for (const auto& [ns, pod] : pods) {
     size_t n = 0;
@@ -408,11 +465,15 @@ void writeGpuInfo(Exposition& e) {
     std::string cc;
     if (g.info && g.info->compute_major > 0)
       cc = std::to_string(g.info->compute_major) + "." + std::to_string(g.info->compute_minor);
-    // NVML's UUID from the shim's Hello; empty when NVML was absent or the trace was imported.
+    // dcgm-exporter's names: modelName, and on a MIG slice GPU_I_PROFILE and GPU_I_ID (empty
+    // without MIG, or when NVML could not say).
+    const bool mig = g.info && !g.info->mig_profile.empty();
     w.sample("",
-             withLabels(l, {{"name", g.info ? g.info->name : ""},
-                            {"uuid", g.info ? g.info->uuid : ""},
-                            {"mig_profile", g.info ? g.info->mig_profile : ""},
+             withLabels(l, {{"modelName", g.info ? g.info->name : ""},
+                            {"GPU_I_PROFILE", mig ? g.info->mig_profile : ""},
+                            {"GPU_I_ID", mig && g.info->gpu_instance >= 0
+                                             ? std::to_string(g.info->gpu_instance)
+                                             : std::string()},
                             {"compute_capability", cc}}),
              1);
   });
@@ -424,10 +485,27 @@ std::string rankLabel(const model::ProcessInfo& info) {
   return info.rank >= 0 ? std::to_string(info.rank) : "pid-" + std::to_string(info.pid);
 }
 
+ExpositionBuilder::ExpositionBuilder(AdvisorFigures advisor) : advisor_(std::move(advisor)) {
+  if (advisor_.start_time_seconds <= 0)
+    advisor_.start_time_seconds =
+        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
 std::string ExpositionBuilder::build(const JobFigures& job) {
+  return build(job, advisor_);
+}
+
+std::string ExpositionBuilder::build(const JobFigures& job, const AdvisorFigures& advisor) {
+  AdvisorFigures a = advisor;
+  if (a.ns.empty() && a.pod.empty()) {
+    a.ns = advisor_.ns;
+    a.pod = advisor_.pod;
+  }
+  if (a.start_time_seconds <= 0) a.start_time_seconds = advisor_.start_time_seconds;
   std::string out;
   out.reserve(4096 + job.processes.size() * 8192);
   Exposition e(job, out, counters_);
+  writeAdvisor(e, a);
   writeGpuTime(e);
   writeCopies(e, kCopyBytes, true);
   writeCopies(e, kCopySeconds, false);
@@ -437,7 +515,7 @@ std::string ExpositionBuilder::build(const JobFigures& job) {
   writeRankFigures(e);
   writeEventCounts(e);
   const std::vector<Pod> pods = podsOf(job);
-  writeProcessCounts(e, pods);
+  writeProcessCounts(e, pods, a);
   writeSavings(e, pods);
   writeInfo(e, pods);
   writeGpuInfo(e);

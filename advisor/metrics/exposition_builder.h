@@ -30,11 +30,30 @@ inline constexpr const char* kContentType = "text/plain; version=0.0.4; charset=
 inline constexpr double kStepBuckets[] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
                                           1,     2.5,  5,     10,   30,  60};
 
+// The advisor's own figures, known from its start, before any process connects: what it is (its
+// pod, from its own environment), since when it runs, and what its ingest received so far.
+struct AdvisorFigures {
+  std::string ns, pod; // GPUWISE_NAMESPACE, GPUWISE_POD of the advisor; empty outside a pod
+  double start_time_seconds = 0; // Unix time the advisor started
+  uint64_t batches = 0;          // batches received (IngestProgress::batches)
+  uint64_t events = 0;           // events absorbed from them
+  uint64_t bytes = 0;            // bytes of the messages taken from the receive queue
+  uint64_t rejected = 0;         // messages undecodable, for no stream, or shed by a full queue
+};
+
 class ExpositionBuilder {
 public:
+  // `advisor`: the figures build(job) reports; a zero start time means "now".
+  explicit ExpositionBuilder(AdvisorFigures advisor = {});
+
+  // The exposition of `job`, with the advisor's figures of the constructor.
   std::string build(const JobFigures& job);
+  // The same with the advisor's latest figures (its identity and start time are the constructor's
+  // when `advisor` leaves them empty or zero).
+  std::string build(const JobFigures& job, const AdvisorFigures& advisor);
 
 private:
+  AdvisorFigures advisor_;
   // Per counter series, the highest value exported so far: the floor of the next export.
   std::map<std::string, double> counters_;
 };

@@ -4,9 +4,11 @@
 #include "advisor/net/listen_address.h"
 #include "advisor/webhook/admission_review.h"
 #include "advisor/webhook/tls_credentials.h"
+#include "advisor/webhook/webhook_metrics.h"
 
 #include <httplib.h>
 
+#include <chrono>
 #include <mutex>
 #include <sys/socket.h>
 #include <thread>
@@ -59,6 +61,7 @@ struct WebhookServer::Impl {
   int port = 0;
   std::mutex log_mutex;
   std::atomic<uint64_t> reviews{0}, patched{0}, rejected{0};
+  WebhookMetrics metrics;
 
   void log(const std::string& line) {
     if (!options.log) return;
@@ -66,17 +69,18 @@ struct WebhookServer::Impl {
     options.log(line);
   }
 
-  void reject(httplib::Response& res, const std::string& why) {
+  WebhookMetrics::Result reject(httplib::Response& res, const std::string& why) {
     rejected.fetch_add(1, std::memory_order_relaxed);
     res.status = 400;
     // The rest of an unread body is still on the connection: do not read it as a next request.
     res.set_header("Connection", "close");
     res.set_content("gpuwise webhook: " + why + "\n", "text/plain");
     log("rejected request: " + why);
+    return WebhookMetrics::Result::Rejected;
   }
 
-  void mutate(const httplib::Request& req, httplib::Response& res,
-              const httplib::ContentReader& reader) {
+  WebhookMetrics::Result mutate(const httplib::Request& req, httplib::Response& res,
+                                const httplib::ContentReader& reader) {
     const size_t limit = options.limits.max_body_bytes;
     std::string type = req.get_header_value("Content-Type");
     if (type.rfind("application/json", 0) != 0)
@@ -108,11 +112,12 @@ struct WebhookServer::Impl {
       reviews.fetch_add(1, std::memory_order_relaxed);
       if (r.patched) patched.fetch_add(1, std::memory_order_relaxed);
       log(r.log_line);
-    } else {
-      rejected.fetch_add(1, std::memory_order_relaxed);
-      res.set_header("Connection", "close");
-      log(r.log_line);
+      return r.patched ? WebhookMetrics::Result::Injected : WebhookMetrics::Result::Skipped;
     }
+    rejected.fetch_add(1, std::memory_order_relaxed);
+    res.set_header("Connection", "close");
+    log(r.log_line);
+    return r.http_status >= 500 ? WebhookMetrics::Result::Error : WebhookMetrics::Result::Rejected;
   }
 };
 
@@ -153,9 +158,18 @@ std::unique_ptr<WebhookServer> WebhookServer::start(Options options, std::string
   s.set_tcp_nodelay(true);
   // httplib's own cap sits above ours, so our check (400 with a reason) always comes first.
   s.set_payload_max_length(o.limits.max_body_bytes + 1);
-  s.Post("/mutate",
-         [self](const httplib::Request& req, httplib::Response& res,
-                const httplib::ContentReader& reader) { self->mutate(req, res, reader); });
+  s.Post("/mutate", [self](const httplib::Request& req, httplib::Response& res,
+                           const httplib::ContentReader& reader) {
+    const auto start = std::chrono::steady_clock::now();
+    const WebhookMetrics::Result result = self->mutate(req, res, reader);
+    self->metrics.record(
+        result, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  });
+  // Plain Prometheus text over the same TLS port (the ServiceMonitor scrapes it with the CA).
+  s.Get("/metrics", [self](const httplib::Request&, httplib::Response& res) {
+    res.set_content(self->metrics.exposition(self->options.injection.version),
+                    "text/plain; version=0.0.4; charset=utf-8");
+  });
   s.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
     res.set_content("ok\n", "text/plain");
   });
@@ -180,6 +194,7 @@ std::unique_ptr<WebhookServer> WebhookServer::start(Options options, std::string
         } catch (...) {
         }
         res.status = 500;
+        self->metrics.countError();
         res.set_content("gpuwise webhook: internal error: " + what + "\n", "text/plain");
         self->log("internal error: " + what);
       });

@@ -31,6 +31,10 @@ struct DeviceInfo {
   uint32_t max_shared_memory_per_block = 0;
   uint32_t warp_size = 0;
   bool simulated = false; // the simulated device (tests/simdevice), never a real GPU
+  // The node's index of the GPU (NVML's, nvidia-smi's and dcgm-exporter's `gpu`; on a MIG slice its
+  // parent GPU's), whatever CUDA_VISIBLE_DEVICES made `index`; -1 unknown (no NVML).
+  int32_t nvml_index = -1;
+  int32_t gpu_instance = -1; // the MIG GPU instance id (dcgm-exporter's GPU_I_ID); -1 without MIG
 };
 
 struct ProcessInfo {
@@ -43,6 +47,9 @@ struct ProcessInfo {
   int32_t world_size = -1;
   std::string pod, ns, container; // Kubernetes identity from the environment, empty outside a pod
   std::string job; // the training job's name (GPUWISE_JOB, set by the webhook); empty unknown
+  // The node the process runs on (GPUWISE_NODE, which the webhook sets from spec.nodeName, else the
+  // host name); empty when unknown (imported traces). `host` is the pod's host name in a pod.
+  std::string node;
   CollectionTier tier = CollectionTier::Unknown;
   std::string tier_reason; // why the tier is what it is ("CUPTI held by another subscriber")
 };

@@ -35,6 +35,7 @@ DlNvmlPort::DlNvmlPort(const char* library) {
   load(t.getName, "nvmlDeviceGetName", true);
   load(t.memory, "nvmlDeviceGetMemoryInfo", true);
   load(t.byUuid, "nvmlDeviceGetHandleByUUID", false);
+  load(t.getIndex, "nvmlDeviceGetIndex", false);
   load(t.utilization, "nvmlDeviceGetUtilizationRates", false);
   load(t.processes, "nvmlDeviceGetComputeRunningProcesses_v3", false);
   load(t.migMode, "nvmlDeviceGetMigMode", false);
@@ -92,6 +93,9 @@ nvmlReturn_t DlNvmlPort::deviceGetMigMode(nvmlDevice_t d, unsigned int* cur, uns
 }
 nvmlReturn_t DlNvmlPort::deviceIsMigDeviceHandle(nvmlDevice_t d, unsigned int* is_mig) {
   GPUWISE_NVML_OPTIONAL(isMig, d, is_mig);
+}
+nvmlReturn_t DlNvmlPort::deviceGetIndex(nvmlDevice_t d, unsigned int* index) {
+  GPUWISE_NVML_OPTIONAL(getIndex, d, index);
 }
 nvmlReturn_t DlNvmlPort::deviceGetDeviceHandleFromMigDeviceHandle(nvmlDevice_t mig,
                                                                   nvmlDevice_t* parent) {

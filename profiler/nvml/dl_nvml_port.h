@@ -31,6 +31,7 @@ public:
   nvmlReturn_t deviceGetHandleByUUID(const char* uuid, nvmlDevice_t* device) override;
   nvmlReturn_t deviceGetUUID(nvmlDevice_t device, char* uuid, unsigned int length) override;
   nvmlReturn_t deviceGetName(nvmlDevice_t device, char* name, unsigned int length) override;
+  nvmlReturn_t deviceGetIndex(nvmlDevice_t device, unsigned int* index) override;
   nvmlReturn_t deviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t* memory) override;
   nvmlReturn_t deviceGetUtilizationRates(nvmlDevice_t device, nvmlUtilization_t* util) override;
   nvmlReturn_t deviceGetComputeRunningProcesses(nvmlDevice_t device, unsigned int* count,
@@ -58,6 +59,7 @@ private:
     nvmlReturn_t (*byUuid)(const char*, nvmlDevice_t*) = nullptr;
     nvmlReturn_t (*getUuid)(nvmlDevice_t, char*, unsigned int) = nullptr;
     nvmlReturn_t (*getName)(nvmlDevice_t, char*, unsigned int) = nullptr;
+    nvmlReturn_t (*getIndex)(nvmlDevice_t, unsigned int*) = nullptr;
     nvmlReturn_t (*memory)(nvmlDevice_t, nvmlMemory_t*) = nullptr;
     nvmlReturn_t (*utilization)(nvmlDevice_t, nvmlUtilization_t*) = nullptr;
     nvmlReturn_t (*processes)(nvmlDevice_t, unsigned int*, nvmlProcessInfo_t*) = nullptr;

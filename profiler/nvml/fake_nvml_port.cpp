@@ -127,6 +127,19 @@ nvmlReturn_t FakeNvmlPort::deviceIsMigDeviceHandle(nvmlDevice_t h, unsigned int*
   return NVML_SUCCESS;
 }
 
+nvmlReturn_t FakeNvmlPort::deviceGetIndex(nvmlDevice_t h, unsigned int* index) {
+  Device* d = at(h);
+  if (!d || d->mig || !index) return NVML_ERROR_INVALID_ARGUMENT;
+  // The position among whole GPUs, as deviceGetHandleByIndex counts them.
+  unsigned int n = 0;
+  for (const Device& other : devices_) {
+    if (&other == d) break;
+    n += other.mig ? 0 : 1;
+  }
+  *index = n;
+  return NVML_SUCCESS;
+}
+
 nvmlReturn_t FakeNvmlPort::deviceGetDeviceHandleFromMigDeviceHandle(nvmlDevice_t mig,
                                                                     nvmlDevice_t* parent) {
   Device* d = at(mig);

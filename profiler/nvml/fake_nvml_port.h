@@ -47,6 +47,7 @@ public:
   nvmlReturn_t deviceGetHandleByUUID(const char* uuid, nvmlDevice_t* device) override;
   nvmlReturn_t deviceGetUUID(nvmlDevice_t device, char* uuid, unsigned int length) override;
   nvmlReturn_t deviceGetName(nvmlDevice_t device, char* name, unsigned int length) override;
+  nvmlReturn_t deviceGetIndex(nvmlDevice_t device, unsigned int* index) override;
   nvmlReturn_t deviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t* memory) override;
   nvmlReturn_t deviceGetUtilizationRates(nvmlDevice_t device, nvmlUtilization_t* util) override;
   nvmlReturn_t deviceGetComputeRunningProcesses(nvmlDevice_t device, unsigned int* count,

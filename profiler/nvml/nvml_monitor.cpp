@@ -118,6 +118,11 @@ NvmlDeviceFacts NvmlMonitor::identify(uint32_t cuda_index, const uint8_t (&uuid)
   }
   unsigned int is_mig = 0;
   f.mig = port_.deviceIsMigDeviceHandle(h, &is_mig) == NVML_SUCCESS && is_mig != 0;
+  nvmlDevice_t whole = h; // the GPU whose index the node knows: a slice's parent
+  if (f.mig && port_.deviceGetDeviceHandleFromMigDeviceHandle(h, &whole) != NVML_SUCCESS)
+    whole = nullptr;
+  if (unsigned int index = 0; whole && port_.deviceGetIndex(whole, &index) == NVML_SUCCESS)
+    f.index = index;
   if (f.mig) {
     unsigned int id = 0;
     if (port_.deviceGetGpuInstanceId(h, &id) == NVML_SUCCESS) f.gpu_instance = id;

@@ -31,6 +31,8 @@ struct NvmlDeviceFacts {
   bool mig = false;        // the handle is a MIG slice
   std::string mig_profile; // "1g.18gb" on a slice, empty otherwise
   uint32_t gpu_instance = UINT32_MAX, compute_instance = UINT32_MAX;
+  // The node's index of the GPU (of the parent GPU on a slice); UINT32_MAX when NVML cannot say.
+  uint32_t index = UINT32_MAX;
   uint64_t memory_total_bytes = 0; // of the slice on MIG
 };
 

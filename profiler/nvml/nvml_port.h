@@ -27,6 +27,8 @@ public:
   virtual nvmlReturn_t deviceGetHandleByUUID(const char* uuid, nvmlDevice_t* device) = 0;
   virtual nvmlReturn_t deviceGetUUID(nvmlDevice_t device, char* uuid, unsigned int length) = 0;
   virtual nvmlReturn_t deviceGetName(nvmlDevice_t device, char* name, unsigned int length) = 0;
+  // The node's index of a whole GPU (nvidia-smi's); not for MIG handles.
+  virtual nvmlReturn_t deviceGetIndex(nvmlDevice_t device, unsigned int* index) = 0;
   virtual nvmlReturn_t deviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t* memory) = 0;
   virtual nvmlReturn_t deviceGetUtilizationRates(nvmlDevice_t device, nvmlUtilization_t* util) = 0;
   virtual nvmlReturn_t deviceGetComputeRunningProcesses(nvmlDevice_t device, unsigned int* count,

@@ -115,4 +115,55 @@ inline PromText parseProm(const std::string& text) {
   return out;
 }
 
+// The finding `promtool check metrics` (2.42) prints, naming the family only, for a label name
+// matching [a-z][A-Z].
+inline const std::string kPromtoolCamelCase =
+    " label names should be written in 'snake_case' not 'camelCase'";
+
+// The family of series `name`: the TYPE'd family it is a sample of, else the name itself.
+inline std::string promFamilyOf(const PromText& t, const std::string& name) {
+  for (const char* suffix : {"", "_bucket", "_sum", "_count"}) {
+    std::string sfx = suffix;
+    if (name.size() > sfx.size() && name.compare(name.size() - sfx.size(), sfx.size(), sfx) == 0 &&
+        t.type.count(name.substr(0, name.size() - sfx.size())))
+      return name.substr(0, name.size() - sfx.size());
+  }
+  return name;
+}
+
+// promtool's findings on `exposition` (its output lines in `findings`) less the one finding
+// gpuwise accepts: the camelCase one for a family whose only camelCase label name is `modelName`.
+// gpuwise's per-GPU series carry dcgm-exporter's label names (UUID, modelName, Hostname, gpu,
+// GPU_I_PROFILE, GPU_I_ID) so they join with dcgm-exporter's metrics without label_replace
+// (issue 18); of those only modelName matches promtool's [a-z][A-Z], and dcgm-exporter's own
+// /metrics gets the same finding. Any other finding, a camelCase label other than modelName
+// included, is kept. Returns the kept lines ("" when none).
+inline std::string promtoolFindingsBeyondModelName(const std::string& exposition,
+                                                   const std::string& findings) {
+  auto t = parseProm(exposition);
+  std::map<std::string, std::vector<std::string>> camel; // family -> its camelCase label names
+  for (const auto& s : t.series)
+    for (const auto& [k, v] : s.labels)
+      for (size_t i = 0; i + 1 < k.size(); ++i)
+        if (k[i] >= 'a' && k[i] <= 'z' && k[i + 1] >= 'A' && k[i + 1] <= 'Z') {
+          camel[promFamilyOf(t, s.name)].push_back(k);
+          break;
+        }
+  std::istringstream in(findings);
+  std::string line, kept;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    auto at = line.find(kPromtoolCamelCase);
+    bool only_model_name = false;
+    if (at != std::string::npos && at + kPromtoolCamelCase.size() == line.size()) {
+      auto it = camel.find(line.substr(0, at));
+      only_model_name = it != camel.end();
+      for (const auto& k : it == camel.end() ? std::vector<std::string>{} : it->second)
+        only_model_name = only_model_name && k == "modelName";
+    }
+    if (!only_model_name) kept += line + "\n";
+  }
+  return kept;
+}
+
 } // namespace gpuwise::advisor::test

@@ -274,7 +274,7 @@ TEST_CASE("metrics: a multi-window, multi-GPU stream exports what the whole trac
     });
     // Both against the raw records.
     for (uint32_t d = 0; d < 2; ++d) {
-      std::map<std::string, std::string> g{{"gpu", std::to_string(d)}};
+      std::map<std::string, std::string> g{{"cuda_device", std::to_string(d)}};
       if (b.find("gpuwise_gpu_busy_ratio", g).empty()) continue;
       model::TimeNs end = 0, start = std::numeric_limits<model::TimeNs>::max();
       for (const auto& k : raw.kernels)
@@ -299,16 +299,17 @@ TEST_CASE("metrics: a multi-window, multi-GPU stream exports what the whole trac
   const auto on1 = std::count_if(w.kernels.begin(), w.kernels.end(),
                                  [](const auto& k) { return k.device == 1; });
   CHECK(on1 == 1833); // every 60 ms from 40.02 s to 149.94 s
-  CHECK(b.value("gpuwise_kernels_total", {{"gpu", "0"}}) == double(w.kernels.size() - on1));
-  CHECK(b.value("gpuwise_kernels_total", {{"gpu", "1"}}) == double(on1));
+  CHECK(b.value("gpuwise_kernels_total", {{"cuda_device", "0"}}) == double(w.kernels.size() - on1));
+  CHECK(b.value("gpuwise_kernels_total", {{"cuda_device", "1"}}) == double(on1));
   CHECK(b.value("gpuwise_copy_bytes_total",
-                {{"gpu", "1"}, {"direction", "d2h"}, {"host_memory", "pageable"}}) ==
+                {{"cuda_device", "1"}, {"direction", "d2h"}, {"host_memory", "pageable"}}) ==
         double(on1 * (1 << 20)));
-  CHECK(b.find("gpuwise_copy_bytes_total", {{"gpu", "1"}, {"direction", "h2d"}}).empty());
-  CHECK(b.value("gpuwise_memory_used_bytes", {{"gpu", "0"}}) ==
+  CHECK(b.find("gpuwise_copy_bytes_total", {{"cuda_device", "1"}, {"direction", "h2d"}}).empty());
+  CHECK(b.value("gpuwise_memory_used_bytes", {{"cuda_device", "0"}}) ==
         double((1 << 30) + 149 * (1 << 20)));
   // 110 allocations of 8 MiB on GPU 1 (seconds 40 to 149), 36 freed (seconds 42, 45, ... 147).
-  CHECK(b.value("gpuwise_memory_used_bytes", {{"gpu", "1"}}) == double((110 - 36) * (8 << 20)));
+  CHECK(b.value("gpuwise_memory_used_bytes", {{"cuda_device", "1"}}) ==
+        double((110 - 36) * (8 << 20)));
 }
 
 TEST_CASE("metrics: an ingest scraped while 2M events flow keeps its memory bounded") {

@@ -4,6 +4,7 @@
 // came for and the result checked for consistency (webhook_pod_check.h).
 //
 // Needs curl and openssl (Debian: curl, openssl); without them the test says so and checks nothing.
+#include "tests/advisor/metrics_parse.h"
 #include "tests/advisor/subprocess.h"
 #include "tests/advisor/webhook_pod_check.h"
 #include "tests/skip_test.h"
@@ -193,6 +194,38 @@ void burstOfReviews(const TempDir& dir, const std::string& ca, int port, int& re
 
 } // namespace
 
+// promtool's verdict on the webhook's /metrics, when promtool is installed.
+void lintWithPromtool(const std::string& exposition, const TempDir& dir) {
+  if (which("promtool").empty()) {
+    WARN("promtool is not installed: the webhook's /metrics was not linted");
+    return;
+  }
+  writeFile(dir / "webhook.prom", exposition);
+  Process lint({"/bin/bash", "-c", "promtool check metrics < \"$0\"", dir / "webhook.prom"}, {},
+               dir.path, dir.path, "promtool");
+  auto rc = lint.wait(std::chrono::seconds(30));
+  INFO(lint.out() << lint.err());
+  CHECK(rc == 0);
+  CHECK(lint.out().empty());
+}
+
+// Its own metrics on the same TLS port: every request the test made counted by its result.
+void checkOwnMetrics(Client& client, const TempDir& dir, const std::string& ca, int reviews,
+                     int injected, int rejected) {
+  Reply scraped = client.request("/metrics", {}, ca);
+  REQUIRE(scraped.http == 200);
+  lintWithPromtool(scraped.body, dir);
+  auto m = parseProm(scraped.body);
+  auto admissions = [&](const char* result) {
+    return m.value("gpuwise_webhook_admissions_total", {{"result", result}});
+  };
+  CHECK(admissions("injected") == injected);
+  CHECK(admissions("skipped") == reviews - injected);
+  CHECK(admissions("rejected") == rejected);
+  CHECK(admissions("error") == 0);
+  CHECK(m.value("gpuwise_webhook_admission_duration_seconds_count") == reviews + rejected);
+}
+
 // Runs as advisor_webhook_e2e_curl_test: curl may be missing where openssl is not.
 TEST_CASE("gpuwise webhook over TLS: real AdmissionReviews in, consistent pods out", "[.curl]") {
   if (which("curl").empty() || which("openssl").empty())
@@ -210,6 +243,7 @@ TEST_CASE("gpuwise webhook over TLS: real AdmissionReviews in, consistent pods o
   REQUIRE(port > 0);
   Client client(dir, port);
   int reviews = 0, injected = 0, rejected = 0;
+  std::string serving_ca = ca; // the CA of the certificate served now
 
   SECTION("GPU pods are injected; the patch applies and the pod is consistent") {
     injectAndReinvoke(client, dir, ca, reviews, injected);
@@ -269,12 +303,15 @@ TEST_CASE("gpuwise webhook over TLS: real AdmissionReviews in, consistent pods o
         [&] { return client.request("/healthz", {}, dir / "renewed/ca.crt").http == 200; },
         std::chrono::seconds(10)));
     CHECK(client.request("/healthz", {}, ca).curl_exit == 60); // the old CA no longer matches
+    serving_ca = dir / "renewed/ca.crt";
     CHECK(webhook.err().find("reloaded the TLS certificate") != std::string::npos);
   }
 
   SECTION("concurrent reviews are all answered") {
     burstOfReviews(dir, ca, port, reviews, injected);
   }
+
+  checkOwnMetrics(client, dir, serving_ca, reviews, injected, rejected);
 
   ::kill(webhook.pid(), SIGTERM);
   REQUIRE(webhook.wait(std::chrono::seconds(20)) == 0);

@@ -113,7 +113,8 @@ inline std::map<std::string, MetricSpec> metricsContract() {
       l.erase(0, l.find_first_not_of(' '));
       l.erase(l.find_last_not_of(' ') + 1);
       if (l == "common")
-        s.labels.insert({"namespace", "pod", "container", "job_name", "rank", "gpu"});
+        s.labels.insert({"namespace", "pod", "container", "job_name", "rank", "Hostname", "gpu",
+                         "cuda_device", "UUID"});
       else if (l == "process")
         s.labels.insert({"namespace", "pod", "container", "job_name", "rank"});
       else

@@ -16,7 +16,10 @@
 #include <csignal>
 #include <fstream>
 #include <netinet/in.h>
+#include <regex>
+#include <sstream>
 #include <sys/socket.h>
+#include <thread>
 #include <unistd.h>
 
 using namespace gpuwise::advisor::test;
@@ -63,17 +66,71 @@ std::map<std::string, std::string> sampleLine(const std::string& out) {
   return kv;
 }
 
-// A Prometheus configuration in `dir` scraping the advisor's /metrics every second; its path.
-std::string writePrometheusConfig(const TempDir& dir, int metrics_port) {
+// A Prometheus configuration in `dir` scraping the advisor's /metrics every second, evaluating
+// `rule_file` (when given) every second; its path.
+// `dcgm_port`: a dcgm-exporter beside it, scraped as job "dcgm" (0: none).
+std::string writePrometheusConfig(const TempDir& dir, int metrics_port,
+                                  const std::string& rule_file = "", int dcgm_port = 0) {
   std::ofstream cfg(dir / "prometheus.yml");
-  cfg << "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
-      << "scrape_configs:\n  - job_name: gpuwise\n    honor_labels: true\n"
+  cfg << "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n  evaluation_interval: 1s\n";
+  if (!rule_file.empty()) cfg << "rule_files:\n  - '" << rule_file << "'\n";
+  cfg << "scrape_configs:\n  - job_name: gpuwise\n    honor_labels: true\n"
       << "    static_configs:\n      - targets: ['127.0.0.1:" << metrics_port << "']\n";
+  if (dcgm_port > 0)
+    cfg << "  - job_name: dcgm\n    honor_labels: true\n"
+        << "    static_configs:\n      - targets: ['127.0.0.1:" << dcgm_port << "']\n";
   return dir / "prometheus.yml";
 }
 
-// promtool on the live exposition of a real simulated run: no findings.
-void lintWithPromtool(const std::string& exposition, const TempDir& dir) {
+// The shipped PrometheusRule (containers/kubernetes/monitoring/prometheus-rule.yaml) as a
+// Prometheus rule file: its `spec:` (the `groups:` Prometheus reads) one level less indented, every
+// expression as shipped and every `for:` shortened to `for_` so that a test sees alerts fire.
+std::string shippedRulesFile(const TempDir& dir, const std::string& for_) {
+  std::istringstream in(
+      readFile(sourceDir() + "/containers/kubernetes/monitoring/prometheus-rule.yaml"));
+  std::ostringstream out;
+  bool in_spec = false;
+  static const std::regex for_line(R"(^(\s*)for: .*$)");
+  for (std::string line; std::getline(in, line);) {
+    if (!in_spec) {
+      in_spec = line == "spec:";
+      continue;
+    }
+    if (line.rfind("  ", 0) == 0) line.erase(0, 2);
+    out << std::regex_replace(line, for_line, "$1for: " + for_) << "\n";
+  }
+  std::ofstream(dir / "rules.yml") << out.str();
+  return dir / "rules.yml";
+}
+
+// dcgm-exporter beside the advisor: its page (tests/data/dcgm_exporter_metrics.prom, whose GPU 0 is
+// the simulated GPU) served at /metrics on a loopback port.
+class FakeDcgmExporter {
+public:
+  FakeDcgmExporter() : page_(readFile(sourceDir() + "/tests/data/dcgm_exporter_metrics.prom")) {
+    server_.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+      res.set_content(page_, "text/plain; version=0.0.4; charset=utf-8");
+    });
+    port_ = server_.bind_to_any_port("127.0.0.1");
+    thread_ = std::thread([this] { server_.listen_after_bind(); });
+  }
+  ~FakeDcgmExporter() {
+    server_.stop();
+    thread_.join();
+  }
+  int port() const { return port_; }
+
+private:
+  std::string page_;
+  httplib::Server server_;
+  int port_ = 0;
+  std::thread thread_;
+};
+
+// promtool on an exposition of the live advisor: no findings. With `per_gpu_series`, the
+// camelCase finding for dcgm-exporter's `modelName` label is accepted, and only it
+// (promtoolFindingsBeyondModelName: dcgm-exporter compatibility, issue 18).
+void lintWithPromtool(const std::string& exposition, const TempDir& dir, bool per_gpu_series) {
   if (which("promtool").empty()) {
     WARN("promtool is not installed: the live exposition was not linted");
     return;
@@ -86,9 +143,30 @@ void lintWithPromtool(const std::string& exposition, const TempDir& dir) {
                dir.path, dir.path, "promtool");
   auto rc = lint.wait(std::chrono::seconds(30));
   INFO(lint.out() << lint.err());
+  CHECK(lint.err().find("SUCCESS") == std::string::npos); // only findings would be printed
+  if (per_gpu_series && rc == 3) {                        // 3: lint findings, one a line
+    CHECK(promtoolFindingsBeyondModelName(exposition, lint.out() + lint.err()) == "");
+    return;
+  }
   CHECK(rc == 0);
   CHECK(lint.out().empty());
-  CHECK(lint.err().find("SUCCESS") == std::string::npos); // only findings would be printed
+  CHECK(lint.err().empty());
+}
+
+// The advisor's /healthz answers 200 (waited for).
+bool answersHealthz(httplib::Client& adv) {
+  return eventually([&] {
+    auto r = adv.Get("/healthz");
+    return r && r->status == 200;
+  });
+}
+
+// A real Prometheus with `config`, its data in `dir`, its API on `prom_port`.
+Process startPrometheus(const TempDir& dir, const std::string& config, int prom_port) {
+  return Process({which("prometheus"), "--config.file=" + config,
+                  "--storage.tsdb.path=" + (dir / "tsdb"),
+                  "--web.listen-address=127.0.0.1:" + std::to_string(prom_port)},
+                 {}, dir.path, dir.path, "prometheus");
 }
 
 // Prometheus is ready and has scraped the advisor successfully.
@@ -108,6 +186,36 @@ void waitUntilScraping(httplib::Client& prom, const TempDir& dir) {
       std::chrono::seconds(20)));
 }
 
+// gpuwise's series join dcgm-exporter's on dcgm-exporter's own label names, with no label_replace:
+// the queries docs/metrics.md documents return the simulated GPU's pair.
+void checkDcgmJoin(httplib::Client& prom, double busy_ratio) {
+  auto gpu = query(prom, "gpuwise_gpu_info{pod=\"trainer-0\"}");
+  REQUIRE(gpu.size() == 1);
+  // The fixture's GPU 0 was edited to be the simulated one: say so if the simulator changes.
+  CHECK(gpu[0]["metric"]["UUID"] == "GPU-67777369-6d68-3230-3000-000000000000");
+  CHECK(gpu[0]["metric"]["modelName"] == "NVIDIA H200");
+  json by_uuid, by_index;
+  REQUIRE(eventually(
+      [&] {
+        by_uuid = query(prom, "gpuwise_gpu_busy_ratio * on (UUID) group_left (modelName) "
+                              "DCGM_FI_DEV_GPU_UTIL");
+        by_index = query(
+            prom, "gpuwise_gpu_busy_ratio * on (Hostname, gpu) group_left DCGM_FI_DEV_GPU_UTIL");
+        return by_uuid.size() == 1 && by_index.size() == 1;
+      },
+      std::chrono::seconds(20)));
+  INFO(by_uuid.dump() << "\n" << by_index.dump());
+  CHECK(by_uuid[0]["metric"]["pod"] == "trainer-0");
+  CHECK(by_uuid[0]["metric"]["rank"] == "3");
+  CHECK(by_uuid[0]["metric"]["modelName"] == "NVIDIA H200");
+  CHECK(by_uuid[0]["metric"]["UUID"] == "GPU-67777369-6d68-3230-3000-000000000000");
+  CHECK(by_index[0]["metric"]["Hostname"] == "gpu-node-7");
+  CHECK(by_index[0]["metric"]["gpu"] == "0");
+  CHECK(by_index[0]["metric"]["pod"] == "trainer-0");
+  CHECK(valueOf(by_uuid[0]) == Approx(busy_ratio * 37)); // DCGM_FI_DEV_GPU_UTIL of GPU 0
+  CHECK(valueOf(by_index[0]) == Approx(busy_ratio * 37));
+}
+
 } // namespace
 
 TEST_CASE("prometheus scrapes a live advisor; its answers equal the report", "[e2e][prometheus]") {
@@ -124,26 +232,22 @@ TEST_CASE("prometheus scrapes a live advisor; its answers equal the report", "[e
                   {}, dir.path, dir.path, "advisor");
   httplib::Client adv("127.0.0.1", metrics_port);
   adv.set_connection_timeout(1, 0);
-  REQUIRE(eventually([&] {
-    auto r = adv.Get("/healthz");
-    return r && r->status == 200;
-  }));
+  REQUIRE(answersHealthz(adv));
 
-  Process prometheus({which("prometheus"),
-                      "--config.file=" + writePrometheusConfig(dir, metrics_port),
-                      "--storage.tsdb.path=" + (dir / "tsdb"),
-                      "--web.listen-address=127.0.0.1:" + std::to_string(prom_port)},
-                     {}, dir.path, dir.path, "prometheus");
+  FakeDcgmExporter dcgm;
+  REQUIRE(dcgm.port() > 0);
+  Process prometheus =
+      startPrometheus(dir, writePrometheusConfig(dir, metrics_port, "", dcgm.port()), prom_port);
   httplib::Client prom("127.0.0.1", prom_port);
   prom.set_connection_timeout(1, 0);
   waitUntilScraping(prom, dir);
 
   // One rank of a pod, as the injected pod would run it.
-  Process sample(
-      {buildDir() + "/bin/gpuwise", "run", "--simulate", "--endpoint", endpoint, "--",
-       buildDir() + "/samples/pageable_copies", "--steps", "60"},
-      {"RANK=3", "GPUWISE_NAMESPACE=ml-team", "GPUWISE_POD=trainer-0", "GPUWISE_CONTAINER=pytorch"},
-      dir.path, dir.path, "sample");
+  Process sample({buildDir() + "/bin/gpuwise", "run", "--simulate", "--endpoint", endpoint, "--",
+                  buildDir() + "/samples/pageable_copies", "--steps", "60"},
+                 {"RANK=3", "GPUWISE_NAMESPACE=ml-team", "GPUWISE_POD=trainer-0",
+                  "GPUWISE_CONTAINER=pytorch", "GPUWISE_NODE=gpu-node-7"},
+                 dir.path, dir.path, "sample");
   auto sample_status = sample.wait(std::chrono::seconds(60));
   INFO("sample: " << sample.err());
   REQUIRE(sample_status == 0);
@@ -152,8 +256,9 @@ TEST_CASE("prometheus scrapes a live advisor; its answers equal the report", "[e
   const double kernels = std::stod(kv["kernels"]);
 
   // Wait for a scrape after the process's final batch: the counter reaches the sample's total.
+  // dcgm-exporter's names for the GPU: the node (GPUWISE_NODE), the simulated NVML's index.
   const std::string sel = "{namespace=\"ml-team\",pod=\"trainer-0\",container=\"pytorch\","
-                          "rank=\"3\",gpu=\"0\"}";
+                          "rank=\"3\",Hostname=\"gpu-node-7\",gpu=\"0\",cuda_device=\"0\"}";
   json k;
   bool reached = eventually(
       [&] {
@@ -172,7 +277,7 @@ TEST_CASE("prometheus scrapes a live advisor; its answers equal the report", "[e
   auto live = adv.Get("/metrics");
   REQUIRE(live);
   CHECK(live->get_header_value("Content-Type") == "text/plain; version=0.0.4; charset=utf-8");
-  lintWithPromtool(live->body, dir);
+  lintWithPromtool(live->body, dir, true);
   auto exposition = parseProm(live->body);
 
   const double busy = valueOf(query(prom, "gpuwise_gpu_busy_seconds_total" + sel).at(0));
@@ -186,6 +291,7 @@ TEST_CASE("prometheus scrapes a live advisor; its answers equal the report", "[e
   CHECK(info[0]["metric"]["collection"] == "cupti");
   auto saving =
       query(prom, "gpuwise_recommendation_expected_saving_ratio{id=\"use_pinned_memory\"}");
+  checkDcgmJoin(prom, ratio);
 
   // The report the advisor writes at SIGTERM is the reference.
   ::kill(advisor.pid(), SIGTERM);
@@ -209,4 +315,61 @@ TEST_CASE("prometheus scrapes a live advisor; its answers equal the report", "[e
       REQUIRE(saving.size() == 1);
       CHECK(valueOf(saving[0]) == Approx(r["expected_saving_ratio"].get<double>()));
     }
+}
+
+// An advisor no process reaches (the shim never loaded in the training container): from the first
+// scrape it says gpuwise_processes 0 for its own pod, and the shipped alert
+// GpuwiseNoProcessConnected (its expression as shipped, its `for` shortened) fires in a real
+// Prometheus.
+TEST_CASE("prometheus fires GpuwiseNoProcessConnected for an idle advisor", "[e2e][prometheus]") {
+  if (which("prometheus").empty())
+    gpuwise::test::skipTest(
+        "prometheus is not installed (Debian: scripts/install-deps installs it)");
+  TempDir dir;
+  const int metrics_port = freePort(), prom_port = freePort();
+  // The sidecar's environment as the webhook sets it (advisor/webhook/injected_containers.cpp).
+  Process advisor({buildDir() + "/bin/gpuwise", "advisor", "--listen",
+                   "ipc://" + (dir / "advisor.sock"), "--report-dir", dir / "reports",
+                   "--metrics-addr", "127.0.0.1:" + std::to_string(metrics_port)},
+                  {"GPUWISE_NAMESPACE=ml-team", "GPUWISE_POD=trainer-0", "GPUWISE_NODE=node-7"},
+                  dir.path, dir.path, "advisor");
+  httplib::Client adv("127.0.0.1", metrics_port);
+  adv.set_connection_timeout(1, 0);
+  REQUIRE(answersHealthz(adv));
+  // The first scrape already carries the advisor's own series.
+  auto first = adv.Get("/metrics");
+  REQUIRE(first);
+  INFO(first->body);
+  auto idle = parseProm(first->body);
+  CHECK(idle.value("gpuwise_processes", {{"namespace", "ml-team"}, {"pod", "trainer-0"}}) == 0);
+  CHECK(idle.value("gpuwise_build_info", {{"pod", "trainer-0"}}) == 1);
+  CHECK(idle.value("gpuwise_advisor_received_batches_total") == 0);
+  lintWithPromtool(first->body, dir, false); // no per-GPU series: no allowance
+
+  Process prometheus = startPrometheus(
+      dir, writePrometheusConfig(dir, metrics_port, shippedRulesFile(dir, "2s")), prom_port);
+  httplib::Client prom("127.0.0.1", prom_port);
+  prom.set_connection_timeout(1, 0);
+  waitUntilScraping(prom, dir);
+
+  json firing;
+  bool fired = eventually(
+      [&] {
+        firing = query(prom, "ALERTS{alertname=\"GpuwiseNoProcessConnected\","
+                             "alertstate=\"firing\"}");
+        return firing.size() == 1;
+      },
+      std::chrono::seconds(30));
+  INFO("prometheus: " << readFile(dir / "prometheus.err") << "\nlast answer: " << firing.dump());
+  REQUIRE(fired);
+  CHECK(firing[0]["metric"]["namespace"] == "ml-team");
+  CHECK(firing[0]["metric"]["pod"] == "trainer-0");
+  CHECK(firing[0]["metric"]["severity"] == "info");
+  // The uptime query docs/metrics.md gives: the advisor started within the test.
+  auto uptime = query(prom, "time() - gpuwise_advisor_start_time_seconds");
+  REQUIRE(uptime.size() == 1);
+  CHECK(valueOf(uptime[0]) >= 0);
+  CHECK(valueOf(uptime[0]) < 600);
+  // No other shipped alert has anything to say about an idle advisor.
+  CHECK(query(prom, "ALERTS{alertname!=\"GpuwiseNoProcessConnected\"}").empty());
 }

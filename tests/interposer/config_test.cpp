@@ -60,7 +60,8 @@ TEST_CASE("Every variable is read, bad values are named and defaults kept") {
                                {"GPUWISE_NAMESPACE", "ml"},
                                {"POD_NAMESPACE", "ignored"},
                                {"CONTAINER_NAME", "main"},
-                               {"GPUWISE_JOB", "resnet-ddp"}}));
+                               {"GPUWISE_JOB", "resnet-ddp"},
+                               {"GPUWISE_NODE", "gpu-node-7"}}));
   CHECK(c.endpoint == "tcp://127.0.0.1:5555");
   CHECK(c.disabled);
   CHECK_FALSE(c.cupti);
@@ -78,6 +79,7 @@ TEST_CASE("Every variable is read, bad values are named and defaults kept") {
   CHECK(c.ns == "ml"); // GPUWISE_* wins over the downward-API names
   CHECK(c.container == "main");
   CHECK(c.job == "resnet-ddp");
+  CHECK(c.node == "gpu-node-7");
 }
 
 TEST_CASE("Process identity reads the command line from a proc tree") {
@@ -97,6 +99,9 @@ TEST_CASE("Process identity reads the command line from a proc tree") {
   CHECK_FALSE(p.host.empty());
   CHECK(p.rank == 2);
   CHECK(p.pod == "p");
+  CHECK(p.node == p.host); // no GPUWISE_NODE: the host name
+  c.node = "gpu-node-7";
+  CHECK(readProcessInfo(c, root.c_str()).node == "gpu-node-7");
   std::filesystem::remove_all(root);
 }
 

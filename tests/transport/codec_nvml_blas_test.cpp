@@ -22,6 +22,32 @@ TEST_CASE("Hello carries the device UUID; an empty one stays empty") {
   CHECK(got.devices[1].mig_profile == "1g.18gb");
 }
 
+TEST_CASE("Hello carries the node, the NVML index and the MIG GPU instance; unknown stays -1") {
+  Hello h;
+  h.session_id = 6;
+  h.process = sampleProcess();
+  h.process.node = "gpu-node-7";
+  h.devices = {sampleDevice(0), sampleDevice(1)};
+  h.devices[0].nvml_index = 5; // CUDA device 0 is the node's GPU 5 (CUDA_VISIBLE_DEVICES=5)
+  h.devices[1].nvml_index = 2;
+  h.devices[1].gpu_instance = 9;
+  model::NameTable names;
+  MessageDecoder dec(names);
+  Hello got = expectValue<Hello>(dec.decode(encodeHello(h)));
+  CHECK(got.process.node == "gpu-node-7");
+  REQUIRE(got.devices.size() == 2);
+  CHECK(got.devices[0].nvml_index == 5);
+  CHECK(got.devices[0].gpu_instance == -1);
+  CHECK(got.devices[1].nvml_index == 2);
+  CHECK(got.devices[1].gpu_instance == 9);
+
+  h.process.node.clear();
+  h.devices = {sampleDevice(0)}; // no NVML: -1
+  got = expectValue<Hello>(dec.decode(encodeHello(h)));
+  CHECK(got.process.node.empty());
+  CHECK(got.devices[0].nvml_index == -1);
+}
+
 TEST_CASE("DeviceSample and BlasCall records round-trip every field") {
   model::NameTable sender;
   BatchEncoder enc(sender, 9, 4242);

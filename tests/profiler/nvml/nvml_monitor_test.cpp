@@ -56,6 +56,7 @@ TEST_CASE("a whole GPU is matched by UUID and sampled") {
   REQUIRE(f.found);
   CHECK(f.uuid == "GPU-11223344-5566-7788-99aa-bbccddeeff00");
   CHECK(f.name == "NVIDIA H200");
+  CHECK(f.index == 1); // the node's index (dcgm-exporter's `gpu`), not the CUDA ordinal 0
   CHECK_FALSE(f.mig);
   CHECK(f.mig_profile.empty());
   CHECK(f.memory_total_bytes == 150ull << 30);
@@ -114,6 +115,7 @@ TEST_CASE("a MIG slice is matched by its MIG- UUID and reports its profile") {
   CHECK(f.mig_profile == "1g.18gb");
   CHECK(f.gpu_instance == 9);
   CHECK(f.compute_instance == 0);
+  CHECK(f.index == 0); // the parent GPU's index on the node
   CHECK(f.memory_total_bytes == 16ull << 30);
 
   std::vector<model::DeviceSample> out;

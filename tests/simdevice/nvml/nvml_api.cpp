@@ -153,6 +153,16 @@ GWSIM_EXPORT nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvml
   return NVML_SUCCESS;
 }
 
+// A whole GPU's index on the node: the simulated node's GPUs in CUDA order (no
+// CUDA_VISIBLE_DEVICES reordering). Not for slices, as on real MIG handles.
+GWSIM_EXPORT nvmlReturn_t nvmlDeviceGetIndex(nvmlDevice_t h, unsigned int* index) {
+  if (!g_initialized) return NVML_ERROR_UNINITIALIZED;
+  int i = 0;
+  if (!index || !parentOf(h, &i)) return NVML_ERROR_INVALID_ARGUMENT;
+  *index = unsigned(i);
+  return NVML_SUCCESS;
+}
+
 GWSIM_EXPORT nvmlReturn_t nvmlDeviceGetHandleByUUID(const char* uuid, nvmlDevice_t* device) {
   if (!g_initialized) return NVML_ERROR_UNINITIALIZED;
   if (!uuid || !device) return NVML_ERROR_INVALID_ARGUMENT;
