@@ -20,6 +20,7 @@
 #include "advisor/report/report_json.h"
 #include "advisor/rules/rule_set.h"
 #include "tests/bench/kineto_corpus.h"
+#include "tests/bench/quiet_child.h"
 
 #include <benchmark/benchmark.h>
 #include <nlohmann/json.hpp>
@@ -224,23 +225,10 @@ std::string gpuwiseBinary() {
 
 // Runs argv, output to /dev/null; its exit code (-1: not run) and peak RSS in MiB.
 int runChild(const std::vector<std::string>& args, double* peak_mib) {
-  std::vector<char*> argv;
-  for (const auto& a : args)
-    argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
-  pid_t pid = -1;
-  const int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) return -1;
-  int status = 0;
   struct rusage ru {};
-  if (wait4(pid, &status, 0, &ru) != pid) return -1;
+  const int rc = gpuwise::bench::runQuietChild(args, &ru);
   if (peak_mib) *peak_mib = double(ru.ru_maxrss) / 1024.0;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return rc;
 }
 
 // kReports per-rank reports, written once from `gpuwise report` on the source rank trace: each

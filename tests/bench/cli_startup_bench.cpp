@@ -6,6 +6,8 @@
 //
 //   build/bench/cli_startup_bench
 //   GPUWISE_BENCH_GPUWISE=../main/build/bin/gpuwise build/bench/cli_startup_bench   # another build
+#include "tests/bench/quiet_child.h"
+
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -40,22 +42,7 @@ double childCpuSeconds() {
 
 // Runs argv with stdout and stderr on /dev/null; its exit status, -1 when it could not start.
 int spawnAndWait(const std::vector<std::string>& args) {
-  std::vector<char*> argv;
-  for (const auto& a : args)
-    argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
-  pid_t pid = -1;
-  const int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) return -1;
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0) {
-  }
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return gpuwise::bench::runQuietChild(args, nullptr);
 }
 
 double percentile(std::vector<double> v, double p) {

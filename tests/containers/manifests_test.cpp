@@ -428,8 +428,11 @@ TEST_CASE("container scripts: the shim bundle resolves its own libraries", "[.bu
 TEST_CASE("container scripts: the runtime's Debian packages are listed", "[.dpkg]") {
   requireTool("dpkg");
   TempDir scratch;
+  // bin/gpuwise and the module holding run, advisor and webhook (ZeroMQ, OpenSSL, httplib), as the
+  // Dockerfile passes them.
   Run pkgs = run({"bash", repoPath("containers/scripts/runtime-packages.sh"),
-                  gpuwise::advisor::test::buildDir() + "/bin/gpuwise"},
+                  gpuwise::advisor::test::buildDir() + "/bin/gpuwise",
+                  gpuwise::advisor::test::buildDir() + "/lib/libgpuwise_live.so"},
                  scratch.path, scratch, "packages");
   INFO(pkgs.err);
   CHECK(pkgs.rc == 0);

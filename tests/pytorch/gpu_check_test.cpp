@@ -176,7 +176,10 @@ TEST_CASE("gpu-bundle packs what gpu-check runs, with its libraries, and gpu-che
   // The CLI and the shim load every library but the C/C++ runtimes from the bundle.
   CHECK(resolvedOutside(bundle + "/bin/gpuwise", bundle) == "");
   CHECK(resolvedOutside(bundle + "/lib/libgpuwise.so", bundle) == "");
-  CHECK(fs::exists(bundle + "/bin/deps/libzmq.so.5"));
+  // bin/gpuwise's own libraries beside it; ZeroMQ (the shim's, and the live module's: run,
+  // advisor, webhook) in lib/deps.
+  CHECK(resolvedOutside(bundle + "/lib/libgpuwise_live.so", bundle) == "");
+  CHECK(fs::exists(bundle + "/bin/deps/libisal.so.2"));
   CHECK(fs::exists(bundle + "/lib/deps/libzmq.so.5"));
   CHECK_FALSE(fs::exists(bundle + "/bin/deps/libc.so.6"));
   CHECK_FALSE(fs::exists(bundle + "/bin/deps/libstdc++.so.6"));
@@ -214,13 +217,13 @@ TEST_CASE("gpu-bundle packs what gpu-check runs, with its libraries, and gpu-che
 
   // A bundle that cannot run here stops the check at once, with the loader's words and what
   // the bundle needs, before any run.
-  { std::ofstream truncate(bundle + "/bin/deps/libzmq.so.5", std::ios::trunc); }
+  { std::ofstream truncate(bundle + "/bin/deps/libisal.so.2", std::ios::trunc); }
   Process broken({python(), sourceDir() + "/scripts/gpu-check", "--simulate", "--build-dir", bundle,
                   "--out", dir / "out2"},
                  {}, dir.path, dir.path, "gpu-check-broken");
   REQUIRE(broken.wait(std::chrono::seconds(120)) == 2);
   CHECK(broken.err().find("bin/gpuwise does not run here: ") != std::string::npos);
-  CHECK(broken.err().find("libzmq.so.5") != std::string::npos);
+  CHECK(broken.err().find("libisal.so.2") != std::string::npos);
   CHECK(broken.err().find("requires: GLIBC_2.") != std::string::npos);
   CHECK_FALSE(fs::exists(dir / "out2/gpu-check.txt"));
 }
