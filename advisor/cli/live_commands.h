@@ -30,5 +30,7 @@ inline constexpr const char* kLiveEntry = "gpuwise_live_commands";
 
 } // namespace gpuwise::advisor
 
-// Defined in the module only (live_entry.cpp).
+// Defined in the module only (live_entry.cpp). A C symbol looked up by name (kLiveEntry), so it
+// keeps the C naming of the shim's exported entry points.
+// NOLINTNEXTLINE(readability-identifier-naming)
 extern "C" const gpuwise::advisor::LiveCommands* gpuwise_live_commands();
