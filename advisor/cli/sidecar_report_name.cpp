@@ -23,7 +23,7 @@ std::string safeFileName(const std::string& job) {
 std::string sidecarReportBaseName(const std::string& job, const std::vector<int32_t>& ranks,
                                   std::optional<int32_t> pod_rank) {
   if (job.empty()) return kDefaultReportBaseName;
-  const std::string stem = safeFileName(job);
+  std::string stem = safeFileName(job); // not const: returned by move
   std::vector<int32_t> known;
   for (int32_t r : ranks)
     if (r >= 0) known.push_back(r);

@@ -127,8 +127,9 @@ NsysImportResult importNsysBytes(const std::string& bytes, const std::string& na
     const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
-      failed.error = name + ": an Nsight Systems export from a pipe, and no room to spool it (" +
-                     spool + ": " + std::strerror(errno) + ")";
+      failed.error = name;
+      failed.error += ": an Nsight Systems export from a pipe, and no room to spool it (";
+      failed.error += spool + ": " + std::strerror(errno) + ")";
       ::close(fd);
       ::unlink(spool.c_str());
       return failed;
