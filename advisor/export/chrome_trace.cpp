@@ -231,7 +231,7 @@ private:
       const DeviceInfo* info = p.device(d);
       std::string name = "GPU " + std::to_string(d);
       if (info && !info->name.empty()) name += ": " + info->name;
-      if (multi && p.info.rank >= 0) name = "rank " + std::to_string(p.info.rank) + " " + name;
+      if (multi && p.info.rank >= 0) name.insert(0, "rank " + std::to_string(p.info.rank) + " ");
       metadata("process_name", gpuPid(i, d), 0, "name", name);
       metadata("process_labels", gpuPid(i, d), 0, "labels",
                info && !info->name.empty() ? info->name : "GPU");
