@@ -26,9 +26,12 @@ template <typename T> void growAhead(std::vector<T>& v, size_t headroom) {
   const size_t bytes = want * sizeof(T);
   if (bytes >= 2 * kHuge) {
     // The 2 MiB-aligned part of the new buffer, before anything touches it.
-    const auto begin = (reinterpret_cast<uintptr_t>(bigger.data()) + kHuge - 1) & ~(kHuge - 1);
-    const auto end = (reinterpret_cast<uintptr_t>(bigger.data()) + bytes) & ~(kHuge - 1);
-    if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
+    // Offsets from the buffer's start, so the address is only ever computed from the pointer.
+    char* const base = reinterpret_cast<char*>(bigger.data());
+    const uintptr_t addr = reinterpret_cast<uintptr_t>(base);
+    const size_t begin = (kHuge - addr % kHuge) % kHuge;
+    const size_t end = bytes - (addr + bytes) % kHuge;
+    if (end > begin) ::madvise(base + begin, end - begin, MADV_HUGEPAGE);
   }
   bigger.insert(bigger.end(), std::make_move_iterator(v.begin()), std::make_move_iterator(v.end()));
   v.swap(bigger);
