@@ -50,13 +50,13 @@ Config readConfig(const GetEnv& getenv) {
   if (const char* v = getenv("GPUWISE_DISABLE"); v && *v) {
     if (!std::strcmp(v, "1") || !std::strcmp(v, "true"))
       c.disabled = true;
-    else if (std::strcmp(v, "0") && std::strcmp(v, "false"))
+    else if (std::strcmp(v, "0") != 0 && std::strcmp(v, "false") != 0)
       note(c, "GPUWISE_DISABLE", v, "is not 0 or 1");
   }
   if (const char* v = getenv("GPUWISE_CUPTI"); v && *v) {
     if (!std::strcmp(v, "0") || !std::strcmp(v, "false"))
       c.cupti = false;
-    else if (std::strcmp(v, "1") && std::strcmp(v, "true"))
+    else if (std::strcmp(v, "1") != 0 && std::strcmp(v, "true") != 0)
       note(c, "GPUWISE_CUPTI", v, "is not 0 or 1");
   }
   if (const char* v = getenv("GPUWISE_CUPTI_LIBRARY")) c.cupti_library = v;
@@ -77,13 +77,13 @@ Config readConfig(const GetEnv& getenv) {
   if (const char* v = getenv("GPUWISE_CLOCK"); v && *v) {
     if (!std::strcmp(v, "monotonic"))
       c.allow_counter_clock = false;
-    else if (std::strcmp(v, "counter"))
+    else if (std::strcmp(v, "counter") != 0)
       note(c, "GPUWISE_CLOCK", v, "is not counter or monotonic");
   }
   if (const char* v = getenv("GPUWISE_LAUNCH_DETAIL"); v && *v) {
     if (!std::strcmp(v, "full"))
       c.record_covered_launches = true;
-    else if (std::strcmp(v, "auto"))
+    else if (std::strcmp(v, "auto") != 0)
       note(c, "GPUWISE_LAUNCH_DETAIL", v, "is not auto or full");
   }
   if (const char* v = getenv("GPUWISE_OVERHEAD_BUDGET"); v && *v) {

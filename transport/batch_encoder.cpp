@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cstring>
 
 namespace gpuwise::transport {
@@ -31,7 +32,7 @@ constexpr size_t kMaxDeferredNames = 1u << 16;
 constexpr size_t kBuilderKeepBytes = 4u << 20;
 
 bool sameBits(float a, float b) {
-  return std::memcmp(&a, &b, sizeof a) == 0;
+  return std::bit_cast<uint32_t>(a) == std::bit_cast<uint32_t>(b);
 }
 
 } // namespace
@@ -141,7 +142,7 @@ struct BatchEncoder::Impl {
   std::vector<uint8_t> packed_planes; // and their packed form
   ResidualPlaneWriter plane_writer;
   KernelTimingModel timing;
-  Fbb fbb{64 * 1024};
+  Fbb fbb{size_t{64} * 1024};
   EnvelopeWriter envelope;
 
   size_t pending() const { return records.size(); }

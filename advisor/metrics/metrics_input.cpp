@@ -54,7 +54,7 @@ ProcessFigures processFigures(StreamAnalysis& s) {
       g.copies = a.copies;
     } else {
       g.kernels = std::move(agg.kernels);
-      g.copies = std::move(agg.copies);
+      g.copies = agg.copies;
     }
     for (const auto& info : s.devices)
       if (info.index == d) {

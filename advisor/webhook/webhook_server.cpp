@@ -185,7 +185,7 @@ std::unique_ptr<WebhookServer> WebhookServer::start(Options options, std::string
     }
   });
   s.set_exception_handler(
-      [self](const httplib::Request&, httplib::Response& res, std::exception_ptr e) {
+      [self](const httplib::Request&, httplib::Response& res, const std::exception_ptr& e) {
         std::string what = "unknown exception";
         try {
           if (e) std::rethrow_exception(e);

@@ -169,6 +169,7 @@ nvmlReturn_t FakeNvmlPort::deviceGetGpuInstanceById(nvmlDevice_t h, unsigned int
   for (size_t i = 0; i < devices_.size(); ++i)
     if (devices_[i].mig && &devices_[size_t(devices_[i].parent)] == parent &&
         devices_[i].gpu_instance == id) {
+      // NOLINTNEXTLINE(performance-no-int-to-ptr): an opaque handle, never dereferenced
       *instance = reinterpret_cast<nvmlGpuInstance_t>(i + 1);
       return NVML_SUCCESS;
     }
