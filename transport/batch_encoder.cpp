@@ -9,7 +9,6 @@
 
 #include <algorithm>
 #include <array>
-#include <bit>
 #include <cstring>
 
 namespace gpuwise::transport {
@@ -31,8 +30,14 @@ constexpr size_t kMaxDeferredNames = 1u << 16;
 // A builder that grew for one huge batch gives its memory back afterwards.
 constexpr size_t kBuilderKeepBytes = 4u << 20;
 
+// Copied out rather than std::bit_cast: the portable shim builds with bullseye's gcc 10, which has
+// no <bit> bit_cast.
 bool sameBits(float a, float b) {
-  return std::bit_cast<uint32_t>(a) == std::bit_cast<uint32_t>(b);
+  uint32_t x = 0;
+  uint32_t y = 0;
+  std::memcpy(&x, &a, sizeof x);
+  std::memcpy(&y, &b, sizeof y);
+  return x == y;
 }
 
 } // namespace
