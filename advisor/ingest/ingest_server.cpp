@@ -54,7 +54,9 @@ void IngestServer::receive() {
   pthread_setname_np(pthread_self(), "gpuwise-receive");
   while (!stopping_.load(std::memory_order_relaxed)) {
     try {
-      if (auto message = receiver_->receive(options_.poll)) queue_.push(std::move(*message));
+      int source = -1;
+      if (auto message = receiver_->receive(options_.poll, &source))
+        queue_.push(std::move(*message), source);
     } catch (const std::bad_alloc&) {
       // The message is lost; the queue counts nothing it never saw, the sender's sequence does.
     }

@@ -1,7 +1,7 @@
 // The live ingest: a PullReceiver bound to one endpoint, drained at once by a receiving thread into
-// a ReceiveQueue (bounded in bytes: a full queue drops and counts, "receive_queue_full"), and one
-// ingest thread that routes every queued message through a StreamRouter (optionally teeing it into
-// a .gwt file first).
+// a ReceiveQueue (bounded in bytes and fair by connection: a full queue drops the flooding
+// connection's newest messages and counts them, "receive_queue_full"), and one ingest thread that
+// routes every queued message through a StreamRouter (optionally teeing it into a .gwt file first).
 //
 // Threads: start() spawns the receiving thread, which alone touches the receiver, and the ingest
 // thread, which alone touches the router and the tee. Every public method may be called from any

@@ -31,8 +31,11 @@ if command -v groff >/dev/null; then
   [[ ! -s "$prefix/groff.err" ]] || { cat "$prefix/groff.err" >&2; fail "groff warns on gpuwise.1"; }
 fi
 
-# Run from the install, with nothing pointing back at the build tree.
-out="$(cd "$prefix" && env -u GPUWISE_SHIM -u GPUWISE_SIMDEVICE_DIR -u LD_LIBRARY_PATH \
+# Run from the install, with nothing pointing back at the build tree. In a sanitizer lane
+# (cmake/sanitizers.cmake) the runtime is preloaded here, ahead of the shim gpuwise run adds.
+sanitizer=()
+[[ -z "${GPUWISE_SANITIZER_PRELOAD:-}" ]] || sanitizer=("LD_PRELOAD=$GPUWISE_SANITIZER_PRELOAD")
+out="$(cd "$prefix" && env -u GPUWISE_SHIM -u GPUWISE_SIMDEVICE_DIR -u LD_LIBRARY_PATH "${sanitizer[@]}" \
   "$prefix/bin/gpuwise" run --simulate --report-json "$prefix/r.json" -- \
   "$prefix/lib/gpuwise/samples/pageable_copies" 2>&1)" || { echo "$out" >&2; fail "gpuwise run --simulate exited non-zero"; }
 if grep -q "shim was not found" <<<"$out"; then echo "$out" >&2; fail "the installed gpuwise did not find its shim"; fi

@@ -7,6 +7,8 @@
 #include <atomic>
 #include <csignal>
 #include <filesystem>
+#include <map>
+#include <set>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <thread>
@@ -125,6 +127,36 @@ TEST_CASE("push/pull over ipc; the socket directory is 0700 and the socket 0600"
     CHECK((st.st_mode & 0777) == 0600);
   }
   pushPull("ipc://" + sock.string());
+}
+
+TEST_CASE("Each message names the connection it came in on") {
+  const std::vector<std::string> endpoints{"tcp://127.0.0.1:*",
+                                           "ipc://@gw-src-" + std::to_string(getpid())};
+  for (const std::string& ep : endpoints) {
+    INFO(ep);
+    auto rx = bindOrFail(ep);
+    auto a = connectOrFail(rx->endpoint());
+    auto b = connectOrFail(rx->endpoint());
+    REQUIRE(waitFor([&] { return a->takeReconnected(); })); // true once per connection
+    REQUIRE(waitFor([&] { return b->takeReconnected(); }));
+    for (int i = 0; i < 3; ++i) {
+      REQUIRE(waitFor([&] { return a->trySend(bytes(8, 0xa)) == SendResult::Sent; }));
+      REQUIRE(waitFor([&] { return b->trySend(bytes(8, 0xb)) == SendResult::Sent; }));
+    }
+    std::map<uint8_t, std::set<int>> sources; // by sender: the sources its messages carried
+    for (int i = 0; i < 6; ++i) {
+      int source = -2;
+      auto got = rx->receive(10s, &source);
+      REQUIRE(got);
+      sources[(*got)[0]].insert(source);
+    }
+    REQUIRE(sources.size() == 2);
+    REQUIRE(sources[0xa].size() == 1); // one connection, one source
+    REQUIRE(sources[0xb].size() == 1);
+    CHECK(*sources[0xa].begin() >= 0);
+    CHECK(*sources[0xb].begin() >= 0);
+    CHECK(*sources[0xa].begin() != *sources[0xb].begin());
+  }
 }
 
 TEST_CASE("No peer: trySend is WouldBlock at once") {

@@ -85,8 +85,11 @@ public:
   // file 0600, so only the advisor's user can connect.
 
   // Waits up to `timeout` for one message (the first frame of a multi-part one). nullopt on
-  // timeout or after close(). The owner thread's call.
-  std::optional<std::vector<uint8_t>> receive(std::chrono::milliseconds timeout);
+  // timeout or after close(). The owner thread's call. `source`, when given, gets the connection
+  // the message came in on (its file descriptor: distinct among open connections, reused after
+  // one closes; -1 when ZeroMQ cannot say), for fairness between senders.
+  std::optional<std::vector<uint8_t>> receive(std::chrono::milliseconds timeout,
+                                              int* source = nullptr);
   // The endpoint as bound, with an OS-chosen port resolved ("tcp://127.0.0.1:41234").
   std::string endpoint() const;
   // Unbinds and releases everything; a receive() in progress on another thread returns nullopt.

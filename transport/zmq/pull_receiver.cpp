@@ -115,7 +115,8 @@ Expected<std::unique_ptr<PullReceiver>> PullReceiver::bindImpl(const std::string
   return std::unique_ptr<PullReceiver>(new PullReceiver(std::move(impl)));
 }
 
-std::optional<std::vector<uint8_t>> PullReceiver::receive(std::chrono::milliseconds timeout) {
+std::optional<std::vector<uint8_t>> PullReceiver::receive(std::chrono::milliseconds timeout,
+                                                          int* source) {
   if (!impl_ || impl_->closed) return std::nullopt;
   try {
     std::lock_guard lock(impl_->mutex);
@@ -127,6 +128,9 @@ std::optional<std::vector<uint8_t>> PullReceiver::receive(std::chrono::milliseco
       if (zmq_msg_recv(&msg, impl_->socket, ZMQ_DONTWAIT) >= 0) {
         const auto* data = static_cast<const uint8_t*>(zmq_msg_data(&msg));
         std::vector<uint8_t> out(data, data + zmq_msg_size(&msg));
+        // ZMQ_SRCFD: deprecated for the Peer-Address property, which ipc:// leaves empty; the
+        // descriptor tells connections apart on every transport libzmq 4.3 has.
+        if (source) *source = zmq_msg_get(&msg, ZMQ_SRCFD);
         bool more = zmq_msg_more(&msg);
         zmq_msg_close(&msg);
         while (more) { // not ours: PUSH sends single frames; drop the rest of the message
