@@ -8,8 +8,11 @@ CMAKE_FLAGS ?=
 
 all: build
 
+# DEPS_ARGS: --build-only for the targets that only build (make demo): the test tools come with
+# `make test`.
+DEPS_ARGS ?=
 deps:
-	@scripts/install-deps
+	@scripts/install-deps $(DEPS_ARGS)
 
 configure: deps
 	@cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_FLAGS) >/dev/null
@@ -33,6 +36,7 @@ lint-tidy: configure
 # Only what the demo runs: the CLI, the shim, the simulated device and its one sample (demo_deps in
 # CMakeLists.txt), not the test suite; `make test` builds the rest.
 DEMO_SAMPLE ?= pageable_copies
+demo: DEPS_ARGS = --build-only
 demo: configure
 	@cmake --build $(BUILD_DIR) -j $(JOBS) --target demo_deps $(DEMO_SAMPLE)
 	@GPUWISE_DEMO_SAMPLE=$(DEMO_SAMPLE) scripts/demo $(BUILD_DIR)
@@ -44,6 +48,7 @@ bench: build
 # cmake/install.cmake) and the Debian package BUILD_DIR/gpuwise_<version>_<arch>.deb. Both build
 # what they install (install_deps), not the tests. DESTDIR is honoured.
 PREFIX ?= /usr/local
+install package gpu-bundle: DEPS_ARGS = --build-only
 install: configure
 	@cmake --build $(BUILD_DIR) -j $(JOBS) --target install_deps
 	@cmake --install $(BUILD_DIR) --prefix $(PREFIX)
