@@ -2,8 +2,9 @@
 // waste-rules.yaml read only metrics of the contract (docs/metrics.md), record series named
 // `level:gpuwise_...:window` that each rule reads only after the rule recording it, pass
 // `promtool check rules`, and their unit tests (waste_rules_test.yaml: two namespaces, by hand)
-// pass `promtool test rules`. The dashboard's "Waste by team" row reads these series per namespace.
-// tests/e2e/prometheus_test.cpp checks them in a real Prometheus against the advisor's reports.
+// pass `promtool test rules`, with figures an independent Python reference recomputes. The
+// dashboard's "Waste by team" row reads these series per namespace.
+// tests/e2e/prometheus_waste_test.cpp checks them in a real Prometheus against the advisor's reports.
 #include "tests/containers/containers_support.h"
 #include "tests/skip_test.h"
 
@@ -94,6 +95,21 @@ TEST_CASE("waste rules: promtool checks them and their unit tests pass", "[.prom
   INFO(test.out << test.err);
   CHECK(test.rc == 0);
   CHECK(test.out.find("SUCCESS") != std::string::npos);
+}
+
+// The unit tests' expectations, recomputed from their input series by an independent reference
+// (tests/tools/waste_rules_reference.py: the definitions of docs/metrics.md and Prometheus'
+// extrapolation, in standard-library Python): the hand-computed figures are what the definitions
+// give, so promtool passing them says the rules implement the definitions.
+TEST_CASE("waste rules: the unit tests' figures agree with the Python reference", "[.python]") {
+  if (which("python3").empty()) gpuwise::test::skipTest("python3 is not installed");
+  TempDir scratch;
+  Run ref = run({"python3", repoPath("tests/tools/waste_rules_reference.py"),
+                 repoPath("tests/containers/waste_rules_test.yaml")},
+                scratch.path, scratch, "reference");
+  INFO(ref.out << ref.err);
+  CHECK(ref.rc == 0);
+  CHECK(ref.out.find("19 samples checked, 0 differ") != std::string::npos);
 }
 
 TEST_CASE("Grafana dashboard: the waste-by-team row reads the recorded series per namespace") {
