@@ -4,7 +4,8 @@
 // `promtool check rules`, and their unit tests (waste_rules_test.yaml: two namespaces, by hand)
 // pass `promtool test rules`, with figures an independent Python reference recomputes. The
 // dashboard's "Waste by team" row reads these series per namespace.
-// tests/e2e/prometheus_waste_test.cpp checks them in a real Prometheus against the advisor's reports.
+// tests/e2e/prometheus_waste_test.cpp checks them in a real Prometheus against the advisor's
+// reports.
 #include "tests/containers/containers_support.h"
 #include "tests/skip_test.h"
 

@@ -7,9 +7,9 @@ recomputes every expected sample of its promql_expr_test entries from the defini
 docs/metrics.md ("Waste by team"), and says where the file's expectations differ:
 
   increase        Prometheus 2.42's extrapolatedRate for a counter over the samples in
-                  [T - window, T]: (last - first), extrapolated to the window's ends by the gap when
-                  it is under 1.1 average sample intervals, else by half an interval, and towards the
-                  start no further than where the counter would reach zero
+                  [T - window, T]: (last - first), extrapolated to the window's ends by the gap
+                  when it is under 1.1 average sample intervals, else by half an interval, and
+                  towards the start no further than where the counter would reach zero
   GPU             one (process, GPU): the series' labels without `cause`
   idle hours      sum over causes of increase(gpuwise_gpu_idle_seconds_total) / 3600, per GPU
   GPU hours       idle hours + increase(gpuwise_gpu_busy_seconds_total) / 3600 (the GPU span)
@@ -176,13 +176,14 @@ def main():
     for test in parse_tests(path):
         for e in test["expect"]:
             window = 86400 if e["expr"].endswith("1d") else 604800
-            got = {k: v for k, v in figures(test["series"], test["interval"], e["at"], window).items()
-                   if k.startswith(e["expr"] + "{")}
+            every = figures(test["series"], test["interval"], e["at"], window)
+            got = {k: v for k, v in every.items() if k.startswith(e["expr"] + "{")}
             for key in sorted(set(got) | set(e["samples"])):
                 want, have = e["samples"].get(key), got.get(key)
                 ok = want is not None and have is not None and \
                     abs(want - have) <= 1e-9 * max(abs(want), abs(have), 1e-12)
-                print(f"{'ok  ' if ok else 'DIFF'} t={e['at']}s {key}: file {want}, reference {have}")
+                verdict = "ok  " if ok else "DIFF"
+                print(f"{verdict} t={e['at']}s {key}: file {want}, reference {have}")
                 checked += 1
                 failures += not ok
     print(f"{checked} samples checked, {failures} differ")
