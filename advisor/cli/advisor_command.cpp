@@ -185,6 +185,7 @@ int advisorCommand(const AdvisorOptions& o, CliIo io) {
     metrics::AdvisorFigures own;
     own.ns = environment("GPUWISE_NAMESPACE");
     own.pod = environment("GPUWISE_POD");
+    own.gpu_hour_price = o.gpu_hour_price; // the price the reports put on idle time, for the rules
     auto builder = std::make_shared<metrics::ExpositionBuilder>(own);
     IngestServer* ingest = server.get();
     // A process that did not say its job (its container lacks GPUWISE_JOB) is in the sidecar's.

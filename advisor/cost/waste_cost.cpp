@@ -22,14 +22,10 @@ const model::DeviceInfo* findDevice(const CollectionResult& c, int64_t pid, uint
 
 void price(DeviceCost& d, const model::DeviceInfo* info, const CostOptions& options) {
   if (info) d.gpu_name = info->name;
-  if (options.gpu_hour_price) {
-    d.price = *options.gpu_hour_price;
-    return;
-  }
-  if (auto row = lookupGpuPrice(d.gpu_name, info ? info->memory_total_bytes : 0)) {
-    d.price = row->usd_per_hour;
-    d.price_model = std::string(row->model);
-  }
+  d.price = devicePrice(info, options);
+  if (d.price && !options.gpu_hour_price)
+    if (auto row = lookupGpuPrice(d.gpu_name, info ? info->memory_total_bytes : 0))
+      d.price_model = std::string(row->model);
 }
 
 json orNull(const std::optional<double>& v) {
@@ -37,6 +33,14 @@ json orNull(const std::optional<double>& v) {
 }
 
 } // namespace
+
+std::optional<double> devicePrice(const model::DeviceInfo* device, const CostOptions& options) {
+  if (options.gpu_hour_price) return *options.gpu_hour_price;
+  if (auto row =
+          lookupGpuPrice(device ? device->name : "", device ? device->memory_total_bytes : 0))
+    return row->usd_per_hour;
+  return std::nullopt;
+}
 
 std::optional<double> DeviceCost::idleCost() const {
   if (!price) return std::nullopt;

@@ -66,6 +66,10 @@ struct FindingCost {
 };
 
 JobCost computeJobCost(const JobAnalysis& analysis, const CostOptions& options = {});
+// The price of an hour of `device` (nullptr: a device nothing is known of): the override, else
+// its model's row of the table; nullopt when neither says. What the report prices a device at, and
+// the Prometheus gauge gpuwise_gpu_hour_price_dollars.
+std::optional<double> devicePrice(const model::DeviceInfo* device, const CostOptions& options);
 FindingCost costOf(const Recommendation& recommendation, const JobCost& job);
 
 // JSON for the report: the top-level `cost` section and each recommendation's `cost` field.

@@ -1,5 +1,6 @@
 #include "advisor/metrics/exposition_builder.h"
 
+#include "advisor/cost/waste_cost.h"
 #include "advisor/precision/precision.h"
 #include "advisor/report/report_json.h"
 #include "transport/codec.h"
@@ -72,6 +73,13 @@ constexpr Family kInfo{"gpuwise_info", "gauge",
                        "Always 1: the advisor version and how the data of this pod was collected."};
 constexpr Family kGpuInfo{"gpuwise_gpu_info", "gauge",
                           "Always 1: the model, UUID and MIG profile of a GPU a process uses."};
+
+// What the recording rules of containers/kubernetes/monitoring/waste-rules.yaml turn idle seconds
+// into money with: the report's price of each GPU (waste_cost.h).
+constexpr Family kGpuHourPrice{"gpuwise_gpu_hour_price_dollars", "gauge",
+                               "Price of an hour of this GPU in US dollars, as the advisor prices "
+                               "idle time: --gpu-hour-price when given, else the list price of its "
+                               "model; absent for a model without a price."};
 
 // The advisor itself, from its start: what the alert on a pod whose processes never connect and
 // the operator of the sidecar read. Labelled by the advisor's own pod.
@@ -479,6 +487,17 @@ void writeGpuInfo(Exposition& e) {
   });
 }
 
+// The price the report puts on each GPU a process uses; absent where it has none (an unknown model
+// without --gpu-hour-price), never 0.
+void writeGpuHourPrice(Exposition& e, const std::optional<double>& override_price) {
+  const CostOptions options{.gpu_hour_price = override_price};
+  e.perGpu(kGpuHourPrice,
+           [&](FamilyWriter& w, const ProcessFigures&, const DeviceFigures& g, const Labels& l) {
+             if (auto price = devicePrice(g.info ? &*g.info : nullptr, options))
+               w.sample("", l, *price);
+           });
+}
+
 } // namespace
 
 std::string rankLabel(const model::ProcessInfo& info) {
@@ -502,6 +521,7 @@ std::string ExpositionBuilder::build(const JobFigures& job, const AdvisorFigures
     a.pod = advisor_.pod;
   }
   if (a.start_time_seconds <= 0) a.start_time_seconds = advisor_.start_time_seconds;
+  if (!a.gpu_hour_price) a.gpu_hour_price = advisor_.gpu_hour_price;
   std::string out;
   out.reserve(4096 + job.processes.size() * 8192);
   Exposition e(job, out, counters_);
@@ -519,6 +539,7 @@ std::string ExpositionBuilder::build(const JobFigures& job, const AdvisorFigures
   writeSavings(e, pods);
   writeInfo(e, pods);
   writeGpuInfo(e);
+  writeGpuHourPrice(e, a.gpu_hour_price);
   return out;
 }
 

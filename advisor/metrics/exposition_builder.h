@@ -20,6 +20,7 @@
 #include "advisor/metrics/metrics_input.h"
 
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -39,6 +40,8 @@ struct AdvisorFigures {
   uint64_t events = 0;           // events absorbed from them
   uint64_t bytes = 0;            // bytes of the messages taken from the receive queue
   uint64_t rejected = 0;         // messages undecodable, for no stream, or shed by a full queue
+  // --gpu-hour-price: the price of every GPU's hour; unset, its model's list price (advisor/cost)
+  std::optional<double> gpu_hour_price;
 };
 
 class ExpositionBuilder {
@@ -48,8 +51,8 @@ public:
 
   // The exposition of `job`, with the advisor's figures of the constructor.
   std::string build(const JobFigures& job);
-  // The same with the advisor's latest figures (its identity and start time are the constructor's
-  // when `advisor` leaves them empty or zero).
+  // The same with the advisor's latest figures (its identity, start time and GPU-hour price are the
+  // constructor's when `advisor` leaves them empty or zero).
   std::string build(const JobFigures& job, const AdvisorFigures& advisor);
 
 private:

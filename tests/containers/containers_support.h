@@ -10,6 +10,7 @@
 #include <map>
 #include <regex>
 #include <set>
+#include <sstream>
 
 namespace gpuwise::containers::test {
 
@@ -141,13 +142,51 @@ inline std::string contractMetric(const std::string& name,
   return "";
 }
 
-// The gpuwise_* names a PromQL expression mentions.
-inline std::set<std::string> gpuwiseNames(const std::string& expr) {
+// The names a PromQL expression mentions that are about gpuwise: with `recorded`, the series of
+// recording rules (`level:gpuwise_...:operations`, containers/kubernetes/monitoring/
+// waste-rules.yaml), else the metrics of the contract (gpuwise_*).
+inline std::set<std::string> gpuwiseSeriesNames(const std::string& expr, bool recorded) {
   std::set<std::string> names;
-  static const std::regex name(R"(\bgpuwise_[a-z0-9_]+)");
-  for (std::sregex_iterator it(expr.begin(), expr.end(), name), end; it != end; ++it)
-    names.insert(it->str());
+  static const std::regex token(R"([a-zA-Z_:][a-zA-Z0-9_:]*)");
+  for (std::sregex_iterator it(expr.begin(), expr.end(), token), end; it != end; ++it) {
+    const std::string t = it->str();
+    const bool has_colon = t.find(':') != std::string::npos;
+    if (recorded ? has_colon && t.find(":gpuwise_") != std::string::npos
+                 : !has_colon && t.rfind("gpuwise_", 0) == 0)
+      names.insert(t);
+  }
   return names;
+}
+
+// The gpuwise_* metrics a PromQL expression mentions.
+inline std::set<std::string> gpuwiseNames(const std::string& expr) {
+  return gpuwiseSeriesNames(expr, false);
+}
+
+// The recorded series an expression reads.
+inline std::set<std::string> recordedNames(const std::string& expr) {
+  return gpuwiseSeriesNames(expr, true);
+}
+
+// The series the recording rules of a PrometheusRule file record, and the metrics their
+// expressions read, from its text (no YAML parser needed: one `- record: NAME` a line).
+struct RecordingRules {
+  std::set<std::string> recorded, metrics;
+};
+
+inline RecordingRules recordingRules(const std::string& file) {
+  RecordingRules r;
+  static const std::regex record(R"(^\s*- record: (\S+)\s*$)");
+  std::istringstream lines(readFile(file));
+  for (std::string line; std::getline(lines, line);) {
+    std::smatch m;
+    if (std::regex_match(line, m, record))
+      r.recorded.insert(m[1]);
+    else if (line.find('#') == std::string::npos)
+      for (const auto& n : gpuwiseNames(line))
+        r.metrics.insert(n);
+  }
+  return r;
 }
 
 } // namespace gpuwise::containers::test

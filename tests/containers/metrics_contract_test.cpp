@@ -65,7 +65,7 @@ Series parseSeries(const std::string& line) {
 
 TEST_CASE("metrics contract: docs/metrics.md lists the metrics the brief asks for") {
   auto contract = metricsContract();
-  REQUIRE(contract.size() == 28);
+  REQUIRE(contract.size() == 29);
   const std::map<std::string, std::string> required = {
       {"gpuwise_gpu_busy_ratio", "gauge"},
       {"gpuwise_gpu_busy_seconds_total", "counter"},
@@ -211,6 +211,9 @@ TEST_CASE("Grafana dashboard: valid, and every query names metrics of the contra
   json dash =
       json::parse(readFile(repoPath("containers/kubernetes/monitoring/gpuwise-dashboard.json")));
   CHECK(dash["uid"] == "gpuwise-efficiency");
+  const RecordingRules waste =
+      recordingRules(repoPath("containers/kubernetes/monitoring/waste-rules.yaml"));
+  REQUIRE(waste.recorded.size() == 24);
   std::set<int> ids;
   std::set<std::pair<int, int>> cells; // grid cells taken: panels must not overlap
   std::set<std::string> used;
@@ -227,7 +230,15 @@ TEST_CASE("Grafana dashboard: valid, and every query names metrics of the contra
     REQUIRE(panel.contains("targets"));
     CHECK(!panel["targets"].empty());
     for (const auto& t : panel["targets"]) {
-      checkQuery(panel["title"], t["expr"], contract);
+      // The "Waste by team" row reads recorded series (waste-rules.yaml): each one recorded there,
+      // and the metrics their rules read count as shown.
+      auto recorded = recordedNames(t["expr"]);
+      for (const auto& r : recorded) {
+        INFO(r);
+        CHECK(waste.recorded.count(r) == 1);
+        used.insert(waste.metrics.begin(), waste.metrics.end());
+      }
+      if (recorded.empty()) checkQuery(panel["title"], t["expr"], contract);
       for (const auto& n : gpuwiseNames(t["expr"]))
         used.insert(contractMetric(n, contract));
       ++queries;

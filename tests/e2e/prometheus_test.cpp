@@ -6,102 +6,22 @@
 // the target up, a query result that reflects the finished process.
 #include "tests/advisor/metrics_parse.h"
 #include "tests/advisor/subprocess.h"
+#include "tests/e2e/prometheus_support.h"
 #include "tests/skip_test.h"
 
 #include <catch2/catch.hpp>
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
-#include <arpa/inet.h>
 #include <csignal>
 #include <fstream>
-#include <netinet/in.h>
-#include <regex>
 #include <sstream>
-#include <sys/socket.h>
 #include <thread>
-#include <unistd.h>
 
 using namespace gpuwise::advisor::test;
 using json = nlohmann::json;
 
 namespace {
-
-// A loopback port free now (the OS picked it); the small race with other tests is acceptable.
-int freePort() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t len = sizeof a;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  int port = ntohs(a.sin_port);
-  ::close(fd);
-  return port;
-}
-
-// The result vector of an instant query; empty on any error.
-json query(httplib::Client& prom, const std::string& promql) {
-  auto r = prom.Get(("/api/v1/query?query=" + httplib::detail::encode_query_param(promql)).c_str());
-  if (!r || r->status != 200) return json::array();
-  auto j = json::parse(r->body, nullptr, false);
-  if (j.is_discarded() || j.value("status", "") != "success") return json::array();
-  return j["data"]["result"];
-}
-
-double valueOf(const json& sample) {
-  return std::stod(sample["value"][1].get<std::string>());
-}
-
-std::map<std::string, std::string> sampleLine(const std::string& out) {
-  std::map<std::string, std::string> kv;
-  auto at = out.find("gwsample ");
-  if (at == std::string::npos) return kv;
-  std::istringstream in(out.substr(at, out.find('\n', at) - at));
-  for (std::string word; in >> word;) {
-    auto eq = word.find('=');
-    if (eq != std::string::npos) kv[word.substr(0, eq)] = word.substr(eq + 1);
-  }
-  return kv;
-}
-
-// A Prometheus configuration in `dir` scraping the advisor's /metrics every second, evaluating
-// `rule_file` (when given) every second; its path.
-// `dcgm_port`: a dcgm-exporter beside it, scraped as job "dcgm" (0: none).
-std::string writePrometheusConfig(const TempDir& dir, int metrics_port,
-                                  const std::string& rule_file = "", int dcgm_port = 0) {
-  std::ofstream cfg(dir / "prometheus.yml");
-  cfg << "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n  evaluation_interval: 1s\n";
-  if (!rule_file.empty()) cfg << "rule_files:\n  - '" << rule_file << "'\n";
-  cfg << "scrape_configs:\n  - job_name: gpuwise\n    honor_labels: true\n"
-      << "    static_configs:\n      - targets: ['127.0.0.1:" << metrics_port << "']\n";
-  if (dcgm_port > 0)
-    cfg << "  - job_name: dcgm\n    honor_labels: true\n"
-        << "    static_configs:\n      - targets: ['127.0.0.1:" << dcgm_port << "']\n";
-  return dir / "prometheus.yml";
-}
-
-// The shipped PrometheusRule (containers/kubernetes/monitoring/prometheus-rule.yaml) as a
-// Prometheus rule file: its `spec:` (the `groups:` Prometheus reads) one level less indented, every
-// expression as shipped and every `for:` shortened to `for_` so that a test sees alerts fire.
-std::string shippedRulesFile(const TempDir& dir, const std::string& for_) {
-  std::istringstream in(
-      readFile(sourceDir() + "/containers/kubernetes/monitoring/prometheus-rule.yaml"));
-  std::ostringstream out;
-  bool in_spec = false;
-  static const std::regex for_line(R"(^(\s*)for: .*$)");
-  for (std::string line; std::getline(in, line);) {
-    if (!in_spec) {
-      in_spec = line == "spec:";
-      continue;
-    }
-    if (line.rfind("  ", 0) == 0) line.erase(0, 2);
-    out << std::regex_replace(line, for_line, "$1for: " + for_) << "\n";
-  }
-  std::ofstream(dir / "rules.yml") << out.str();
-  return dir / "rules.yml";
-}
 
 // dcgm-exporter beside the advisor: its page (tests/data/dcgm_exporter_metrics.prom, whose GPU 0 is
 // the simulated GPU) served at /metrics on a loopback port.
@@ -151,39 +71,6 @@ void lintWithPromtool(const std::string& exposition, const TempDir& dir, bool pe
   CHECK(rc == 0);
   CHECK(lint.out().empty());
   CHECK(lint.err().empty());
-}
-
-// The advisor's /healthz answers 200 (waited for).
-bool answersHealthz(httplib::Client& adv) {
-  return eventually([&] {
-    auto r = adv.Get("/healthz");
-    return r && r->status == 200;
-  });
-}
-
-// A real Prometheus with `config`, its data in `dir`, its API on `prom_port`.
-Process startPrometheus(const TempDir& dir, const std::string& config, int prom_port) {
-  return Process({which("prometheus"), "--config.file=" + config,
-                  "--storage.tsdb.path=" + (dir / "tsdb"),
-                  "--web.listen-address=127.0.0.1:" + std::to_string(prom_port)},
-                 {}, dir.path, dir.path, "prometheus");
-}
-
-// Prometheus is ready and has scraped the advisor successfully.
-void waitUntilScraping(httplib::Client& prom, const TempDir& dir) {
-  INFO(readFile(dir / "prometheus.err"));
-  REQUIRE(eventually(
-      [&] {
-        auto r = prom.Get("/-/ready");
-        return r && r->status == 200;
-      },
-      std::chrono::seconds(30)));
-  REQUIRE(eventually(
-      [&] {
-        auto up = query(prom, "up{job=\"gpuwise\"}");
-        return up.size() == 1 && valueOf(up[0]) == 1;
-      },
-      std::chrono::seconds(20)));
 }
 
 // gpuwise's series join dcgm-exporter's on dcgm-exporter's own label names, with no label_replace:
