@@ -21,6 +21,10 @@ std::string disqualification(const GpuTypeComparison& c, const GpuTypeOption& o,
   if (!c.memory_needed_gb) return "peak memory unknown";
   if (!o.memory_fits) return "memory: the peak with headroom does not fit";
   if (!o.usd_per_hour) return "no price: pass --gpu-price " + std::string(t.name) + "=USD";
+  // Right-sizing is a cheaper GPU: a class at the same hourly price that runs faster (an H100
+  // NVL for an H100 SXM, both on one price row) is a speed-up, not this advice.
+  if (c.current_usd_per_hour && *o.usd_per_hour >= *c.current_usd_per_hour)
+    return "not cheaper per GPU-hour";
   if (o.prediction.slowdown() > options.max_slowdown) return "slower than the accepted slowdown";
   return {};
 }
@@ -68,6 +72,7 @@ GpuTypeComparison compareGpuTypes(const JobAnalysis& a, const GpuTypeOptions& op
     c.peak_memory_gb = double(*peak) / 1e9;
     c.memory_needed_gb = *c.peak_memory_gb / (1.0 - options.memory_headroom);
   }
+  c.current_usd_per_hour = options.prices.priceOf(*c.current, true);
   for (const auto& target : gpuClassTable()) {
     GpuTypeOption o;
     o.gpu = &target;

@@ -2,7 +2,8 @@
 // (gpu_classes.h) with the job's predicted step time on it (step_time_model.h), its price and
 // whether it qualifies. right_size_gpu_type recommends the best; the report lists them all.
 //
-// A class qualifies when it is not the job's own, is priced (the table, or PriceOverrides), is
+// A class qualifies when it is not the job's own, is priced (the table, or PriceOverrides) below
+// the job's GPU per hour, is
 // of the job's vendor (a CUDA job on an AMD GPU is a port, not a move), runs every kernel's
 // precision, holds the job's peak memory with memory_headroom free, keeps the predicted step
 // within max_slowdown x the measured one, and, for a job of several ranks on a GPU with NVLink,
@@ -48,6 +49,7 @@ struct GpuTypeComparison {
   const GpuClass* current = nullptr; // nullptr: the job's GPU is not in the table (no options)
   std::string skipped;               // why nothing was compared, when current is nullptr
   std::optional<double> peak_memory_gb, memory_needed_gb;
+  std::optional<double> current_usd_per_hour; // the job's GPU's price; nullopt when unpriced
   size_t gpus = 1;
   bool multi_rank = false;
   double max_slowdown = 1.3;

@@ -49,6 +49,7 @@ void addEvidence(const GpuTypeComparison& c, const GpuTypeOption& now, const Gpu
   ev["memory_needed_gb"] = *c.memory_needed_gb;
   ev["memory_headroom"] = c.memory_headroom;
   ev["target_memory_gb"] = to.gpu->memory_gb;
+  ev["current_memory_gb"] = c.current->memory_gb;
   ev["usd_per_hour_current"] = *now.usd_per_hour;
   ev["usd_per_hour_target"] = *to.usd_per_hour;
   ev["cost_per_step_current"] = *now.cost_per_step;
