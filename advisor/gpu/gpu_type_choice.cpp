@@ -1,5 +1,7 @@
 #include "advisor/gpu/gpu_type_choice.h"
 
+#include <algorithm>
+
 namespace gpuwise::advisor {
 namespace {
 
@@ -59,6 +61,12 @@ GpuTypeComparison compareGpuTypes(const JobAnalysis& a, const GpuTypeOptions& op
   const auto& gpu = a.collection.gpus.front().info;
   if (!gpu.mig_profile.empty()) {
     c.skipped = "the job ran on a MIG slice (right_size_mig sizes those)";
+    return c;
+  }
+  if (std::none_of(a.kernels.by_name.begin(), a.kernels.by_name.end(),
+                   [](const KernelStats& k) { return k.total_ns > 0; })) {
+    // Without kernel times there is nothing to scale: every class would predict the same step.
+    c.skipped = "no kernel times to predict from";
     return c;
   }
   c.current = findGpuClass(gpu.name, gpu.memory_total_bytes);
