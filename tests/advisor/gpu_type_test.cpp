@@ -6,11 +6,14 @@
 //     carries over by SM count, the step keeps its idle time;
 //   - the rule on planted jobs (issue 22's Done-when): a small memory-bound BF16 job on an H100
 //     that idles on the host moves to a cheaper class with its predicted slowdown; a compute-bound
-//     BF16 job does not; a job whose peak does not fit the cheaper classes does not.
+//     BF16 job does not; a job whose peak does not fit the cheaper classes does not;
+//   - the report's gpu_types section and the HTML table of every class.
 #include "advisor/analysis/job_analysis.h"
 #include "advisor/cost/gpu_prices.h"
 #include "advisor/gpu/gpu_type_choice.h"
 #include "advisor/report/format.h"
+#include "advisor/report/html_report.h"
+#include "advisor/report/report_json.h"
 #include "advisor/rules/gpu_tables.h"
 #include "advisor/rules/right_size_gpu_type_rule.h"
 #include "advisor/rules/rule_set.h"
@@ -351,4 +354,25 @@ TEST_CASE("right_size_gpu_type: quiet for a compute-bound job and for a peak tha
     s.source.simulated = true;
     CHECK_FALSE(evaluate(s));
   }
+}
+
+TEST_CASE("the report lists every GPU class for the job: gpu_types in JSON, a table in HTML") {
+  const JobAnalysis a = smallMemoryBoundJob(4);
+  const auto advice = advise(a, nullptr);
+  const ReportInput input{a, advice.recommendations, &advice.notes};
+  const auto json = buildReportJson(input);
+  const auto& g = json.at("gpu_types");
+  CHECK(g.at("current") == "H100 SXM");
+  CHECK(g.at("chosen") == "A100 40GB");
+  CHECK(g.at("classes").size() == gpuClassTable().size());
+  for (const auto& c : g.at("classes"))
+    if (c.at("gpu") == "V100") CHECK(c.at("reason") == "no bf16 tensor cores");
+  const std::string html = renderHtmlReport(input);
+  const size_t section = html.find("<h2 id=\"gpu-types-h\">GPU classes</h2>");
+  REQUIRE(section != std::string::npos);
+  const std::string table = html.substr(section, html.find("</section>", section) - section);
+  for (const auto& c : gpuClassTable())
+    CHECK(table.find(std::string("<tr><td>") + c.name + "</td>") != std::string::npos);
+  CHECK(table.find("<td>recommended</td>") != std::string::npos);
+  CHECK(table.find("<td>the job&#39;s GPU</td>") != std::string::npos);
 }
