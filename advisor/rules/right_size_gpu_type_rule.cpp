@@ -85,15 +85,18 @@ std::optional<Recommendation> RightSizeGpuTypeRule::evaluate(const RuleContext& 
             ": predicted " + step_word + " " + formatSignificant(p.predicted_step_seconds) +
             " s (" + formatSignificant(p.slowdown()) + "x), " + dollars(*to->cost_per_step) +
             " per " + step_word + " instead of " + dollars(*now->cost_per_step);
-  r.action = std::string("Schedule the job on ") + to->gpu->name +
-             " nodes (NVIDIA GPU feature discovery label):\n"
-             "nodeSelector:\n  nvidia.com/gpu.product: " +
+  // The first line is what the terminal shows: no "=" or "(" below it, which it would take for
+  // code (terminal_summary.cpp).
+  r.action = std::string("Schedule the job on ") + to->gpu->name + " nodes instead of " +
+             c.current->name +
+             ", by the label NVIDIA GPU feature discovery puts on them:\n"
+             "spec:\n  nodeSelector:\n    nvidia.com/gpu.product: " +
              productLabel(*to->gpu) + "\nIts peak memory " + formatSignificant(*c.peak_memory_gb) +
              " GB fits the " + formatSignificant(to->gpu->memory_gb) + " GB with " +
              formatPercent(c.memory_headroom) + " headroom; the " + step_word +
              " is predicted from the kernels' precision, memory traffic and SM fill on each "
-             "class's datasheet figures (re-measure after the move). Accepted slowdown " +
-             formatSignificant(c.max_slowdown) + "x (--max-gpu-slowdown).";
+             "class's datasheet figures: re-measure after the move. Accepted slowdown " +
+             formatSignificant(c.max_slowdown) + "x, --max-gpu-slowdown.";
   addEvidence(c, *now, *to, saving, r);
 
   r.parameters["gpu"] = to->gpu->name;
