@@ -72,8 +72,10 @@ constexpr auto N = GpuVendor::Nvidia;
 //
 // B200: HGX B200 (https://www.nvidia.com/en-us/data-center/hgx/, 8 GPUs: FP64 tensor 296 TF,
 //   FP32 600 TF, TF32 18 PF*, BF16 36 PF*, FP8 72 PF*, INT8 72 POPS*, 1.44 TB at 62 TB/s) per GPU;
-//   148 SMs; 1000 W; NVLink 5 1.8 TB/s. GB200: GB200 NVL72 per GPU (20 PF FP8* / 2.5 PF BF16
-//   dense, 186 GB, 8 TB/s, 1200 W).
+//   148 SMs; 1000 W; NVLink 5 1.8 TB/s. https://glennklockwood.com/garden/processors/B200 gives
+//   the HGX B200 at 1000 W as FP64 40, FP32 80, TF32 1100, BF16 2250, FP8/INT8 4500 dense and
+//   8 TB/s; the table keeps NVIDIA's HGX totals per GPU. GB200: GB200 NVL72 per GPU (20 PF FP8* /
+//   2.5 PF BF16 dense, 186 GB, 8 TB/s, 1200 W; the same page: FP64 45, TF32 1250).
 // H200: https://www.nvidia.com/en-us/data-center/h200/ (SXM: FP64 34, FP64 tensor 67, FP32 67,
 //   TF32 989*, BF16/FP16 1979*, FP8/INT8 3958*, 141 GB at 4.8 TB/s, up to 700 W, NVLink 900 GB/s,
 //   PCIe Gen5 128 GB/s); 132 SMs.
