@@ -109,6 +109,7 @@ void resolveConflicts(std::vector<Recommendation>& recs) {
   if (fixable_idle) {
     drop("right_size_mig");
     drop("share_gpu");
+    drop("right_size_gpu_type"); // its slowdown counts the idle the fix removes as fixed
   }
   // A MIG slice isolates memory and faults; time-slicing is the fallback where MIG does not fit.
   if (has("right_size_mig")) drop("share_gpu");

@@ -303,6 +303,13 @@ TEST_CASE(
     auto recs = evaluateRules(defaultRules(), RuleContext{a, nullptr, Thresholds{}});
     CHECK(std::any_of(recs.begin(), recs.end(),
                       [](const auto& x) { return x.id == "right_size_gpu_type"; }));
+    // A fix for the idle GPU comes first: the slower class's share of the step grows with it.
+    std::vector<Recommendation> both(2);
+    both[0].id = "prefetch_input";
+    both[1].id = "right_size_gpu_type";
+    resolveConflicts(both);
+    REQUIRE(both.size() == 1);
+    CHECK(both[0].id == "prefetch_input");
     const auto c = compareGpuTypes(a, {});
     for (const auto& o : c.options) {
       INFO(o.gpu->name);
