@@ -127,6 +127,7 @@ bool writeReports(std::vector<PodAnalysis>& reports, const AdvisorOptions& o, Cl
     ReportTargets targets{
         (dir / (base + ".json")).string(), (dir / (base + ".html")).string(), {o.gpu_hour_price}};
     targets.advice_floor = o.advice.floor;
+    targets.gpu_type = o.advice.gpu_type;
     targets.verbose = o.advice.verbose;
     std::string error;
     if (!produceReport(analysis, targets, io.err, &error)) {

@@ -7,6 +7,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include <fstream>
+#include <sstream>
+
 namespace gpuwise::advisor {
 namespace {
 
@@ -36,8 +39,44 @@ void addAdviceOptions(CLI::App* cmd, AdviceCli& advice) {
                   "not a recommendation")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
+  cmd->add_option("--max-gpu-slowdown", advice.gpu_type.max_slowdown,
+                  "Predicted step time on a cheaper GPU class, over the measured one, that "
+                  "right_size_gpu_type may recommend")
+      ->check(CLI::Range(1.0, 100.0))
+      ->capture_default_str();
+  cmd->add_option("--gpu-price", advice.gpu_prices,
+                  "CLASS=USD: the price of one GPU-hour of a GPU class (\"L40S=1.9\"), for "
+                  "right_size_gpu_type; repeatable");
+  cmd->add_option("--gpu-prices", advice.gpu_prices_file,
+                  "A file of GPU-hour prices, one \"CLASS USD\" or \"CLASS=USD\" a line ('#' "
+                  "comments)")
+      ->check(CLI::ExistingFile);
   cmd->add_flag("--verbose", advice.verbose,
                 "Show each recommendation's evidence in the terminal summary");
+}
+
+// The GPU-type prices of the flags and the file, and --gpu-hour-price as the job's own GPU's.
+// False with `error` naming the flag or the file's line.
+bool resolveGpuTypeOptions(AdviceCli& advice, std::optional<double> gpu_hour_price,
+                           std::string* error) {
+  auto& prices = advice.gpu_type.prices;
+  prices.current_gpu = gpu_hour_price;
+  if (!advice.gpu_prices_file.empty()) {
+    std::ifstream in(advice.gpu_prices_file);
+    std::stringstream text;
+    text << in.rdbuf();
+    if (!in || !parsePriceFile(text.str(), prices, error)) {
+      *error = "--gpu-prices " + advice.gpu_prices_file + ": " +
+               (error->empty() ? std::string("cannot read the file") : *error);
+      return false;
+    }
+  }
+  for (const auto& flag : advice.gpu_prices)
+    if (!parsePriceOverride(flag, prices, error)) {
+      *error = "--gpu-price: " + *error;
+      return false;
+    }
+  return true;
 }
 
 // `gpuwise run`'s options, and those whose presence matters after parsing.
@@ -210,18 +249,30 @@ int runCli(int argc, const char* const* argv, CliIo io) {
   }
 
   if (version->parsed()) return versionCommand(io);
+  std::string price_error;
+  auto badPrices = [&](const char* command) {
+    io.err << "gpuwise " << command << ": " << oneLine(price_error) << '\n';
+    return kExitUsage;
+  };
   if (run.cmd->parsed()) {
     run.options.report_paths_given = run.json->count() > 0 || run.html->count() > 0;
     if (run.price_given->count() > 0) run.options.gpu_hour_price = run.price;
+    if (!resolveGpuTypeOptions(run.options.advice, run.options.gpu_hour_price, &price_error))
+      return badPrices("run");
     return runCommand(run.options, io);
   }
   if (advisor.cmd->parsed()) {
     if (advisor.price_given->count() > 0) advisor.options.gpu_hour_price = advisor.price;
     if (advisor.budget_given->count() > 0) advisor.options.memory_budget_mb = advisor.budget;
+    if (!resolveGpuTypeOptions(advisor.options.advice, advisor.options.gpu_hour_price,
+                               &price_error))
+      return badPrices("advisor");
     return advisorCommand(advisor.options, io);
   }
   if (report.cmd->parsed()) {
     if (report.price_given->count() > 0) report.options.gpu_hour_price = report.price;
+    if (!resolveGpuTypeOptions(report.options.advice, report.options.gpu_hour_price, &price_error))
+      return badPrices("report");
     return reportCommand(report.options, io);
   }
   if (export_cmd->parsed()) return exportCommand(exp, io);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "advisor/cli/cli.h"
+#include "advisor/gpu/gpu_type_choice.h"
 
 #include <optional>
 #include <string>
@@ -17,10 +18,16 @@ inline constexpr int kExitRegression = 1;      // gpuwise diff: a gate metric re
 inline constexpr const char* kDefaultJsonReport = "gpuwise-report.json";
 inline constexpr const char* kDefaultHtmlReport = "gpuwise-report.html";
 
-// --advice-floor and --verbose, on every command that writes a report.
+// --advice-floor, --verbose and right_size_gpu_type's options, on every command that writes a
+// report.
 struct AdviceCli {
   double floor = 0.02; // findings whose expected saving is below this share are notes
   bool verbose = false;
+  // --max-gpu-slowdown, and the prices of --gpu-price CLASS=USD and --gpu-prices FILE (cli.cpp
+  // parses them into gpu_type.prices; --gpu-hour-price becomes its current_gpu).
+  GpuTypeOptions gpu_type;
+  std::vector<std::string> gpu_prices;
+  std::string gpu_prices_file;
 };
 
 struct RunOptions {

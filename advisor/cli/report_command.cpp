@@ -73,6 +73,7 @@ int reportCommand(const ReportOptionsCli& o, CliIo io) {
   targets.html_path = o.html;
   targets.cost.gpu_hour_price = o.gpu_hour_price;
   targets.advice_floor = o.advice.floor;
+  targets.gpu_type = o.advice.gpu_type;
   targets.verbose = o.advice.verbose;
   if (o.json.empty() && o.html.empty()) {
     targets.json_path = kDefaultJsonReport;

@@ -15,10 +15,12 @@ bool produceReport(const JobAnalysis& analysis, const ReportTargets& targets, st
                    std::string* error) {
   Thresholds thresholds;
   thresholds.advice_floor = targets.advice_floor;
+  thresholds.gpu_type = targets.gpu_type;
   auto advice = advise(analysis, nullptr, thresholds);
   ReportInput input{analysis, advice.recommendations, &advice.notes};
   ReportOptions report_options;
   report_options.cost = targets.cost;
+  report_options.gpu_types = targets.gpu_type;
   TerminalOptions terminal;
   terminal.verbose = targets.verbose;
   terminal.advice_floor = targets.advice_floor;

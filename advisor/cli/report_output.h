@@ -5,6 +5,7 @@
 #include "advisor/analysis/job_analysis.h"
 #include "advisor/cli/terminal_style.h"
 #include "advisor/cost/waste_cost.h"
+#include "advisor/gpu/gpu_type_choice.h"
 #include "profiler/model/trace.h"
 
 #include <optional>
@@ -18,6 +19,7 @@ struct ReportTargets {
   std::string html_path;      // empty: not written
   CostOptions cost;           // the GPU-hour price (--gpu-hour-price) for the reports' cost figures
   double advice_floor = 0.02; // --advice-floor: findings saving less are notes
+  GpuTypeOptions gpu_type;    // right_size_gpu_type's slowdown and prices, and the report's table
   bool verbose = false;       // --verbose: the terminal shows each recommendation's evidence
   // Width and colour of the summary; produceReport() takes them from the summary's stream
   // (terminalStyleFor(descriptorOf(summary))) unless set here.

@@ -203,6 +203,7 @@ int runCommand(const RunOptions& o, CliIo io) {
   analysis.wall_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(exited - started).count();
   ReportTargets targets{o.report_json, o.report_html, {o.gpu_hour_price}};
   targets.advice_floor = o.advice.floor;
+  targets.gpu_type = o.advice.gpu_type;
   targets.verbose = o.advice.verbose;
   if (!produceReport(analysis, targets, io.err, &error)) logLine(io.err, "run", error);
   hintSimulate(o, analysis, io);

@@ -1,68 +1,52 @@
 #include "advisor/cost/gpu_prices.h"
 
+#include "advisor/gpu/gpu_classes.h"
+
 #include <array>
-#include <cctype>
 
 namespace gpuwise::advisor {
 namespace {
 
-// USD per GPU-hour, on-demand list-price estimates (see the header). Where a model is sold in
-// 8-GPU instances the figure is the instance price / 8; L4, A10G and V100 also come one per
-// instance (g6.xlarge, g5.xlarge, p3.2xlarge class).
-constexpr std::array<GpuPrice, 8> kTable = {{
-    {"B200", 14.24},
-    {"H200", 10.60},
-    {"H100", 6.88},
-    {"A100 80GB", 5.12},
-    {"A100 40GB", 4.10},
-    {"L4", 0.80},
-    {"A10G", 1.01},
-    {"V100", 3.06},
-}};
+// USD per GPU-hour, on-demand list-price estimates (see the header), held by the GPU class table
+// (advisor/gpu/gpu_classes.cpp). Where a model is sold in 8-GPU instances the figure is the
+// instance price / 8; L4, A10G and V100 also come one per instance (g6.xlarge, g5.xlarge,
+// p3.2xlarge class). Classes that share a price row (the H100 SXM, NVL and PCIe: "H100") give
+// it once.
+constexpr size_t kMaxRows = 16;
 
-constexpr uint64_t kA100SmallMemoryLimit = 48'000'000'000ull;
+struct PriceRows {
+  std::array<GpuPrice, kMaxRows> rows{};
+  size_t count = 0;
+};
 
-bool isWordChar(char c) {
-  return std::isalnum(static_cast<unsigned char>(c)) != 0;
-}
-
-// True when `word` occurs in `text` (case-insensitively) not glued to other letters or digits.
-bool containsWord(std::string_view text, std::string_view word) {
-  for (size_t at = 0; at + word.size() <= text.size(); ++at) {
-    bool same = true;
-    for (size_t i = 0; i < word.size() && same; ++i)
-      same = std::toupper(static_cast<unsigned char>(text[at + i])) ==
-             std::toupper(static_cast<unsigned char>(word[i]));
-    if (!same) continue;
-    bool left = at == 0 || !isWordChar(text[at - 1]);
-    bool right = at + word.size() == text.size() || !isWordChar(text[at + word.size()]);
-    if (left && right) return true;
+PriceRows buildRows() {
+  PriceRows out;
+  for (const auto& c : gpuClassTable()) {
+    if (!c.price_model) continue;
+    bool seen = false;
+    for (size_t i = 0; i < out.count; ++i)
+      seen = seen || out.rows[i].model == c.price_model;
+    if (!seen && out.count < kMaxRows) out.rows[out.count++] = {c.price_model, c.usd_per_hour};
   }
-  return false;
+  return out;
 }
 
-std::optional<GpuPrice> row(std::string_view model) {
-  for (const auto& r : kTable)
-    if (r.model == model) return r;
-  return std::nullopt;
+const PriceRows& priceRows() {
+  static const PriceRows rows = buildRows();
+  return rows;
 }
 
 } // namespace
 
 std::span<const GpuPrice> gpuPriceTable() {
-  return kTable;
+  const auto& p = priceRows();
+  return {p.rows.data(), p.count};
 }
 
 std::optional<GpuPrice> lookupGpuPrice(std::string_view name, uint64_t memory_total_bytes) {
-  for (std::string_view model : {"B200", "H200", "H100", "A10G", "L4", "V100"})
-    if (containsWord(name, model)) return row(model);
-  // "NVIDIA A100-SXM4-80GB", "NVIDIA A100 80GB PCIe", "NVIDIA A100-PCIE-40GB".
-  if (containsWord(name, "A100")) {
-    if (name.find("80GB") != std::string_view::npos) return row("A100 80GB");
-    if (name.find("40GB") != std::string_view::npos) return row("A100 40GB");
-    return row(memory_total_bytes > kA100SmallMemoryLimit ? "A100 80GB" : "A100 40GB");
-  }
-  return std::nullopt;
+  const GpuClass* c = findGpuClass(name, memory_total_bytes);
+  if (!c || !c->price_model) return std::nullopt;
+  return GpuPrice{c->price_model, c->usd_per_hour};
 }
 
 } // namespace gpuwise::advisor

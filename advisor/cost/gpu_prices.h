@@ -1,10 +1,11 @@
 // What a GPU-hour costs, by GPU model: the default behind `--gpu-hour-price`, which turns wasted
 // GPU time into money in the report.
 //
-// The table holds list-price ESTIMATES in US dollars per GPU-hour for on-demand capacity: the
-// large clouds' published on-demand instance prices divided by the GPUs per instance, as known in
-// 2025 (table set 2026-11, kPriceTableDate). Real prices vary by provider, region, commitment and
-// month by a factor of two or more; a user who knows theirs passes --gpu-hour-price.
+// The table (a column of the GPU class table, advisor/gpu/gpu_classes.h) holds list-price ESTIMATES
+// in US dollars per GPU-hour for on-demand capacity: the large clouds' published on-demand instance
+// prices divided by the GPUs per instance, as known in 2025 (table set 2026-11, kPriceTableDate).
+// Real prices vary by provider, region, commitment and month by a factor of two or more; a user who
+// knows theirs passes --gpu-hour-price.
 //
 // Pure; any thread.
 #pragma once

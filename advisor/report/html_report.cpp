@@ -171,6 +171,7 @@ std::string renderHtmlReport(const nlohmann::ordered_json& r) {
   htmlMemorySection(o, r);
   htmlSyncsSection(o, r);
   htmlRecommendationsSection(o, r);
+  htmlGpuTypesSection(o, r);
   htmlCollectionSection(o, r);
   footer(o, r);
   o << "</main>\n<script type=\"application/json\" id=\"gpuwise-report\">" << embeddable(r)

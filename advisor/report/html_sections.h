@@ -31,5 +31,7 @@ void htmlCopiesSection(std::ostream& out, const ReportJson& report);
 void htmlSyncsSection(std::ostream& out, const ReportJson& report);
 void htmlRecommendationsSection(std::ostream& out, const ReportJson& report);
 void htmlCollectionSection(std::ostream& out, const ReportJson& report);
+// html_gpu_types.cpp: every GPU class with the job's predicted step and cost (right_size_gpu_type).
+void htmlGpuTypesSection(std::ostream& out, const ReportJson& report);
 
 } // namespace gpuwise::advisor

@@ -2,6 +2,7 @@
 
 #include "advisor/precision/precision.h"
 #include "advisor/report/format.h"
+#include "advisor/report/gpu_types_json.h"
 #include "advisor/report/ranks_json.h"
 #include "advisor/report/series_json.h"
 #include "advisor/rules/pinned_bandwidth.h"
@@ -722,6 +723,7 @@ nlohmann::ordered_json buildReportJson(const ReportInput& in, const ReportOption
   r["host_syncs"] = hostSyncs(a.syncs);
   r["memory"] = memory(a.memory);
   r["cost"] = toJson(job_cost);
+  r["gpu_types"] = gpuTypesJson(compareGpuTypes(a, options.gpu_types));
   r["timeline_series"] = timelineSeriesJson(a.utilization);
   r["idle"] = idleDetail(a.timeline, options.idle);
   r["steps"] = stepsDetail(a, options.max_steps_listed);

@@ -8,6 +8,7 @@
 
 #include "advisor/analysis/job_analysis.h"
 #include "advisor/cost/waste_cost.h"
+#include "advisor/gpu/gpu_type_choice.h"
 #include "advisor/rules/recommendation.h"
 
 #include <nlohmann/json.hpp>
@@ -32,6 +33,7 @@ struct ReportOptions {
   CostOptions cost; // GPU-hour price for the `cost` sections (advisor/cost/waste_cost.h)
   size_t max_steps_listed = 200; // per process, in steps.processes[].steps
   IdleOptions idle;              // the thresholds the analysis used, stated in the report
+  GpuTypeOptions gpu_types;      // the `gpu_types` section: every GPU class for this job
 };
 
 nlohmann::ordered_json buildReportJson(const ReportInput& input, const ReportOptions& options = {});

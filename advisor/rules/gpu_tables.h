@@ -1,13 +1,14 @@
 // Per-GPU figures the rules estimate with when the trace cannot measure them: dense math
 // throughput by precision (what tensor cores would gain over FP32 on the CUDA cores) and the MIG
-// profiles a GPU can be partitioned into. Each table is defined once, in gpu_tables.cpp, with
-// where its figures come from.
+// profiles a GPU can be partitioned into. Each is a view of the one GPU class table
+// (advisor/gpu/gpu_classes.h), which holds every figure with its source.
 //
 // Pure lookups; any thread; no allocation.
 #pragma once
 
+#include "advisor/gpu/gpu_classes.h"
+
 #include <cstdint>
-#include <span>
 #include <string_view>
 
 namespace gpuwise::advisor {
@@ -45,23 +46,6 @@ struct LinkBandwidth {
 
 // By the device name; PCIe variants of NVLink GPUs ("A100-PCIE-40GB", "H100 PCIe") get no NVLink.
 LinkBandwidth linkBandwidthFor(std::string_view gpu_name);
-
-// One MIG GPU-instance profile (NVIDIA MIG user guide, "Supported MIG Profiles").
-struct MigProfile {
-  const char* name;        // "1g.10gb"
-  double memory_gb;        // the memory the profile name states (decimal GB)
-  uint32_t compute_slices; // the "Ng" of the name: compute slices out of the GPU's total
-  uint32_t memory_slices;  // memory slices out of the GPU's total
-  uint32_t instances;      // how many fit on one GPU
-};
-
-struct MigGpu {
-  const char* model = nullptr;          // "H100-80GB"
-  uint32_t compute_slices = 0;          // 7 (4 on the A30)
-  uint32_t memory_slices = 0;           // 8 (4 on the A30)
-  std::span<const MigProfile> profiles; // smallest first
-  bool known() const { return model != nullptr; }
-};
 
 // The MIG table of the GPU, matched by name and memory size (A100 40 vs 80 GB, H100 80 vs 94 GB);
 // an empty MigGpu for GPUs without MIG.

@@ -11,10 +11,11 @@
 namespace gpuwise::advisor {
 
 // The contract's recommendation ids; a rule returns one of these and nothing else.
-inline constexpr std::array<std::string_view, 12> kRecommendationIds = {
+inline constexpr std::array<std::string_view, 13> kRecommendationIds = {
     "increase_batch_size", "enable_mixed_precision", "enable_tf32",     "use_pinned_memory",
     "prefetch_input",      "reduce_host_syncs",      "use_cuda_graphs", "right_size_mig",
     "share_gpu",           "reduce_memory_pressure", "fix_straggler",   "overlap_communication",
+    "right_size_gpu_type",
 };
 bool isKnownRecommendationId(std::string_view id);
 
@@ -28,6 +29,8 @@ bool isKnownRecommendationId(std::string_view id);
 //   busy.fp32_matmul   FP32/TF32 GEMM and convolution kernel time
 //   busy               GPU busy time (summary.gpu_busy_seconds)
 //   gpu.unused         the GPU capacity the job leaves unused (1 - busy share x SM fill)
+//   gpu.class          the price of the GPU class beyond the cheapest that fits: the GPU span x
+//                      the share of the money per step a cheaper class saves
 //   communication.wait     the other ranks' collective wait for a straggler
 //   communication.exposed  collective transfer no compute kernel hid
 //   risk.memory        not time: a risk (OOM, allocator retries); the advice floor ignores it

@@ -7,6 +7,7 @@
 #include "advisor/rules/prefetch_input_rule.h"
 #include "advisor/rules/reduce_host_syncs_rule.h"
 #include "advisor/rules/reduce_memory_pressure_rule.h"
+#include "advisor/rules/right_size_gpu_type_rule.h"
 #include "advisor/rules/right_size_mig_rule.h"
 #include "advisor/rules/share_gpu_rule.h"
 #include "advisor/rules/use_cuda_graphs_rule.h"
@@ -83,6 +84,7 @@ std::vector<std::unique_ptr<Rule>> defaultRules() {
   rules.push_back(std::make_unique<ShareGpuRule>());
   rules.push_back(std::make_unique<FixStragglerRule>());
   rules.push_back(std::make_unique<OverlapCommunicationRule>());
+  rules.push_back(std::make_unique<RightSizeGpuTypeRule>());
   return rules;
 }
 
@@ -107,6 +109,7 @@ void resolveConflicts(std::vector<Recommendation>& recs) {
   if (fixable_idle) {
     drop("right_size_mig");
     drop("share_gpu");
+    drop("right_size_gpu_type"); // its slowdown counts the idle the fix removes as fixed
   }
   // A MIG slice isolates memory and faults; time-slicing is the fallback where MIG does not fit.
   if (has("right_size_mig")) drop("share_gpu");

@@ -13,7 +13,8 @@ std::vector<std::unique_ptr<Rule>> defaultRules();
 // Drops recommendations another one supersedes:
 //   increase_batch_size    when reduce_memory_pressure fired (the memory is already short)
 //   reduce_host_syncs      when use_pinned_memory fired (a pageable copy syncs its stream anyway)
-//   right_size_mig, share_gpu  when a fix for the idle GPU fired (prefetch_input,
+//   right_size_mig, share_gpu, right_size_gpu_type  when a fix for the idle GPU fired
+//   (prefetch_input,
 //                          reduce_host_syncs, use_cuda_graphs, use_pinned_memory)
 //   share_gpu              when right_size_mig fired (MIG isolates; time-slicing is the fallback)
 void resolveConflicts(std::vector<Recommendation>& recommendations);

@@ -8,6 +8,8 @@
 // recommendations_test.cpp prints both for every run.
 #pragma once
 
+#include "advisor/gpu/gpu_type_choice.h"
+
 #include <cstdint>
 
 namespace gpuwise::advisor {
@@ -177,6 +179,10 @@ struct Thresholds {
     double min_communication_share = 0.5;
   };
   OverlapCommunication overlap_communication;
+
+  // right_size_gpu_type: the slowdown the user accepts, the memory headroom, the prices
+  // (advisor/gpu/gpu_type_choice.h says why each default is what it is).
+  GpuTypeOptions gpu_type;
 
   // Findings whose expected saving is below this share of step (or GPU) time are notes, not
   // recommendations: under 2% a code change rarely repays the engineer's time, and the estimate's

@@ -55,7 +55,8 @@ inline std::vector<std::string> adviceInvariantViolations(const Json& report,
       bound = ref > 0 ? s.at("memcpy").at("pageable_seconds").get<double>() / ref : -1.0;
     } else if (part == "busy" || part == "busy.fp32_matmul") {
       bound = span > 0 ? number(s, "gpu_busy_seconds") / span : -1.0;
-    } else if (part == "communication.wait" || part == "communication.exposed") {
+    } else if (part == "communication.wait" || part == "communication.exposed" ||
+               part == "gpu.class") {
       const double ref = ex.at("reference_seconds").get<double>();
       bound = ref > 0 ? ex.at("seconds").get<double>() / ref : -1.0;
     } else if (part != "gpu.unused" && !risk) {
