@@ -1,6 +1,7 @@
 #include "advisor/cost/energy_cost.h"
 
 #include "advisor/cost/board_power.h"
+#include "advisor/cost/gpu_prices.h"
 #include "advisor/report/format.h"
 
 #include <algorithm>

@@ -93,4 +93,9 @@ EnergyMeter& energyMeter() {
   return *meter;
 }
 
+namespace {
+// The meter starts when the library loads (the simulated driver's start), not at its first read.
+[[maybe_unused]] const bool kMeterStarted = (energyMeter(), true);
+} // namespace
+
 } // namespace gpuwise::sim

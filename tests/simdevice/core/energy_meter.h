@@ -7,7 +7,7 @@
 //   energy_mj(t) = kEnergyBaseMj + idle_W x (t - t0) / 1e6 + (busy_W - idle_W) x busy_ns(t0, t) /
 //   1e6
 //
-// with t0 the meter's start (the process's first use of the simulator) and times in ns. The base
+// with t0 the meter's start (when libgwsim_core loaded) and times in ns. The base
 // stands for the energy since the driver loaded, so a reader must take differences, as on a real
 // GPU. Power (milliwatts) is the mean draw since the previous power read of the device (since t0 on
 // the first), so summing power x interval over consecutive reads gives the counter's difference.
