@@ -18,7 +18,7 @@ void fold(NvmlDeviceFigures& into, const NvmlDeviceFigures& o, uint64_t& util_n_
           uint64_t util_n_other) {
   if (into.uuid.empty()) into.uuid = o.uuid;
   // Windows of one stream arrive in any order: the earlier stretch first.
-  if (o.energy.power_first_time && o.energy.power_first_time < into.energy.power_first_time) {
+  if (o.energy.firstTime() && o.energy.firstTime() < into.energy.firstTime()) {
     EnergyReadings later = into.energy;
     into.energy = o.energy;
     into.energy.append(later);
@@ -96,6 +96,13 @@ void EnergyReadings::append(const EnergyReadings& later) {
   power_samples += later.power_samples;
   sm_clock_max_mhz = std::max(sm_clock_max_mhz, later.sm_clock_max_mhz);
   memory_clock_max_mhz = std::max(memory_clock_max_mhz, later.memory_clock_max_mhz);
+}
+
+model::TimeNs EnergyReadings::firstTime() const {
+  model::TimeNs t = 0;
+  if (counter_first_mj >= 0) t = counter_first_time;
+  if (power_first_mw >= 0 && (t == 0 || power_first_time < t)) t = power_first_time;
+  return t;
 }
 
 std::optional<double> EnergyReadings::joules() const {

@@ -32,6 +32,8 @@ struct EnergyReadings {
   int32_t sm_clock_max_mhz = -1, memory_clock_max_mhz = -1;
 
   void add(const model::PowerSample& s); // in time order
+  // The first reading's time (counter or power); 0 without readings.
+  model::TimeNs firstTime() const;
   // This stretch followed by `later` (a later window of the same device).
   void append(const EnergyReadings& later);
   // The counter's difference when it was read twice; else the integral of two or more power
