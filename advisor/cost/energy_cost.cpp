@@ -5,6 +5,7 @@
 #include "advisor/report/format.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 namespace gpuwise::advisor {
 namespace {
@@ -13,11 +14,25 @@ using json = nlohmann::ordered_json;
 
 constexpr double kJoulesPerKwh = 3.6e6;
 
-std::string gpuName(const CollectionResult& c, int64_t pid, uint32_t index) {
+const model::DeviceInfo* deviceInfo(const CollectionResult& c, int64_t pid, uint32_t index) {
   for (const auto& g : c.gpus)
     if (g.info.index == index && std::find(g.pids.begin(), g.pids.end(), pid) != g.pids.end())
-      return g.info.name;
-  return {};
+      return &g.info;
+  return nullptr;
+}
+
+std::string gpuName(const CollectionResult& c, int64_t pid, uint32_t index) {
+  const auto* info = deviceInfo(c, pid, index);
+  return info ? info->name : std::string();
+}
+
+// A MIG slice's share of its GPU's board power: its compute slices ("3g.40gb": 3) of the 7 an
+// A100 / H100 / H200 has. 1 for a whole GPU.
+double migShare(const model::DeviceInfo* info) {
+  constexpr double kComputeSlices = 7.0;
+  if (!info || info->mig_profile.empty()) return 1.0;
+  const int slices = std::atoi(info->mig_profile.c_str());
+  return slices > 0 && slices <= 7 ? slices / kComputeSlices : 1.0;
 }
 
 json orNull(const std::optional<double>& v) {
@@ -56,13 +71,14 @@ void estimate(const JobAnalysis& a, JobEnergy& job) {
     e.pid = t.pid;
     e.rank = t.rank;
     e.device = t.device;
-    e.gpu_name = gpuName(a.collection, t.pid, t.device);
+    const model::DeviceInfo* info = deviceInfo(a.collection, t.pid, t.device);
+    e.gpu_name = info ? info->name : std::string();
     e.busy_seconds = toSeconds(t.busy_ns);
     e.source = "estimate";
     if (auto p = boardPowerOf(e.gpu_name)) {
-      e.board_power_watts = p->watts;
+      e.board_power_watts = p->watts * migShare(info);
       e.board_model = std::string(p->model);
-      e.joules = p->watts * e.busy_seconds;
+      e.joules = *e.board_power_watts * e.busy_seconds;
       total += *e.joules;
     } else {
       all = false;

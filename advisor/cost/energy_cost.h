@@ -10,7 +10,8 @@
 //               power (board_power.h) x its GPU busy time (the union of kernel, copy and memset
 //               intervals) ("estimate"). Idle draw is left out and a busy GPU rarely draws its
 //               full board power: the two err in opposite directions, and the report says that
-//               the figure is an estimate. Unknown when a GPU's model is not in the table or
+//               the figure is an estimate. A MIG slice counts its share of the board: its compute
+//               slices of seven ("3g.40gb": 3/7). Unknown when a GPU's model is not in the table or
 //               the trace has no GPU timestamps.
 //   per step    energy / steps per process (summary.steps.count / processes with steps), when
 //               steps are known: the energy of all the job's GPUs for one training step.
@@ -50,7 +51,7 @@ struct DeviceEnergy {
   std::string source;                      // "nvml", "nvml_power", "estimate", "" unknown
   std::optional<double> joules;            // nullopt unknown
   std::optional<double> mean_power_watts;  // NVML's mean reading (measured devices)
-  std::optional<double> board_power_watts; // the table's figure (estimated devices)
+  std::optional<double> board_power_watts; // the table's figure (a MIG slice: its share)
   std::string board_model;                 // the table row used
   double busy_seconds = 0.0;               // GPU busy time (the estimate's basis)
 };

@@ -63,10 +63,10 @@ template <class Tile> void energyTile(const json& r, Tile& tile) {
   auto joules = jsonNumber(r, {"energy", "joules"});
   if (!joules) return;
   const std::string source = jsonString(r, {"energy", "source"});
-  std::string note = source == "estimate" ? "ESTIMATE: board power x GPU busy time (no NVML)"
-                     : source == "nvml_power"
-                         ? "NVML power readings, integrated (no energy counter)"
-                         : "NVML energy counter";
+  std::string note =
+      source == "estimate"     ? "ESTIMATE: board power x GPU busy time (NVML did not measure it)"
+      : source == "nvml_power" ? "NVML power readings, integrated (no energy counter)"
+                               : "NVML energy counter";
   if (auto per_step = jsonNumber(r, {"energy", "joules_per_step"}))
     note += "; " + formatEnergy(*per_step) + " per step";
   if (auto cost = jsonNumber(r, {"energy", "cost"}))

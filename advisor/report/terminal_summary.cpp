@@ -441,7 +441,8 @@ std::string energyLine(const JobAnalysis& a, std::optional<double> price_kwh) {
   std::string s = "  energy " + formatEnergy(*e.joules);
   if (e.source == "nvml") s += " (NVML energy counter)";
   if (e.source == "nvml_power") s += " (NVML power readings, integrated: no energy counter)";
-  if (e.source == "estimate") s += " (ESTIMATE: board power x GPU busy time; no NVML)";
+  if (e.source == "estimate")
+    s += " (ESTIMATE: board power x GPU busy time; NVML did not measure it)";
   if (e.joules_per_step) s += ", " + formatEnergy(*e.joules_per_step) + "/step";
   if (e.cost) s += ", " + formatMoney(*e.cost) + " at " + formatMoney(e.price_kwh) + "/kWh";
   return s;

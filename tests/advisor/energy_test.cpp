@@ -144,6 +144,13 @@ TEST_CASE("job energy: without NVML readings, board power x busy time, labelled 
   CHECK(j["energy"]["estimated"] == true);
   CHECK(j["energy"]["devices"][0]["board_model"] == "H100 SXM");
 
+  // A MIG slice: its share of the board, 3 compute slices of 7.
+  t.processes[0].devices[0].mig_profile = "3g.40gb";
+  JobEnergy slice = computeJobEnergy(analyzeJob(t));
+  CHECK(*slice.joules == Approx(700.0 * 3 / 7));
+  CHECK(*slice.devices[0].board_power_watts == Approx(300.0));
+  t.processes[0].devices[0].mig_profile.clear();
+
   // A GPU the table does not know: unknown, and named.
   t.processes[0].devices[0].name = "Mystery GPU";
   JobEnergy unknown = computeJobEnergy(analyzeJob(t));
