@@ -137,3 +137,14 @@ TEST_CASE("without NVML the energy is the board-power estimate, labelled as one"
   CHECK(contains(err, "ESTIMATE: board power x GPU busy time"));
   CHECK(contains(readFile(dir / "estimate.html"), "GPU energy (estimate)"));
 }
+
+TEST_CASE("a MIG slice, whose NVML has no counter nor power: its share of the board, estimated") {
+  TempDir dir;
+  json report = runSample(dir, {"GWSIM_MIG_PROFILE=1g.18gb"}, "slice");
+  const json& s = report["summary"];
+  INFO(report["energy"].dump(2));
+  CHECK(s["energy_source"] == "estimate");
+  CHECK(report["energy"]["devices"][0]["board_power_watts"] == Approx(kH200BoardWatts / 7));
+  CHECK(s["energy_joules"].get<double>() ==
+        Approx(kH200BoardWatts / 7 * s["gpu_busy_seconds"].get<double>()));
+}
