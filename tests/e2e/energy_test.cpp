@@ -5,7 +5,8 @@
 //     (GWSIM_NVML_ENERGY_LOG), read here independently of the shim, the wire and the advisor; and
 //     the counter's growth agrees with the simulated device's formula (energy_meter.h);
 //   - without it (GWSIM_NVML_ENERGY=0): the power readings integrated, labelled "nvml_power";
-//   - without NVML (GWSIM_NVML=0): the estimate, board power x busy time, labelled "estimate".
+//   - without NVML (GWSIM_NVML=0): the estimate, board power x busy time, labelled "estimate";
+//   - on a MIG slice (GWSIM_MIG_PROFILE): NVML measures nothing; the slice's share, estimated.
 #include "tests/e2e/e2e_support.h"
 
 #include <catch2/catch.hpp>
