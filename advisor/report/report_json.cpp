@@ -754,6 +754,8 @@ nlohmann::ordered_json buildReportJson(const ReportInput& in, const ReportOption
     // device_samples: NVML's figures per (process, device); present only when the shim sampled.
     json arr = json::array();
     auto bytes = [](int64_t v) { return v < 0 ? json(nullptr) : json(v); };
+    auto clock = [](int32_t v) { return v < 0 ? json(nullptr) : json(v); };
+    auto optionalJson = [](std::optional<double> v) { return v ? json(*v) : json(nullptr); };
     for (const auto& d : a.nvml.devices)
       arr.push_back(
           {{"pid", d.pid},
@@ -764,7 +766,10 @@ nlohmann::ordered_json buildReportJson(const ReportInput& in, const ReportOption
            {"device_used_peak_bytes", bytes(d.device_used_peak_bytes)},
            {"device_total_bytes", bytes(d.device_total_bytes)},
            {"gpu_utilization_ratio",
-            d.gpu_utilization_mean < 0 ? json(nullptr) : json(d.gpu_utilization_mean / 100.0)}});
+            d.gpu_utilization_mean < 0 ? json(nullptr) : json(d.gpu_utilization_mean / 100.0)},
+           {"mean_power_watts", optionalJson(d.energy.meanPowerWatts())},
+           {"sm_clock_max_mhz", clock(d.energy.sm_clock_max_mhz)},
+           {"memory_clock_max_mhz", clock(d.energy.memory_clock_max_mhz)}});
     r["device_samples"] = std::move(arr);
   }
   r["occupancy"] = occupancyDetail(a.kernels.occupancy);

@@ -84,6 +84,12 @@ TEST_CASE("a live run's energy is its NVML counter's difference over the run") {
   CHECK(s["energy_source"] == "nvml");
   CHECK(s["energy_joules"].get<double>() == Approx(counted_joules).margin(1e-9));
   CHECK(report["energy"]["estimated"] == false);
+  // The clocks and power NVML reported, beside the memory figures (the h200 model's clocks).
+  const json& nvml = report["device_samples"][0];
+  CHECK(nvml["sm_clock_max_mhz"] == 1980);
+  CHECK(nvml["memory_clock_max_mhz"] == 3201);
+  CHECK(nvml["mean_power_watts"].get<double>() > kIdleWatts);
+  CHECK(nvml["mean_power_watts"].get<double>() < kBusyWatts);
 
   // The counter grew as the simulated device says: idle power over the window between the reads
   // plus (busy - idle) power over the busy time inside it, which is at most the run's busy time.
