@@ -313,7 +313,7 @@ void Drain::sampleDevices(bool final, int64_t now) {
   // The first cycle samples at once; then every interval, and once more at the final flush.
   if (!final && last_device_sample_ != 0 && now - last_device_sample_ < interval) return;
   last_device_sample_ = now;
-  deps_.sample_devices(now, pending_.device_samples);
+  deps_.sample_devices(now, pending_.device_samples, pending_.power_samples);
 }
 
 void Drain::govern(int64_t now) {

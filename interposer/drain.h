@@ -66,7 +66,10 @@ struct DrainDeps {
   bool launches_covered = false;
   // Appends NVML samples of the process's devices (drain thread; may take milliseconds). Null:
   // no device samples.
-  std::function<void(int64_t now, std::vector<model::DeviceSample>& out)> sample_devices;
+  // no device samples. `power`: their energy counters, power and clocks, one per device.
+  std::function<void(int64_t now, std::vector<model::DeviceSample>& out,
+                     std::vector<model::PowerSample>& power)>
+      sample_devices;
   // Called on the drain thread once CUPTI has been handed over (yieldCupti), with the drain's
   // clock: the session's tier becomes the interposer's from here on.
   std::function<void(int64_t now)> on_cupti_released;

@@ -73,9 +73,10 @@ void knowDevices(Session& s) {
   s.nvml = std::move(monitor);
 }
 
-void sampleDevices(Session& s, int64_t now, std::vector<model::DeviceSample>& out) {
+void sampleDevices(Session& s, int64_t now, std::vector<model::DeviceSample>& out,
+                   std::vector<model::PowerSample>& power) {
   knowDevices(s);
-  if (s.nvml) s.nvml->sample(now, uint32_t(getpid()), out);
+  if (s.nvml) s.nvml->sample(now, uint32_t(getpid()), out, power);
 }
 
 transport::Hello makeHello(Session& s) {
@@ -173,8 +174,9 @@ DrainDeps drainDepsFor(Session* s, profiler::Clock& clock, bool launches_covered
     return g_deps->make_sink(*g_config, names, s->id, int64_t(getpid()));
   };
   d.make_hello = [s] { return makeHello(*s); };
-  d.sample_devices = [s](int64_t now, std::vector<model::DeviceSample>& out) {
-    sampleDevices(*s, now, out);
+  d.sample_devices = [s](int64_t now, std::vector<model::DeviceSample>& out,
+                         std::vector<model::PowerSample>& power) {
+    sampleDevices(*s, now, out, power);
   };
   d.on_cupti_released = [s](int64_t now) { noteCuptiHandedOver(*s, now); };
   d.resolver = resolveName;

@@ -326,4 +326,27 @@ template <> struct RecordWire<model::Collective> {
   }
 };
 
+template <> struct RecordWire<model::PowerSample> {
+  using Event = wire::PowerSampleEvent;
+  static auto of(const wire::Batch& b) { return b.power_samples(); }
+  static void addTo(wire::BatchBuilder& b,
+                    flatbuffers::Offset<flatbuffers::Vector<const Event*>> v) {
+    b.add_power_samples(v);
+  }
+  static Event toWire(const model::PowerSample& p) {
+    return Event(p.time, p.energy_mj, p.device, p.power_mw, p.sm_clock_mhz, p.memory_clock_mhz);
+  }
+  static const char* problem(const Event&) { return nullptr; }
+  static model::PowerSample fromWire(const Event& e) {
+    model::PowerSample p;
+    p.time = e.time();
+    p.device = e.device();
+    p.energy_mj = e.energy_mj();
+    p.power_mw = e.power_mw();
+    p.sm_clock_mhz = e.sm_clock_mhz();
+    p.memory_clock_mhz = e.memory_clock_mhz();
+    return p;
+  }
+};
+
 } // namespace gpuwise::transport

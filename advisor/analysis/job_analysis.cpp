@@ -42,6 +42,7 @@ Span recordSpan(const model::ProcessTrace& p) {
     // NVML samples and cuBLAS calls do not extend the span: the samples mark the sampler's ticks,
     // not work, and a cuBLAS call's work is its kernels, which do.
     if constexpr (!std::is_same_v<Record, model::DeviceSample> &&
+                  !std::is_same_v<Record, model::PowerSample> &&
                   !std::is_same_v<Record, model::BlasCall>)
       for (const auto& r : column)
         addRecord(s, r);

@@ -124,8 +124,9 @@ bool writeReports(std::vector<PodAnalysis>& reports, const AdvisorOptions& o, Cl
       ranks.push_back(p.rank);
     // gpuwise-report.json without a job name (sidecar_report_name.h).
     const std::string base = sidecarReportBaseName(sidecarJob(), ranks, sidecarRank()) + suffix;
-    ReportTargets targets{
-        (dir / (base + ".json")).string(), (dir / (base + ".html")).string(), {o.gpu_hour_price}};
+    ReportTargets targets{(dir / (base + ".json")).string(),
+                          (dir / (base + ".html")).string(),
+                          {o.gpu_hour_price, o.energy_price}};
     targets.advice_floor = o.advice.floor;
     targets.gpu_type = o.advice.gpu_type;
     targets.verbose = o.advice.verbose;

@@ -32,6 +32,16 @@ CLI::Option* addPriceOption(CLI::App* cmd, double& price) {
       ->check(CLI::PositiveNumber);
 }
 
+// --energy-price on the commands that write reports: USD per kWh for the report's energy cost
+// (advisor/cost/energy_cost.h; default kDefaultEnergyPriceKwh).
+void addEnergyPriceOption(CLI::App* cmd, std::optional<double>& price) {
+  cmd->add_option_function<double>(
+         "--energy-price", [&price](const double& v) { price = v; },
+         "Price of one kWh of electricity in USD for the report's energy cost (default: 0.13, "
+         "a U.S. commercial-sector average)")
+      ->check(CLI::PositiveNumber);
+}
+
 // --advice-floor and --verbose on the commands that write reports.
 void addAdviceOptions(CLI::App* cmd, AdviceCli& advice) {
   cmd->add_option("--advice-floor", advice.floor,
@@ -104,6 +114,7 @@ void addRunCommand(CLI::App& app, RunCli& run) {
                  ->capture_default_str();
   run.cmd->add_option("--trace", o.trace, "Record the run into this .gwt file");
   run.price_given = addPriceOption(run.cmd, run.price);
+  addEnergyPriceOption(run.cmd, o.energy_price);
   addAdviceOptions(run.cmd, o.advice);
   run.cmd->add_option("CMD", o.command, "The command to profile, after --")->required();
 }
@@ -128,6 +139,7 @@ void addAdvisorCommand(CLI::App& app, AdvisorCli& advisor) {
   advisor.cmd->add_option("--report-dir", o.report_dir, "Directory for the reports")
       ->capture_default_str();
   advisor.price_given = addPriceOption(advisor.cmd, advisor.price);
+  addEnergyPriceOption(advisor.cmd, o.energy_price);
   addAdviceOptions(advisor.cmd, o.advice);
   advisor.budget_given =
       advisor.cmd
@@ -157,6 +169,7 @@ void addReportCommand(CLI::App& app, ReportCli& report) {
   report.cmd->add_option("--json", o.json, "JSON report path");
   report.cmd->add_option("--html", o.html, "HTML report path");
   report.price_given = addPriceOption(report.cmd, report.price);
+  addEnergyPriceOption(report.cmd, o.energy_price);
   addAdviceOptions(report.cmd, o.advice);
 }
 

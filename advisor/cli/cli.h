@@ -6,7 +6,7 @@
 //   gpuwise advisor --listen EP [--report-dir DIR] [--gpu-hour-price USD]
 //   gpuwise report INPUT... [--json F] [--html F] [--gpu-hour-price USD]
 //                                               INPUT: .gwt, or Kineto .json / .json.gz
-//   (run, advisor and report also take --advice-floor RATIO and --verbose)
+//   (run, advisor and report also take --advice-floor RATIO, --verbose and --energy-price USD)
 //   gpuwise export --format chrome INPUT... -o OUT.json
 //   gpuwise diff BASE.json NEW.json [--json F] [--threshold R]
 //   gpuwise webhook --tls-cert F --tls-key F [--listen ADDR] [--image IMG] ...

@@ -39,6 +39,7 @@ struct RunOptions {
   std::vector<std::string> command;
   bool report_paths_given = false;
   std::optional<double> gpu_hour_price; // --gpu-hour-price: overrides the price table
+  std::optional<double> energy_price;   // --energy-price: USD per kWh
   // --nvtx: NVTX_INJECTION64_PATH=libcupti.so.13 (unless set), so CUPTI receives NVTX ranges.
   // Opt-in: CUPTI 13.0's NVTX handler segfaults in nvtxNameOsThreadA (NVIDIA/NVTX#125).
   bool nvtx = false;
@@ -51,6 +52,7 @@ struct AdvisorOptions {
   std::string metrics_addr;
   std::string report_dir = ".";
   std::optional<double> gpu_hour_price;
+  std::optional<double> energy_price;
   // --memory-budget-mb, else GPUWISE_MEMORY_BUDGET_MB, else IngestServer's default (1 GiB).
   std::optional<uint64_t> memory_budget_mb;
   AdviceCli advice;
@@ -62,6 +64,7 @@ struct ReportOptionsCli {
   std::string json; // empty: gpuwise-report.json unless only --html was given
   std::string html;
   std::optional<double> gpu_hour_price;
+  std::optional<double> energy_price;
   AdviceCli advice;
 };
 int reportCommand(const ReportOptionsCli& options, CliIo io);

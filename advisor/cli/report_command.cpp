@@ -72,6 +72,7 @@ int reportCommand(const ReportOptionsCli& o, CliIo io) {
   targets.json_path = o.json;
   targets.html_path = o.html;
   targets.cost.gpu_hour_price = o.gpu_hour_price;
+  targets.cost.energy_price_kwh = o.energy_price;
   targets.advice_floor = o.advice.floor;
   targets.gpu_type = o.advice.gpu_type;
   targets.verbose = o.advice.verbose;

@@ -24,6 +24,7 @@ bool produceReport(const JobAnalysis& analysis, const ReportTargets& targets, st
   TerminalOptions terminal;
   terminal.verbose = targets.verbose;
   terminal.advice_floor = targets.advice_floor;
+  terminal.energy_price_kwh = targets.cost.energy_price_kwh;
   const TerminalStyle style = targets.terminal.value_or(terminalStyleFor(descriptorOf(summary)));
   terminal.width = style.width;
   terminal.colour = style.colour;

@@ -201,7 +201,7 @@ int runCommand(const RunOptions& o, CliIo io) {
   if (!o.trace.empty()) analysis.source.files.push_back(o.trace);
   if (tee_failed) logLine(io.err, "run", o.trace + ": write failed; the recording is incomplete");
   analysis.wall_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(exited - started).count();
-  ReportTargets targets{o.report_json, o.report_html, {o.gpu_hour_price}};
+  ReportTargets targets{o.report_json, o.report_html, {o.gpu_hour_price, o.energy_price}};
   targets.advice_floor = o.advice.floor;
   targets.gpu_type = o.advice.gpu_type;
   targets.verbose = o.advice.verbose;

@@ -30,7 +30,8 @@
 namespace gpuwise::advisor {
 
 struct CostOptions {
-  std::optional<double> gpu_hour_price; // --gpu-hour-price: overrides the table for every GPU
+  std::optional<double> gpu_hour_price;   // --gpu-hour-price: overrides the table for every GPU
+  std::optional<double> energy_price_kwh; // --energy-price: USD per kWh (energy_cost.h)
 };
 
 struct DeviceCost {

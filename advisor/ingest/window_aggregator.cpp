@@ -39,6 +39,9 @@ TimeNs keyOf(const model::Range& r) {
 TimeNs keyOf(const model::DeviceSample& s) {
   return s.time;
 }
+TimeNs keyOf(const model::PowerSample& s) {
+  return s.time;
+}
 // A cuBLAS call with the kernels it launched: the kernels are owned by their GPU start, shortly
 // after the call; one cut between them (rare: a window holds ~250k events) loses that call's
 // comparison, not its count.

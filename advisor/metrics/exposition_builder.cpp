@@ -55,6 +55,10 @@ constexpr Family kMemoryPeak{"gpuwise_memory_peak_bytes", "gauge",
                              "connected."};
 constexpr Family kDeviceMemory{"gpuwise_device_memory_bytes", "gauge",
                                "Memory of the GPU or MIG instance this process uses."};
+constexpr Family kEnergy{"gpuwise_energy_joules_total", "counter",
+                         "Energy the GPU used since this process connected, from NVML's total "
+                         "energy counter (or its power readings, integrated, where the GPU has no "
+                         "counter); the whole GPU's, other processes on it included."};
 constexpr Family kStepDuration{"gpuwise_step_duration_seconds", "histogram",
                                "Duration of the training steps of this process; the step source "
                                "is in gpuwise_info."};
@@ -308,6 +312,14 @@ void writeMemory(Exposition& e) {
            });
 }
 
+// GPU energy, where NVML measured it (absent, not zero, without NVML power readings).
+void writeEnergy(Exposition& e) {
+  e.perGpu(kEnergy,
+           [&](FamilyWriter& w, const ProcessFigures&, const DeviceFigures& g, const Labels& l) {
+             if (g.energy_joules) e.counter(w, kEnergy, l, *g.energy_joules);
+           });
+}
+
 // The step duration histogram, once steps are recognised.
 void writeStepDurations(Exposition& e) {
   e.perProcess(kStepDuration, [&](FamilyWriter& w, const ProcessFigures& p, const Labels& l) {
@@ -531,6 +543,7 @@ std::string ExpositionBuilder::build(const JobFigures& job, const AdvisorFigures
   writeCopies(e, kCopySeconds, false);
   writeHostWaits(e);
   writeMemory(e);
+  writeEnergy(e);
   writeStepDurations(e);
   writeRankFigures(e);
   writeEventCounts(e);

@@ -64,6 +64,8 @@ ProcessFigures processFigures(StreamAnalysis& s) {
     g.memory_used_bytes = agg.memoryUsedBytes();
     for (const auto& m : a.memory.devices)
       if (m.device == d) g.memory_peak_bytes = m.peak_bytes;
+    for (const auto& n : a.nvml.devices)
+      if (n.device == d) g.energy_joules = n.energy.joules();
     f.gpus.push_back(std::move(g));
   }
   return f;

@@ -34,6 +34,9 @@ struct DeviceFigures {
   CopyResult copies;                         // this device's copies only
   std::optional<uint64_t> memory_used_bytes; // latest reserved sample, else net allocations
   std::optional<uint64_t> memory_peak_bytes;
+  // NVML's energy counter's difference (or integrated power) since the process connected: the
+  // whole GPU's; absent without NVML power readings.
+  std::optional<double> energy_joules;
 };
 
 struct ProcessFigures {

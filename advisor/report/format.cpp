@@ -40,4 +40,12 @@ std::string formatBytes(uint64_t bytes) {
   return formatSignificant(b / 1e12) + " TB";
 }
 
+std::string formatEnergy(double joules) {
+  double a = std::fabs(joules);
+  if (a < 1e3) return formatSignificant(joules) + " J";
+  if (a < 1e6) return formatSignificant(joules / 1e3) + " kJ";
+  if (a < 1e9) return formatSignificant(joules / 1e6) + " MJ";
+  return formatSignificant(joules / 1e9) + " GJ";
+}
+
 } // namespace gpuwise::advisor

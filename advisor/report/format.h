@@ -18,6 +18,8 @@ std::string formatPercent(double ratio);
 std::string formatDuration(model::TimeNs ns);
 // Decimal bytes: "512 B", "1.50 MB", "2.15 GB".
 std::string formatBytes(uint64_t bytes);
+// Energy with a unit: "812 J", "1.02 kJ", "3.40 MJ"; a kWh is 3.6 MJ.
+std::string formatEnergy(double joules);
 
 inline double toSeconds(model::TimeNs ns) {
   return static_cast<double>(ns) / 1e9;

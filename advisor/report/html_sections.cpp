@@ -58,6 +58,23 @@ void moreLine(std::ostream& o, size_t total, const char* what) {
       << " are in the JSON report (timeline_series).</p>\n";
 }
 
+// The energy tile: measured by NVML, or an estimate labelled as one (advisor/cost/energy_cost.h).
+template <class Tile> void energyTile(const json& r, Tile& tile) {
+  auto joules = jsonNumber(r, {"energy", "joules"});
+  if (!joules) return;
+  const std::string source = jsonString(r, {"energy", "source"});
+  std::string note =
+      source == "estimate"     ? "ESTIMATE: board power x GPU busy time (NVML did not measure it)"
+      : source == "nvml_power" ? "NVML power readings, integrated (no energy counter)"
+                               : "NVML energy counter";
+  if (auto per_step = jsonNumber(r, {"energy", "joules_per_step"}))
+    note += "; " + formatEnergy(*per_step) + " per step";
+  if (auto cost = jsonNumber(r, {"energy", "cost"}))
+    note += "; " + formatMoney(*cost) + " at " +
+            formatMoney(jsonNumber(r, {"energy", "price_per_kwh"}).value_or(0)) + "/kWh";
+  tile(source == "estimate" ? "GPU energy (estimate)" : "GPU energy", formatEnergy(*joules), note);
+}
+
 } // namespace
 
 void htmlVerdictSection(std::ostream& o, const ReportJson& r) {
@@ -101,6 +118,7 @@ void htmlVerdictSection(std::ostream& o, const ReportJson& r) {
     tile("Cost of idle GPU time", "unknown",
          price ? "idle time not measured" : "GPU model not priced: use --gpu-hour-price");
   }
+  energyTile(r, tile);
   std::string best;
   if (rec_count > 0)
     best = "best saves ~" + formatPercent((*recs)[0].value("expected_saving_ratio", 0.0));

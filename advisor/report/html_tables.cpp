@@ -236,6 +236,12 @@ void htmlRecommendationsSection(std::ostream& o, const ReportJson& r) {
         o << "<p class=\"cost\">" << esc(line) << "</p>\n";
       }
     }
+    if (auto joules = jsonNumber(rec, {"energy_saving_joules"})) {
+      std::string line = "Energy share: " + formatEnergy(*joules);
+      if (auto money = jsonNumber(rec, {"energy_saving_cost"}))
+        line += " (" + formatMoney(*money) + ")";
+      o << "<p class=\"cost\">" << esc(line) << " of this run's GPU energy.</p>\n";
+    }
     if (auto share = jsonNumber(rec, {"explains", "share"}))
       o << "<p>Explains <code>" << esc(jsonString(rec, {"explains", "part"}))
         << "</code>: " << esc(formatPercent(*share))

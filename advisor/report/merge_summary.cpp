@@ -157,6 +157,23 @@ json mergeIdleByCause(const Summaries& s) {
   return out;
 }
 
+// summary.energy_*: the pods' energies add up (each pod's GPUs are its own); per step, the pods'
+// per-step figures add up too (the ranks of a job step together). The source is the pods' when
+// they agree, "estimate" when any pod's is one.
+void mergeEnergy(const Summaries& s, json& out) {
+  out["energy_joules"] = sum(s, "energy_joules");
+  out["energy_joules_per_step"] = sum(s, "energy_joules_per_step");
+  out["energy_cost"] = sum(s, "energy_cost");
+  std::optional<std::string> source;
+  for (const json* j : s) {
+    auto it = j->find("energy_source");
+    if (it == j->end() || !it->is_string()) continue;
+    const std::string v = it->get<std::string>();
+    if (!source || v == "estimate" || (v == "nvml_power" && *source == "nvml")) source = v;
+  }
+  out["energy_source"] = source && out["energy_joules"].is_number() ? json(*source) : json(nullptr);
+}
+
 } // namespace
 
 json mergeSummaries(const Summaries& s) {
@@ -187,6 +204,7 @@ json mergeSummaries(const Summaries& s) {
   for (const json* j : s)
     if (const json& c = member(*j, "communication"); !c.is_null()) comm.push_back(&c);
   out["communication"] = comm.empty() ? json(nullptr) : mergeCommunication(comm);
+  mergeEnergy(s, out);
   return out;
 }
 

@@ -1,5 +1,6 @@
 #include "advisor/report/report_json.h"
 
+#include "advisor/cost/energy_cost.h"
 #include "advisor/precision/precision.h"
 #include "advisor/report/format.h"
 #include "advisor/report/gpu_types_json.h"
@@ -682,6 +683,21 @@ json collection(const CollectionResult& c) {
   return j;
 }
 
+// summary.energy_*: the job's GPU energy (advisor/cost/energy_cost.h); null when unknown.
+void addEnergySummary(json& summary, const JobEnergy& e) {
+  auto orNull = [](const std::optional<double>& v) { return v ? json(*v) : json(nullptr); };
+  summary["energy_joules"] = orNull(e.joules);
+  summary["energy_source"] = e.joules ? json(e.source) : json(nullptr);
+  summary["energy_joules_per_step"] = orNull(e.joules_per_step);
+  summary["energy_cost"] = orNull(e.cost);
+}
+
+// A recommendation's share of the energy beside its share of time.
+void addEnergySaving(json& recommendation, const FindingEnergy& f) {
+  recommendation["energy_saving_joules"] = f.saving_joules ? json(*f.saving_joules) : json(nullptr);
+  recommendation["energy_saving_cost"] = f.saving_cost ? json(*f.saving_cost) : json(nullptr);
+}
+
 } // namespace
 
 const char* gpuwiseVersion() {
@@ -709,12 +725,18 @@ nlohmann::ordered_json buildReportJson(const ReportInput& in, const ReportOption
   r["summary"] = summary(a);
   r["recommendations"] = recommendations(in.recommendations);
   auto job_cost = computeJobCost(a, options.cost);
-  for (size_t i = 0; i < in.recommendations.size(); ++i)
+  auto job_energy = computeJobEnergy(a, options.cost);
+  addEnergySummary(r["summary"], job_energy);
+  for (size_t i = 0; i < in.recommendations.size(); ++i) {
     r["recommendations"][i]["cost"] = toJson(costOf(in.recommendations[i], job_cost));
+    addEnergySaving(r["recommendations"][i], energyOf(in.recommendations[i], job_energy));
+  }
   r["notes"] = recommendations(in.notes ? *in.notes : std::vector<Recommendation>{});
   if (in.notes)
-    for (size_t i = 0; i < in.notes->size(); ++i)
+    for (size_t i = 0; i < in.notes->size(); ++i) {
       r["notes"][i]["cost"] = toJson(costOf((*in.notes)[i], job_cost));
+      addEnergySaving(r["notes"][i], energyOf((*in.notes)[i], job_energy));
+    }
   r["top_kernels"] = topKernels(a.kernels, options.top_kernels);
   r["collection"] = collection(a.collection);
   r["timeline"] = timeline(a.timeline);
@@ -723,6 +745,7 @@ nlohmann::ordered_json buildReportJson(const ReportInput& in, const ReportOption
   r["host_syncs"] = hostSyncs(a.syncs);
   r["memory"] = memory(a.memory);
   r["cost"] = toJson(job_cost);
+  r["energy"] = toJson(job_energy);
   r["gpu_types"] = gpuTypesJson(compareGpuTypes(a, options.gpu_types));
   r["timeline_series"] = timelineSeriesJson(a.utilization);
   r["idle"] = idleDetail(a.timeline, options.idle);
@@ -733,6 +756,8 @@ nlohmann::ordered_json buildReportJson(const ReportInput& in, const ReportOption
     // device_samples: NVML's figures per (process, device); present only when the shim sampled.
     json arr = json::array();
     auto bytes = [](int64_t v) { return v < 0 ? json(nullptr) : json(v); };
+    auto clock = [](int32_t v) { return v < 0 ? json(nullptr) : json(v); };
+    auto optionalJson = [](std::optional<double> v) { return v ? json(*v) : json(nullptr); };
     for (const auto& d : a.nvml.devices)
       arr.push_back(
           {{"pid", d.pid},
@@ -743,7 +768,10 @@ nlohmann::ordered_json buildReportJson(const ReportInput& in, const ReportOption
            {"device_used_peak_bytes", bytes(d.device_used_peak_bytes)},
            {"device_total_bytes", bytes(d.device_total_bytes)},
            {"gpu_utilization_ratio",
-            d.gpu_utilization_mean < 0 ? json(nullptr) : json(d.gpu_utilization_mean / 100.0)}});
+            d.gpu_utilization_mean < 0 ? json(nullptr) : json(d.gpu_utilization_mean / 100.0)},
+           {"mean_power_watts", optionalJson(d.energy.meanPowerWatts())},
+           {"sm_clock_max_mhz", clock(d.energy.sm_clock_max_mhz)},
+           {"memory_clock_max_mhz", clock(d.energy.memory_clock_max_mhz)}});
     r["device_samples"] = std::move(arr);
   }
   r["occupancy"] = occupancyDetail(a.kernels.occupancy);

@@ -111,7 +111,9 @@ json mergeFindings(const std::vector<Pod>& pods, const char* key, bool drop_pod_
       auto [slot, fresh] = index.try_emplace(id, out.size());
       if (fresh) {
         json merged = rec;
-        merged.erase("cost"); // a pod's cost figures are not the job's
+        merged.erase("cost"); // a pod's cost and energy figures are not the job's
+        merged.erase("energy_saving_joules");
+        merged.erase("energy_saving_cost");
         merged["expected_saving_ratio"] = 0.0;
         merged["ranks"] = json::array();
         out.push_back(std::move(merged));
@@ -209,6 +211,21 @@ json source(const std::vector<Pod>& pods) {
   return {{"kind", "reports"}, {"simulated", simulated}, {"files", std::move(files)}};
 }
 
+// Each finding's share of the job's energy, from the merged saving and the merged energy (as
+// buildReportJson does for one report: advisor/cost/energy_cost.h).
+void addJobEnergyShares(json& r) {
+  const json& joules = r["summary"]["energy_joules"];
+  const json& cost = r["summary"]["energy_cost"];
+  for (const char* key : {"recommendations", "notes"})
+    for (json& rec : r[key]) {
+      const double ratio = std::clamp(rec.value("expected_saving_ratio", 0.0), 0.0, 1.0);
+      rec["energy_saving_joules"] =
+          joules.is_number() ? json(ratio * joules.get<double>()) : json(nullptr);
+      rec["energy_saving_cost"] =
+          cost.is_number() ? json(ratio * cost.get<double>()) : json(nullptr);
+    }
+}
+
 } // namespace
 
 bool looksLikeReportJson(const std::string& head) {
@@ -276,6 +293,7 @@ bool mergeReports(const std::vector<PodReport>& files, json* merged, std::string
     }
   r["recommendations"] = std::move(recs);
   r["notes"] = mergeFindings(pods, "notes", job_straggler_known);
+  addJobEnergyShares(r);
   r["top_kernels"] = mergeTopKernels(pods);
   std::vector<const json*> timelines;
   for (const Pod& pod : pods)

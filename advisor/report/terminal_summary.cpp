@@ -1,9 +1,11 @@
 #include "advisor/report/terminal_summary.h"
 
+#include "advisor/cost/energy_cost.h"
 #include "advisor/precision/demangle.h"
 #include "advisor/precision/precision.h"
 #include "advisor/report/format.h"
 #include "advisor/report/rank_table.h"
+#include "advisor/report/report_fields.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -430,6 +432,22 @@ std::string ranksLine(const JobAnalysis& a) {
   return s + (job.missing.size() > kShown ? ", ...)" : ")");
 }
 
+// "  energy 1.02 kJ (NVML counter), 1.02 J/step, $0.0000370 at $0.13/kWh"; the estimate says so.
+std::string energyLine(const JobAnalysis& a, std::optional<double> price_kwh) {
+  CostOptions options;
+  options.energy_price_kwh = price_kwh;
+  const JobEnergy e = computeJobEnergy(a, options);
+  if (!e.joules) return "";
+  std::string s = "  energy " + formatEnergy(*e.joules);
+  if (e.source == "nvml") s += " (NVML energy counter)";
+  if (e.source == "nvml_power") s += " (NVML power readings, integrated: no energy counter)";
+  if (e.source == "estimate")
+    s += " (ESTIMATE: board power x GPU busy time; NVML did not measure it)";
+  if (e.joules_per_step) s += ", " + formatEnergy(*e.joules_per_step) + "/step";
+  if (e.cost) s += ", " + formatMoney(*e.cost) + " at " + formatMoney(e.price_kwh) + "/kWh";
+  return s;
+}
+
 std::string collectionLine(const JobAnalysis& a) {
   const auto& c = a.collection;
   std::string s = "  collection: tier " + jobTier(c) + "; " + std::to_string(c.events) +
@@ -487,6 +505,7 @@ std::string renderTerminalSummary(const ReportInput& in, const TerminalOptions& 
     out << paint(wrap(notes, o.width), kDim, o.colour);
   line(idleLine(a));
   line(jobLine(a, o.width));
+  line(energyLine(a, o.energy_price_kwh));
   line(ranksLine(a));
   line(stepsLine(a));
   if (a.distributed.ranks.size() > 1)

@@ -23,6 +23,7 @@
 
 #include "advisor/report/report_json.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,7 @@ struct TerminalOptions {
   bool verbose = false;                   // the evidence under each recommendation
   double advice_floor = 0.02;             // named on the notes line
   std::vector<std::string> written_files; // listed on the last line
+  std::optional<double> energy_price_kwh; // --energy-price, for the energy line's cost
 };
 
 std::string renderTerminalSummary(const ReportInput& input, const TerminalOptions& options = {});

@@ -159,6 +159,20 @@ struct DeviceSample {
   int32_t memory_utilization = -1; // percent of it device memory was read or written
 };
 
+// What NVML said about a device's power at one moment, sampled with the DeviceSample of the same
+// tick. The energy counter (nvmlDeviceGetTotalEnergyConsumption) counts millijoules since the
+// driver loaded: the job's energy is the difference between two samples. Some GPUs lack it
+// (pre-Volta, some boards): energy_mj stays -1 and the advisor integrates power_mw instead.
+// Each field < 0 when NVML could not say.
+struct PowerSample {
+  TimeNs time = 0;
+  uint32_t device = 0;           // CUDA device index
+  int64_t energy_mj = -1;        // total energy counter, millijoules since driver load
+  int32_t power_mw = -1;         // board power draw, milliwatts (nvmlDeviceGetPowerUsage)
+  int32_t sm_clock_mhz = -1;     // current SM clock (NVML_CLOCK_SM)
+  int32_t memory_clock_mhz = -1; // current memory clock (NVML_CLOCK_MEM)
+};
+
 // Which cuBLAS entry point a BlasCall records.
 enum class BlasApi : uint8_t { Unknown = 0, GemmEx, GemmStridedBatchedEx, LtMatmul };
 

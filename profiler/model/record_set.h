@@ -31,14 +31,15 @@ struct RecordSet {
   std::vector<DeviceSample> device_samples; // NVML (live runs)
   std::vector<BlasCall> blas_calls;         // cuBLAS/cuBLASLt hooks (live runs)
   std::vector<Collective> collectives;      // NCCL calls (shim hooks, profiler operators)
+  std::vector<PowerSample> power_samples;   // NVML energy, power, clocks (live runs)
 
   // Every column above, once.
   static constexpr auto columns() {
     return std::tuple{
-        &RecordSet::kernels,        &RecordSet::copies,     &RecordSet::memsets,
-        &RecordSet::syncs,          &RecordSet::api_calls,  &RecordSet::allocations,
-        &RecordSet::memory_samples, &RecordSet::ranges,     &RecordSet::device_samples,
-        &RecordSet::blas_calls,     &RecordSet::collectives};
+        &RecordSet::kernels,        &RecordSet::copies,      &RecordSet::memsets,
+        &RecordSet::syncs,          &RecordSet::api_calls,   &RecordSet::allocations,
+        &RecordSet::memory_samples, &RecordSet::ranges,      &RecordSet::device_samples,
+        &RecordSet::blas_calls,     &RecordSet::collectives, &RecordSet::power_samples};
   }
 
   // f(column) for every column.

@@ -46,6 +46,9 @@ DlNvmlPort::DlNvmlPort(const char* library) {
   load(t.giById, "nvmlDeviceGetGpuInstanceById", false);
   load(t.giInfo, "nvmlGpuInstanceGetInfo", false);
   load(t.profileInfo, "nvmlDeviceGetGpuInstanceProfileInfoV", false);
+  load(t.energy, "nvmlDeviceGetTotalEnergyConsumption", false);
+  load(t.power, "nvmlDeviceGetPowerUsage", false);
+  load(t.clock, "nvmlDeviceGetClockInfo", false);
   load(t.errorString, "nvmlErrorString", false);
   t.valid = !missing;
   t_ = t;
@@ -117,6 +120,18 @@ nvmlReturn_t DlNvmlPort::gpuInstanceGetInfo(nvmlGpuInstance_t gi, nvmlGpuInstanc
 nvmlReturn_t DlNvmlPort::deviceGetGpuInstanceProfileInfoV(nvmlDevice_t d, unsigned int profile,
                                                           nvmlGpuInstanceProfileInfo_v2_t* info) {
   GPUWISE_NVML_OPTIONAL(profileInfo, d, profile, info);
+}
+
+nvmlReturn_t DlNvmlPort::deviceGetTotalEnergyConsumption(nvmlDevice_t d,
+                                                         unsigned long long* energy_mj) {
+  GPUWISE_NVML_OPTIONAL(energy, d, energy_mj);
+}
+nvmlReturn_t DlNvmlPort::deviceGetPowerUsage(nvmlDevice_t d, unsigned int* power_mw) {
+  GPUWISE_NVML_OPTIONAL(power, d, power_mw);
+}
+nvmlReturn_t DlNvmlPort::deviceGetClockInfo(nvmlDevice_t d, nvmlClockType_t type,
+                                            unsigned int* clock_mhz) {
+  GPUWISE_NVML_OPTIONAL(clock, d, type, clock_mhz);
 }
 
 const char* DlNvmlPort::errorString(nvmlReturn_t r) {

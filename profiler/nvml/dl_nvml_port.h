@@ -7,6 +7,7 @@
 // Required entry points (init, count, handle by index, UUID, name, memory): without one the port
 // is unavailable. The others (handle by UUID, utilisation, processes, MIG) are optional: a missing
 // one answers NVML_ERROR_FUNCTION_NOT_FOUND, as an old driver's NVML would.
+// The energy, power and clock entry points are optional too.
 //
 // Threads: construct on one thread; calls as NvmlPort says. The handle is never dlclose'd.
 #pragma once
@@ -48,6 +49,11 @@ public:
   nvmlReturn_t gpuInstanceGetInfo(nvmlGpuInstance_t instance, nvmlGpuInstanceInfo_t* info) override;
   nvmlReturn_t deviceGetGpuInstanceProfileInfoV(nvmlDevice_t device, unsigned int profile,
                                                 nvmlGpuInstanceProfileInfo_v2_t* info) override;
+  nvmlReturn_t deviceGetTotalEnergyConsumption(nvmlDevice_t device,
+                                               unsigned long long* energy_mj) override;
+  nvmlReturn_t deviceGetPowerUsage(nvmlDevice_t device, unsigned int* power_mw) override;
+  nvmlReturn_t deviceGetClockInfo(nvmlDevice_t device, nvmlClockType_t type,
+                                  unsigned int* clock_mhz) override;
   const char* errorString(nvmlReturn_t result) override;
 
 private:
@@ -72,6 +78,9 @@ private:
     nvmlReturn_t (*giInfo)(nvmlGpuInstance_t, nvmlGpuInstanceInfo_t*) = nullptr;
     nvmlReturn_t (*profileInfo)(nvmlDevice_t, unsigned int,
                                 nvmlGpuInstanceProfileInfo_v2_t*) = nullptr;
+    nvmlReturn_t (*energy)(nvmlDevice_t, unsigned long long*) = nullptr;
+    nvmlReturn_t (*power)(nvmlDevice_t, unsigned int*) = nullptr;
+    nvmlReturn_t (*clock)(nvmlDevice_t, nvmlClockType_t, unsigned int*) = nullptr;
     const char* (*errorString)(nvmlReturn_t) = nullptr;
     bool valid = false;
   };

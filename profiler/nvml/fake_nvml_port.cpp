@@ -197,6 +197,36 @@ nvmlReturn_t FakeNvmlPort::deviceGetGpuInstanceProfileInfoV(nvmlDevice_t h, unsi
   return NVML_SUCCESS;
 }
 
+nvmlReturn_t FakeNvmlPort::deviceGetTotalEnergyConsumption(nvmlDevice_t h,
+                                                           unsigned long long* energy_mj) {
+  ++energy_calls_;
+  Device* d = at(h);
+  if (!d || !energy_mj) return NVML_ERROR_INVALID_ARGUMENT;
+  if (d->mig) return NVML_ERROR_NOT_SUPPORTED;
+  if (d->energy_result != NVML_SUCCESS) return d->energy_result;
+  *energy_mj = d->energy_mj;
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t FakeNvmlPort::deviceGetPowerUsage(nvmlDevice_t h, unsigned int* power_mw) {
+  ++power_calls_;
+  Device* d = at(h);
+  if (!d || !power_mw) return NVML_ERROR_INVALID_ARGUMENT;
+  if (d->mig) return NVML_ERROR_NOT_SUPPORTED;
+  if (d->power_result != NVML_SUCCESS) return d->power_result;
+  *power_mw = d->power_mw;
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t FakeNvmlPort::deviceGetClockInfo(nvmlDevice_t h, nvmlClockType_t type,
+                                              unsigned int* clock_mhz) {
+  Device* d = at(h);
+  if (!d || !clock_mhz) return NVML_ERROR_INVALID_ARGUMENT;
+  if (type == NVML_CLOCK_SM) return *clock_mhz = d->sm_clock_mhz, NVML_SUCCESS;
+  if (type == NVML_CLOCK_MEM) return *clock_mhz = d->memory_clock_mhz, NVML_SUCCESS;
+  return NVML_ERROR_NOT_SUPPORTED;
+}
+
 const char* FakeNvmlPort::errorString(nvmlReturn_t r) {
   switch (r) {
   case NVML_SUCCESS: return "Success";

@@ -25,6 +25,11 @@ public:
     bool mig = false;
     int parent = -1;
     unsigned int gpu_instance = 0, compute_instance = 0, profile_id = 0;
+    // Power: the energy counter, the draw and the clocks; each read answers the current value,
+    // or the configured failure (NOT_SUPPORTED always on slices).
+    nvmlReturn_t energy_result = NVML_SUCCESS, power_result = NVML_SUCCESS;
+    unsigned long long energy_mj = 0;
+    unsigned int power_mw = 0, sm_clock_mhz = 0, memory_clock_mhz = 0;
   };
 
   // Configuration.
@@ -35,7 +40,7 @@ public:
   std::vector<nvmlGpuInstanceProfileInfo_v2_t> profiles_; // by profile index (parents only)
 
   // What the code under test did.
-  int init_calls_ = 0, shutdown_calls_ = 0, process_calls_ = 0;
+  int init_calls_ = 0, shutdown_calls_ = 0, process_calls_ = 0, energy_calls_ = 0, power_calls_ = 0;
 
   bool available() const override { return available_; }
   const char* whyUnavailable() const override { return "fake: libnvidia-ml.so.1 not loadable"; }
@@ -64,6 +69,11 @@ public:
   nvmlReturn_t gpuInstanceGetInfo(nvmlGpuInstance_t instance, nvmlGpuInstanceInfo_t* info) override;
   nvmlReturn_t deviceGetGpuInstanceProfileInfoV(nvmlDevice_t device, unsigned int profile,
                                                 nvmlGpuInstanceProfileInfo_v2_t* info) override;
+  nvmlReturn_t deviceGetTotalEnergyConsumption(nvmlDevice_t device,
+                                               unsigned long long* energy_mj) override;
+  nvmlReturn_t deviceGetPowerUsage(nvmlDevice_t device, unsigned int* power_mw) override;
+  nvmlReturn_t deviceGetClockInfo(nvmlDevice_t device, nvmlClockType_t type,
+                                  unsigned int* clock_mhz) override;
   const char* errorString(nvmlReturn_t result) override;
 
   // A profile entry as NVML's table has it ("MIG 1g.18gb").

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <utility>
 
 namespace gpuwise::profiler {
 
@@ -173,6 +174,53 @@ void NvmlMonitor::sample(model::TimeNs now, uint32_t pid, std::vector<model::Dev
     }
     out.push_back(s);
   }
+}
+
+void NvmlMonitor::sample(model::TimeNs now, uint32_t pid, std::vector<model::DeviceSample>& out,
+                         std::vector<model::PowerSample>& power) {
+  sample(now, pid, out);
+  if (!open_) return;
+  for (auto& t : tracked_)
+    power.push_back(readPower(now, t));
+}
+
+model::PowerSample NvmlMonitor::readPower(model::TimeNs now, Tracked& t) {
+  model::PowerSample p;
+  p.time = now;
+  p.device = t.cuda_index;
+  // NOT_SUPPORTED is the device's answer for good: counted once, not asked again.
+  auto unsupported = [&](nvmlReturn_t r, bool& supported, uint64_t& count) {
+    if (r != NVML_ERROR_NOT_SUPPORTED) return false;
+    supported = false;
+    ++count;
+    return true;
+  };
+  if (t.energy_supported) {
+    unsigned long long mj = 0;
+    nvmlReturn_t r = port_.deviceGetTotalEnergyConsumption(t.handle, &mj);
+    if (r == NVML_SUCCESS && mj <= uint64_t(INT64_MAX))
+      p.energy_mj = int64_t(mj);
+    else if (!unsupported(r, t.energy_supported, power_reads_.energy_not_supported))
+      ++power_reads_.errors;
+  }
+  if (t.power_supported) {
+    unsigned int mw = 0;
+    nvmlReturn_t r = port_.deviceGetPowerUsage(t.handle, &mw);
+    if (r == NVML_SUCCESS && mw <= unsigned(INT32_MAX))
+      p.power_mw = int32_t(mw);
+    else if (!unsupported(r, t.power_supported, power_reads_.power_not_supported))
+      ++power_reads_.errors;
+  }
+  for (auto [type, field] : {std::pair{NVML_CLOCK_SM, &p.sm_clock_mhz},
+                             std::pair{NVML_CLOCK_MEM, &p.memory_clock_mhz}}) {
+    unsigned int mhz = 0;
+    nvmlReturn_t r = port_.deviceGetClockInfo(t.handle, type, &mhz);
+    if (r == NVML_SUCCESS && mhz <= unsigned(INT32_MAX))
+      *field = int32_t(mhz);
+    else if (r != NVML_ERROR_NOT_SUPPORTED)
+      ++power_reads_.errors;
+  }
+  return p;
 }
 
 } // namespace gpuwise::profiler

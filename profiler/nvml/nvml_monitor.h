@@ -6,6 +6,11 @@
 // "MIG-...", the way nvidia-smi prints them), so CUDA_VISIBLE_DEVICES reordering and MIG slices
 // map right; by index only when NVML cannot look UUIDs up and the counts agree.
 //
+// Power: every sample also reads the device's energy counter, power draw and SM / memory clocks
+// into a PowerSample. A GPU without the energy counter (NVML_ERROR_NOT_SUPPORTED: pre-Volta, MIG
+// slices, some boards) is not asked again; its samples carry energy_mj = -1 and the advisor
+// integrates power_mw instead (and says so). Other failed reads leave the field at -1 and count.
+//
 // Known limit: NVML reports host pids. Inside a container with its own pid namespace the process
 // is not found in the compute-process list, and process_used_bytes stays unknown (-1).
 //
@@ -36,6 +41,13 @@ struct NvmlDeviceFacts {
   uint64_t memory_total_bytes = 0; // of the slice on MIG
 };
 
+// Failed power reads since open(), by kind.
+struct NvmlPowerReads {
+  uint64_t energy_not_supported = 0; // devices found without the energy counter (once each)
+  uint64_t power_not_supported = 0;  // devices found without power readings (once each)
+  uint64_t errors = 0;               // any other failed energy, power or clock read
+};
+
 class NvmlMonitor {
 public:
   explicit NvmlMonitor(NvmlPort& port) : port_(port) {}
@@ -53,6 +65,10 @@ public:
 
   // Appends one DeviceSample per identified device, stamped `now`. `pid`: this process.
   void sample(model::TimeNs now, uint32_t pid, std::vector<model::DeviceSample>& out);
+  // The same, and one PowerSample per identified device in `power`.
+  void sample(model::TimeNs now, uint32_t pid, std::vector<model::DeviceSample>& out,
+              std::vector<model::PowerSample>& power);
+  const NvmlPowerReads& powerReads() const { return power_reads_; }
 
   // nvmlShutdown (once; also on destruction).
   void close();
@@ -61,7 +77,9 @@ private:
   struct Tracked {
     uint32_t cuda_index;
     nvmlDevice_t handle;
+    bool energy_supported = true, power_supported = true; // until NVML says NOT_SUPPORTED
   };
+  model::PowerSample readPower(model::TimeNs now, Tracked& t);
   nvmlDevice_t match(uint32_t cuda_index, const uint8_t (&uuid)[16]);
   std::string migProfileOf(nvmlDevice_t handle, const std::string& name);
 
@@ -69,6 +87,7 @@ private:
   bool open_ = false;
   std::vector<Tracked> tracked_;
   std::vector<nvmlProcessInfo_t> processes_; // reused between samples
+  NvmlPowerReads power_reads_;
 };
 
 // "GPU-1a2b3c4d-..." from cudaDeviceProp::uuid (the prefix is "GPU" or "MIG").

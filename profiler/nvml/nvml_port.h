@@ -46,6 +46,14 @@ public:
                                           nvmlGpuInstanceInfo_t* info) = 0;
   virtual nvmlReturn_t deviceGetGpuInstanceProfileInfoV(nvmlDevice_t device, unsigned int profile,
                                                         nvmlGpuInstanceProfileInfo_v2_t* info) = 0;
+  // Millijoules since the driver loaded (Volta and newer; NOT_SUPPORTED elsewhere and on MIG
+  // slices).
+  virtual nvmlReturn_t deviceGetTotalEnergyConsumption(nvmlDevice_t device,
+                                                       unsigned long long* energy_mj) = 0;
+  // Milliwatts: on Ampere (but GA100) and newer a 1 s average, on GA100 and older instantaneous.
+  virtual nvmlReturn_t deviceGetPowerUsage(nvmlDevice_t device, unsigned int* power_mw) = 0;
+  virtual nvmlReturn_t deviceGetClockInfo(nvmlDevice_t device, nvmlClockType_t type,
+                                          unsigned int* clock_mhz) = 0;
   // Never null.
   virtual const char* errorString(nvmlReturn_t result) = 0;
 };

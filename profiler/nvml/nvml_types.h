@@ -41,6 +41,14 @@ typedef enum nvmlReturn_enum {
 #define NVML_STRUCT_VERSION(data, ver)                                                             \
   (unsigned int)(sizeof(nvml##data##_v##ver##_t) | ((ver) << 24U))
 
+// nvmlDeviceGetClockInfo's clock domains (nvmlClockType_t).
+typedef enum nvmlClockType_enum {
+  NVML_CLOCK_GRAPHICS = 0,
+  NVML_CLOCK_SM = 1,
+  NVML_CLOCK_MEM = 2,
+  NVML_CLOCK_VIDEO = 3,
+} nvmlClockType_t;
+
 typedef struct nvmlMemory_st {
   unsigned long long total;
   unsigned long long free;

@@ -108,6 +108,10 @@ metrics::JobFigures handBuiltJob() {
   model::Trace t;
   t.processes.push_back(rankProcess(100, 0));
   t.processes.push_back(rankProcess(101, 1));
+  // NVML's energy counter on rank 0's GPU: 1,234.5 J between two samples.
+  for (int64_t i = 0; i < 2; ++i)
+    t.processes[0].power_samples.push_back(
+        {.time = kT0 + i * 20 * kMs, .device = 0, .energy_mj = 9'000'000 + i * 1'234'500});
   auto job = metrics::buildMetricsInput(std::move(t), nullptr);
   Recommendation r;
   r.id = "prefetch_input";
@@ -188,8 +192,15 @@ TEST_CASE("metrics: a hand-built job exports the report's numbers") {
   CHECK(m.value("gpuwise_step_duration_seconds_bucket", plus(kRank0, {{"le", "0.01"}})) == 3);
   CHECK(m.value("gpuwise_step_duration_seconds_bucket", plus(kRank0, {{"le", "+Inf"}})) == 3);
   CHECK(m.value("gpuwise_events_dropped_total", kRank0) == 4);
-  // 3 steps of 7 records (step, loader, 2 copies, 2 kernels, sync), the D2D copy, 2 samples.
-  CHECK(m.value("gpuwise_events_total", kRank0) == 24);
+  // 3 steps of 7 records (step, loader, 2 copies, 2 kernels, sync), the D2D copy, 2 samples, 2
+  // power samples.
+  CHECK(m.value("gpuwise_events_total", kRank0) == 26);
+  CHECK(m.value("gpuwise_energy_joules_total", g0) == Approx(1234.5));
+  // Rank 1 had no NVML power readings: absent, not zero.
+  auto rank1 = kRank0;
+  rank1["rank"] = "1";
+  CHECK(m.find("gpuwise_energy_joules_total", rank1).empty());
+  CHECK(m.find("gpuwise_energy_joules_total").size() == 1);
   CHECK(m.value("gpuwise_processes", {{"namespace", "ml-team"}, {"pod", "resnet-0"}}) == 2);
   CHECK(m.value("gpuwise_recommendation_expected_saving_ratio",
                 {{"id", "prefetch_input"}, {"confidence", "medium"}}) == Approx(0.2));
@@ -210,7 +221,7 @@ TEST_CASE("metrics: a hand-built job exports the report's numbers") {
 
 TEST_CASE("metrics: the output matches the contract table of docs/metrics.md") {
   auto contract = metricsContract();
-  REQUIRE(contract.size() == 29);
+  REQUIRE(contract.size() == 30);
   metrics::ExpositionBuilder b;
   auto m = parseProm(b.build(handBuiltJob()));
   std::set<std::string> seen;

@@ -322,3 +322,29 @@ TEST_CASE("report merge: pods without ranks weigh one each; pods' stragglers giv
   REQUIRE(mergeReports({a}, &m, &error));
   CHECK(m["recommendations"].size() == 2);
 }
+
+TEST_CASE("report merge: the pods' energies add up and each finding gets the job's share") {
+  std::vector<PodReport> pods = {pod("b.json", {rankOf(2, 1.0)}, {rec("prefetch_input", 0.2)}),
+                                 pod("a.json", {rankOf(0, 1.0)}, {rec("prefetch_input", 0.4)})};
+  const char* sources[] = {"nvml", "estimate"};
+  for (size_t i = 0; i < pods.size(); ++i) {
+    json& s = pods[i].report["summary"];
+    s["energy_joules"] = 100.0 * double(i + 1);
+    s["energy_joules_per_step"] = 1.0 * double(i + 1);
+    s["energy_cost"] = 0.01 * double(i + 1);
+    s["energy_source"] = sources[i];
+    pods[i].report["recommendations"][0]["energy_saving_joules"] =
+        12345.0; // a pod's, not the job's
+  }
+  json m;
+  std::string error;
+  REQUIRE(mergeReports(pods, &m, &error));
+  CHECK(m["summary"]["energy_joules"] == Approx(300.0));
+  CHECK(m["summary"]["energy_joules_per_step"] == Approx(3.0));
+  CHECK(m["summary"]["energy_cost"] == Approx(0.03));
+  CHECK(m["summary"]["energy_source"] == "estimate"); // any pod's estimate makes the job's one
+  REQUIRE(m["recommendations"].size() == 1);
+  const double saving = m["recommendations"][0]["expected_saving_ratio"].get<double>();
+  CHECK(m["recommendations"][0]["energy_saving_joules"] == Approx(saving * 300.0));
+  CHECK(m["recommendations"][0]["energy_saving_cost"] == Approx(saving * 0.03));
+}

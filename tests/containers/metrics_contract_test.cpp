@@ -65,7 +65,7 @@ Series parseSeries(const std::string& line) {
 
 TEST_CASE("metrics contract: docs/metrics.md lists the metrics the brief asks for") {
   auto contract = metricsContract();
-  REQUIRE(contract.size() == 29);
+  REQUIRE(contract.size() == 30);
   const std::map<std::string, std::string> required = {
       {"gpuwise_gpu_busy_ratio", "gauge"},
       {"gpuwise_gpu_busy_seconds_total", "counter"},

@@ -48,7 +48,8 @@ struct Harness {
     d.cupti = cupti;
     d.cupti_port = port;
     d.unringed_drops = &unringed;
-    d.sample_devices = [](int64_t now, std::vector<model::DeviceSample>& out) {
+    d.sample_devices = [](int64_t now, std::vector<model::DeviceSample>& out,
+                          std::vector<model::PowerSample>&) {
       if (g_sampler) g_sampler(now, out);
     };
     d.make_sink = [this, setup](const model::NameTable& names) {

@@ -56,6 +56,9 @@ inline auto fields(const model::DeviceSample& d) {
   return std::tuple(d.time, d.device, d.process_used_bytes, d.device_used_bytes,
                     d.device_total_bytes, d.gpu_utilization, d.memory_utilization);
 }
+inline auto fields(const model::PowerSample& p) {
+  return std::tuple(p.time, p.device, p.energy_mj, p.power_mw, p.sm_clock_mhz, p.memory_clock_mhz);
+}
 inline auto fields(const model::BlasCall& c) {
   return std::tuple(c.start, c.end, c.thread, c.device, c.stream, int(c.api), c.a_type, c.b_type,
                     c.c_type, c.compute_type, c.scale_type, c.math_mode, c.status, c.m, c.n, c.k,
@@ -167,6 +170,14 @@ public:
             static_cast<int32_t>(u32()),
             static_cast<int32_t>(u32())};
   }
+  model::PowerSample powerSample() {
+    return {time(),
+            u32(),
+            pick() ? -1 : i64(),
+            static_cast<int32_t>(u32()),
+            static_cast<int32_t>(u32()),
+            static_cast<int32_t>(u32())};
+  }
   model::BlasCall blasCall() {
     model::BlasCall c;
     c.start = time();
@@ -229,6 +240,9 @@ public:
     return deviceSample();
   }
   model::BlasCall record(std::type_identity<model::BlasCall>, const Names&) { return blasCall(); }
+  model::PowerSample record(std::type_identity<model::PowerSample>, const Names&) {
+    return powerSample();
+  }
   model::Collective record(std::type_identity<model::Collective>, const Names&) {
     return collective();
   }

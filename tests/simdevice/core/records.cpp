@@ -1,5 +1,7 @@
 #include "tests/simdevice/core/records.h"
 
+#include "tests/simdevice/core/energy_meter.h"
+
 #include <unistd.h>
 
 #include <cstring>
@@ -7,6 +9,7 @@
 namespace gpuwise::sim {
 
 void emitKernelRecord(Activity& activity, const KernelRecordArgs& a) {
+  energyMeter().addBusy(a.where.device, a.start, a.end); // busy whether or not CUPTI records it
   CUpti_ActivityKind kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
   if (!activity.enabled(kind)) {
     kind = CUPTI_ACTIVITY_KIND_KERNEL;
@@ -48,6 +51,7 @@ void emitKernelRecord(Activity& activity, const KernelRecordArgs& a) {
 }
 
 void emitMemcpyRecord(Activity& activity, const CopyRecordArgs& a) {
+  energyMeter().addBusy(a.where.device, a.start, a.end);
   if (!activity.enabled(CUPTI_ACTIVITY_KIND_MEMCPY)) return;
   CUpti_ActivityMemcpy6 r;
   std::memset(&r, 0, sizeof(r));
@@ -73,6 +77,7 @@ void emitMemcpyRecord(Activity& activity, const CopyRecordArgs& a) {
 }
 
 void emitMemsetRecord(Activity& activity, const MemsetRecordArgs& a) {
+  energyMeter().addBusy(a.where.device, a.start, a.end);
   if (!activity.enabled(CUPTI_ACTIVITY_KIND_MEMSET)) return;
   CUpti_ActivityMemset4 r;
   std::memset(&r, 0, sizeof(r));

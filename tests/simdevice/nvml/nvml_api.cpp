@@ -9,8 +9,19 @@
 // has GPU instance 1 / compute instance 0, its own memory size, no utilisation (NOT_SUPPORTED, as
 // on real slices), and the parent's GPU-instance profile table lists the profile.
 //
+// Energy (core/energy_meter.h): the total energy counter grows with idle power all the time and
+// busy power while the device runs work; the power draw is the mean since the previous power read;
+// the clocks are the model's (cudaDeviceProp clockRate / memoryClockRate). Slices answer
+// NOT_SUPPORTED for energy and power, as on real MIG slices.
+// GWSIM_NVML_ENERGY=0: the counter is NOT_SUPPORTED (as on GPUs without it); power still works.
+// GWSIM_NVML_ENERGY_LOG=<file>: every counter read is appended to the file as one line
+// "<device> <energy_mj> <monotonic ns>", so a test can read what NVML answered independently of
+// the shim that asked.
+//
 // Types are profiler/nvml/nvml_types.h (nvml.h is not in the toolkit). Threads: any.
 #include "profiler/nvml/nvml_types.h"
+#include "tests/simdevice/core/device_model.h"
+#include "tests/simdevice/core/energy_meter.h"
 #include "tests/simdevice/core/simulator.h"
 
 #include <cstdio>
@@ -302,4 +313,42 @@ GWSIM_EXPORT nvmlReturn_t nvmlDeviceGetGpuInstanceProfileInfoV(
   info->memorySizeMB = profileBytes(p) / 1000000ull;
   std::snprintf(info->name, sizeof info->name, "MIG %s", p.c_str());
   return NVML_SUCCESS;
+}
+
+GWSIM_EXPORT nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t h,
+                                                              unsigned long long* energy) {
+  int i;
+  bool slice;
+  if (!resolve(h, &i, &slice) || !energy) return NVML_ERROR_INVALID_ARGUMENT;
+  const char* off = std::getenv("GWSIM_NVML_ENERGY");
+  if (slice || (off && std::strcmp(off, "0") == 0)) return NVML_ERROR_NOT_SUPPORTED;
+  const TimeNs now = nowNs();
+  *energy = energyMeter().energyMj(unsigned(i), simulator().model(i).key, now);
+  if (const char* log = std::getenv("GWSIM_NVML_ENERGY_LOG"); log && *log)
+    if (FILE* f = std::fopen(log, "a")) {
+      std::fprintf(f, "%d %llu %lld\n", i, *energy, static_cast<long long>(now));
+      std::fclose(f);
+    }
+  return NVML_SUCCESS;
+}
+
+GWSIM_EXPORT nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t h, unsigned int* power) {
+  int i;
+  bool slice;
+  if (!resolve(h, &i, &slice) || !power) return NVML_ERROR_INVALID_ARGUMENT;
+  if (slice) return NVML_ERROR_NOT_SUPPORTED;
+  *power = energyMeter().powerMw(unsigned(i), simulator().model(i).key, nowNs());
+  return NVML_SUCCESS;
+}
+
+GWSIM_EXPORT nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t h, nvmlClockType_t type,
+                                                 unsigned int* clock) {
+  int i;
+  bool slice;
+  if (!resolve(h, &i, &slice) || !clock) return NVML_ERROR_INVALID_ARGUMENT;
+  const DeviceModel& m = simulator().model(i);
+  if (type == NVML_CLOCK_SM || type == NVML_CLOCK_GRAPHICS)
+    return *clock = unsigned(m.clock_khz / 1000), NVML_SUCCESS;
+  if (type == NVML_CLOCK_MEM) return *clock = unsigned(m.memory_clock_khz / 1000), NVML_SUCCESS;
+  return NVML_ERROR_NOT_SUPPORTED;
 }
