@@ -5,6 +5,22 @@ set(GPUWISE_WARNINGS -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-init
 # Sanitizer flags: cmake/sanitizers.cmake (C/C++ only, never nvcc).
 include(sanitizers)
 
+# gpuwise_system_library(VAR IMPORTED_TARGET ARCHIVE): sets VAR to a link item that is
+# IMPORTED_TARGET (a shared library), except in a target whose GPUWISE_STATIC_SYSTEM_LIBS property is
+# true, where it is the static ARCHIVE (libsqlite3.a) when installed. bin/gpuwise sets it: Debian
+# links libsqlite3 and libzstd with -z now, so the loader bound their ~1,700 symbols at every start
+# of `gpuwise version`, a third of its instructions (docs/performance.md).
+function(gpuwise_system_library var imported archive)
+  string(MAKE_C_IDENTIFIER "GPUWISE_ARCHIVE_${archive}" cache)
+  find_library(${cache} ${archive})
+  if(${cache})
+    set(${var} "$<IF:$<BOOL:$<TARGET_PROPERTY:GPUWISE_STATIC_SYSTEM_LIBS>>,${${cache}},${imported}>"
+        PARENT_SCOPE)
+  else()
+    set(${var} ${imported} PARENT_SCOPE)
+  endif()
+endfunction()
+
 # gpuwise_library(NAME SOURCES ... [LIBS ...] [PRIVATE_LIBS ...]): a static, position-independent
 # library of ours, so the same objects serve the gpuwise binary, the shim and the tests. LIBS: what
 # its headers include (users get it too); PRIVATE_LIBS: what only its sources use (still linked

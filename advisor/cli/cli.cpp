@@ -97,8 +97,9 @@ struct RunCli {
   CLI::Option *json = nullptr, *html = nullptr, *price_given = nullptr;
 };
 
-void addRunCommand(CLI::App& app, RunCli& run) {
+void addRunCommand(CLI::App& app, RunCli& run, bool with_options) {
   run.cmd = app.add_subcommand("run", "Profile a command: gpuwise run [options] -- CMD [ARGS...]");
+  if (!with_options) return;
   RunOptions& o = run.options;
   run.cmd->add_flag("--simulate", o.simulate, "Run CMD against the simulated device");
   run.cmd->add_flag("--nvtx", o.nvtx,
@@ -127,9 +128,10 @@ struct AdvisorCli {
   CLI::Option *price_given = nullptr, *budget_given = nullptr;
 };
 
-void addAdvisorCommand(CLI::App& app, AdvisorCli& advisor) {
+void addAdvisorCommand(CLI::App& app, AdvisorCli& advisor, bool with_options) {
   advisor.cmd = app.add_subcommand("advisor",
                                    "Serve an endpoint until SIGINT/SIGTERM, then write the report");
+  if (!with_options) return;
   AdvisorOptions& o = advisor.options;
   advisor.cmd->add_option("--listen", o.listen, "Endpoint to bind (ipc://PATH, tcp://HOST:PORT)")
       ->required();
@@ -156,9 +158,10 @@ struct ReportCli {
   CLI::Option* price_given = nullptr;
 };
 
-void addReportCommand(CLI::App& app, ReportCli& report) {
+void addReportCommand(CLI::App& app, ReportCli& report, bool with_options) {
   report.cmd = app.add_subcommand(
       "report", "Report on recorded traces (.gwt, Kineto JSON, Nsight Systems SQLite)");
+  if (!with_options) return;
   ReportOptionsCli& o = report.options;
   report.cmd
       ->add_option("INPUT", o.inputs,
@@ -173,9 +176,10 @@ void addReportCommand(CLI::App& app, ReportCli& report) {
   addAdviceOptions(report.cmd, o.advice);
 }
 
-CLI::App* addDiffCommand(CLI::App& app, DiffOptionsCli& diff) {
+CLI::App* addDiffCommand(CLI::App& app, DiffOptionsCli& diff, bool with_options) {
   auto* diff_cmd = app.add_subcommand(
       "diff", "Compare two JSON reports; exit 1 when step time or GPU busy regressed (CI gate)");
+  if (!with_options) return diff_cmd;
   diff_cmd->add_option("BASE", diff.base, "The baseline gpuwise.report/v1 JSON")->required();
   diff_cmd->add_option("NEW", diff.next, "The report to judge against it")->required();
   diff_cmd->add_option("--json", diff.json, "Write the diff as JSON to this file");
@@ -187,8 +191,9 @@ CLI::App* addDiffCommand(CLI::App& app, DiffOptionsCli& diff) {
   return diff_cmd;
 }
 
-CLI::App* addExportCommand(CLI::App& app, ExportOptions& exp) {
+CLI::App* addExportCommand(CLI::App& app, ExportOptions& exp, bool with_options) {
   auto* export_cmd = app.add_subcommand("export", "Write recorded traces in another tool's format");
+  if (!with_options) return export_cmd;
   export_cmd
       ->add_option("--format", exp.format, "Output format: chrome (chrome://tracing, Perfetto)")
       ->capture_default_str();
@@ -199,6 +204,21 @@ CLI::App* addExportCommand(CLI::App& app, ExportOptions& exp) {
       ->required();
   export_cmd->add_option("-o,--output", exp.output, "Output file (Chrome trace JSON)")->required();
   return export_cmd;
+}
+
+// Whether to declare `command`'s options: CLI11 builds each option (names split, validators,
+// std::functions) at a cost of ~10 k instructions, and declaring all of them was a quarter of
+// `gpuwise version`'s instructions (docs/performance.md). Every command is still declared, so the
+// parse sees the same commands; only the one argv[1] names gets its options, or all of them when
+// argv[1] names none (`gpuwise --help`, a typo: the help and the error then read as before).
+bool declareOptionsOf(const char* command, int argc, const char* const* argv) {
+  static constexpr const char* kCommands[] = {"version", "run",     "advisor", "report",
+                                              "diff",    "webhook", "export"};
+  if (argc <= 1) return true;
+  const std::string_view named = argv[1];
+  for (const char* known : kCommands)
+    if (named == known) return named == command;
+  return true;
 }
 
 // CLI11 would only say "A subcommand is required" for a misspelt command: name it. False when
@@ -229,18 +249,19 @@ int runCli(int argc, const char* const* argv, CliIo io) {
   app.require_subcommand(1, 1);
 
   auto* version = app.add_subcommand("version", "Print the version");
+  auto wanted = [&](const char* command) { return declareOptionsOf(command, argc, argv); };
   RunCli run;
-  addRunCommand(app, run);
+  addRunCommand(app, run, wanted("run"));
   AdvisorCli advisor;
-  addAdvisorCommand(app, advisor);
+  addAdvisorCommand(app, advisor, wanted("advisor"));
   ReportCli report;
-  addReportCommand(app, report);
+  addReportCommand(app, report, wanted("report"));
   DiffOptionsCli diff;
-  auto* diff_cmd = addDiffCommand(app, diff);
+  auto* diff_cmd = addDiffCommand(app, diff, wanted("diff"));
   WebhookOptions webhook;
-  auto* webhook_cmd = addWebhookCommand(app, webhook);
+  auto* webhook_cmd = addWebhookCommand(app, webhook, wanted("webhook"));
   ExportOptions exp;
-  auto* export_cmd = addExportCommand(app, exp);
+  auto* export_cmd = addExportCommand(app, exp, wanted("export"));
 
   if (!knownCommand(app, argc, argv, io)) return kExitUsage;
   try {

@@ -32,8 +32,9 @@ struct WebhookOptions {
   size_t max_body_bytes = 3u << 20;
 };
 
-// Declares the subcommand and its options on `app`, bound to `options`.
-CLI::App* addWebhookCommand(CLI::App& app, WebhookOptions& options);
+// Declares the subcommand and, unless `with_options` is false (another command was named: cli.cpp),
+// its options on `app`, bound to `options`.
+CLI::App* addWebhookCommand(CLI::App& app, WebhookOptions& options, bool with_options = true);
 int webhookCommand(const WebhookOptions& options, CliIo io);
 
 // The image the webhook injects when --image is not given.

@@ -14,9 +14,10 @@ std::string defaultWebhookImage() {
   return std::string("ghcr.io/gpuwise/gpuwise:") + gpuwiseVersion();
 }
 
-CLI::App* addWebhookCommand(CLI::App& app, WebhookOptions& o) {
+CLI::App* addWebhookCommand(CLI::App& app, WebhookOptions& o, bool with_options) {
   auto* cmd = app.add_subcommand(
       "webhook", "Serve the Kubernetes mutating admission webhook over HTTPS until SIGTERM");
+  if (!with_options) return cmd;
   cmd->add_option("--listen", o.listen, "HOST:PORT, [IPV6]:PORT or :PORT")->capture_default_str();
   cmd->add_option("--tls-cert", o.tls_cert, "PEM certificate (chain) file")->required();
   cmd->add_option("--tls-key", o.tls_key, "PEM private key file")->required();

@@ -5,7 +5,8 @@
 //            (file end: metadata text)  ──────────────▶          finish() -> ProcessTrace
 //
 // Errors on either side stop both: the reader posts an Error item; the caller cancels the pool,
-// which wakes a reader blocked on a buffer. Exceptions stay inside this file.
+// which wakes a reader blocked on a buffer. Exceptions stay inside this file. One small file is
+// read and parsed on the calling thread alone (serialPipeline).
 #include "advisor/import/kineto_importer.h"
 #include "profiler/model/printable_text.h"
 
@@ -20,6 +21,7 @@
 #include <condition_variable>
 #include <deque>
 #include <filesystem>
+#include <functional>
 #include <mutex>
 #include <thread>
 
@@ -38,7 +40,11 @@ struct Item {
 
 class ItemQueue {
 public:
+  // With a sink, push hands each item to it on the pushing thread (the serial pipeline).
+  explicit ItemQueue(std::function<void(Item&&)> sink = {}) : sink_(std::move(sink)) {}
+
   void push(Item item) {
+    if (sink_) return sink_(std::move(item));
     {
       std::lock_guard lock(mutex_);
       items_.push_back(std::move(item));
@@ -54,6 +60,7 @@ public:
   }
 
 private:
+  std::function<void(Item&&)> sink_;
   std::mutex mutex_;
   std::condition_variable cv_;
   std::deque<Item> items_;
@@ -80,6 +87,10 @@ bool cpuCanParse(std::string* why) {
   (void)why;
   return true;
 }
+
+// One input up to this size (on disk; a gzipped trace inflates to ~10x) is imported on the
+// calling thread alone (serialPipeline): there is too little to overlap.
+constexpr uint64_t kSerialInputBytes = uint64_t{1} << 20;
 
 // State shared by the pipelines of one import call.
 struct Shared {
@@ -183,61 +194,84 @@ const char* notAChromeTrace(const std::string& meta) {
              : "a JSON object without a traceEvents array: not a Chrome trace";
 }
 
-// The calling thread's side: parses the reader's batches and builds one process per file, until
-// the reader is done or anything failed.
-void consumeItems(Shared& sh, BufferPool& pool, ItemQueue& queue, KinetoEventParser& parser,
-                  std::unique_ptr<KinetoProcessBuilder>& builder, bool reportProgress) {
+// The calling thread's side, one item: parses a batch into the file's process, or finishes the
+// process at its file's end. False once this pipeline is done (Done) or failed.
+bool consumeItem(Shared& sh, BufferPool& pool, Item& item, KinetoEventParser& parser,
+                 std::unique_ptr<KinetoProcessBuilder>& builder, bool reportProgress) {
   const auto& options = sh.options;
-  size_t file = 0;
   try {
-    for (;;) {
-      Item item = queue.pop();
-      if (item.kind == Item::Done) break;
-      file = item.file;
-      if (item.kind == Item::Error) {
-        sh.fail(file, item.text);
-        break;
-      }
-      if (!builder) builder = std::make_unique<KinetoProcessBuilder>(options);
-      if (item.kind == Item::Batch) {
-        parseBatch(parser, pool, item.batch, *builder);
-        if (reportProgress && options.progress)
-          options.progress(std::min(sh.input_done.load(std::memory_order_relaxed), sh.total_input),
-                           sh.total_input);
-        if (sh.failed.load()) break; // another pipeline failed: no point going on
-        continue;
-      }
-      // FileEnd
-      if (!item.saw_events) {
-        sh.fail(file, notAChromeTrace(item.text));
-        break;
-      }
-      sh.json_bytes.fetch_add(item.json_bytes);
-      sh.events.fetch_add(item.events_dropped);
-      sh.processes[file] = builder->finish(item.text);
-      builder.reset();
+    if (item.kind == Item::Done) return false;
+    if (item.kind == Item::Error) {
+      sh.fail(item.file, item.text);
+      return false;
     }
+    if (!builder) builder = std::make_unique<KinetoProcessBuilder>(options);
+    if (item.kind == Item::Batch) {
+      parseBatch(parser, pool, item.batch, *builder);
+      if (reportProgress && options.progress)
+        options.progress(std::min(sh.input_done.load(std::memory_order_relaxed), sh.total_input),
+                         sh.total_input);
+      return !sh.failed.load(); // another pipeline failed: no point going on
+    }
+    // FileEnd
+    if (!item.saw_events) {
+      sh.fail(item.file, notAChromeTrace(item.text));
+      return false;
+    }
+    sh.json_bytes.fetch_add(item.json_bytes);
+    sh.events.fetch_add(item.events_dropped);
+    sh.processes[item.file] = builder->finish(item.text);
+    builder.reset();
+    return true;
   } catch (const std::exception& e) {
-    sh.fail(file, e.what());
+    sh.fail(item.file, e.what());
+    return false;
   }
 }
 
 // One reader thread feeding the calling thread; files taken one after another from `sh.next`, so
 // inflating the next file overlaps parsing the last one.
 void pipeline(Shared& sh, bool reportProgress) {
-  const auto& options = sh.options;
-  BufferPool pool(std::max<size_t>(options.batches_in_flight, 2),
-                  std::max<size_t>(options.batch_bytes, 256));
+  BufferPool pool(std::max<size_t>(sh.options.batches_in_flight, 2),
+                  std::max<size_t>(sh.options.batch_bytes, 256));
   ItemQueue queue;
   std::atomic<bool> stop{false};
   std::thread reader([&] { readFiles(sh, pool, queue, stop); });
 
   KinetoEventParser parser;
   std::unique_ptr<KinetoProcessBuilder> builder;
-  consumeItems(sh, pool, queue, parser, builder, reportProgress);
+  for (;;) {
+    Item item = queue.pop();
+    if (!consumeItem(sh, pool, item, parser, builder, reportProgress)) break;
+  }
   stop.store(true);
   pool.cancel(); // wakes a reader waiting for a buffer; a finished reader does not care
   reader.join();
+  sh.events.fetch_add(parser.eventsSeen());
+}
+
+// The same on the calling thread alone, each batch parsed as soon as it is cut: for one small
+// file. A reader thread there cost more than the whole import: a new thread waits behind the
+// running tasks of a busy machine for a scheduler slice, 3-8 ms against the import's 0.3 ms
+// (tests/bench/cli_startup_bench.cpp, docs/performance.md).
+void serialPipeline(Shared& sh) {
+  BufferPool pool(std::max<size_t>(sh.options.batches_in_flight, 2),
+                  std::max<size_t>(sh.options.batch_bytes, 256));
+  KinetoEventParser parser;
+  std::unique_ptr<KinetoProcessBuilder> builder;
+  bool open = true;
+  std::atomic<bool> stop{false};
+  ItemQueue queue([&](Item&& item) {
+    if (open) {
+      open = consumeItem(sh, pool, item, parser, builder, true);
+      if (open) return;
+      stop.store(true);
+      pool.cancel(); // the chunker's next buffer request fails: it stops with an Error item
+    } else if (item.kind == Item::Batch) {
+      pool.release(item.batch.buffer);
+    }
+  });
+  readFiles(sh, pool, queue, stop);
   sh.events.fetch_add(parser.eventsSeen());
 }
 
@@ -269,12 +303,16 @@ KinetoImportResult run(const std::vector<Input>& inputs, const KinetoImportOptio
   const size_t cores = std::max(1u, std::thread::hardware_concurrency());
   const size_t wanted = options.parallel_files ? options.parallel_files : cores / 2;
   const size_t pipelines = std::clamp<size_t>(wanted, 1, inputs.size());
-  std::vector<std::thread> others;
-  for (size_t p = 1; p < pipelines; ++p)
-    others.emplace_back([&sh] { pipeline(sh, false); });
-  pipeline(sh, true);
-  for (auto& t : others)
-    t.join();
+  if (inputs.size() == 1 && sh.total_input <= kSerialInputBytes) {
+    serialPipeline(sh);
+  } else {
+    std::vector<std::thread> others;
+    for (size_t p = 1; p < pipelines; ++p)
+      others.emplace_back([&sh] { pipeline(sh, false); });
+    pipeline(sh, true);
+    for (auto& t : others)
+      t.join();
+  }
 
   result.stats.input_bytes = std::min(sh.input_done.load(), sh.total_input);
   result.stats.json_bytes = sh.json_bytes.load();

@@ -14,7 +14,9 @@
 // How: one reader thread inflates (ISA-L) and cuts the text into batches of whole events with a
 // SIMD scan while the calling thread parses the previous batch with simdjson On-Demand; no DOM of
 // the file is built and memory for the text is a few fixed-size buffers, whatever the file size.
-// Several files: on a large host, several such pipelines run at once (parallel_files).
+// Several files: on a large host, several such pipelines run at once (parallel_files). One file
+// of up to 1 MiB is read and parsed on the calling thread alone: a thread there cost more than
+// the import (`gpuwise report` of a small trace, docs/performance.md).
 //
 // Thread: call from any thread; it blocks until done, starting and joining its helper threads.
 // The progress callback runs on the calling thread.

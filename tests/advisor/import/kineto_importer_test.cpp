@@ -421,6 +421,43 @@ TEST_CASE("several files are several ranks, in order; an error names the file") 
   CHECK(r3.error.find("missing.json: cannot open") != std::string::npos);
 }
 
+// One small file is read and parsed on the calling thread alone; two go through the reader thread.
+// Both must import the same records, also when the file is many batches and the pool holds two:
+// the serial import parses each batch as it is cut, so it never waits on a buffer.
+TEST_CASE("one small file on the calling thread imports what the reader thread does") {
+  test::TempDir dir;
+  const auto file = dir.write("rank.json.gz", test::gzipString(kEraCurrent));
+  KinetoImportOptions options;
+  options.batch_bytes = 256;
+  options.batches_in_flight = 2;
+  const auto serial = importKineto({file}, options);
+  const auto threaded = importKineto({file, file}, options);
+  INFO(serial.error << threaded.error);
+  REQUIRE(serial.ok());
+  REQUIRE(threaded.ok());
+  REQUIRE(threaded.trace.processes.size() == 2);
+  const auto& a = only(serial);
+  const auto& b = threaded.trace.processes[0];
+  CHECK(serial.stats.json_bytes > 4 * options.batch_bytes); // several batches
+  CHECK(threaded.stats.json_bytes == 2 * serial.stats.json_bytes);
+  CHECK(threaded.stats.events == 2 * serial.stats.events);
+  CHECK(a.eventCount() == b.eventCount());
+  REQUIRE(a.kernels.size() == b.kernels.size());
+  REQUIRE_FALSE(a.kernels.empty());
+  for (size_t i = 0; i < a.kernels.size(); ++i) {
+    CHECK(a.kernels[i].start == b.kernels[i].start);
+    CHECK(a.kernels[i].end == b.kernels[i].end);
+    CHECK(a.names.get(a.kernels[i].name) == b.names.get(b.kernels[i].name));
+  }
+  CHECK(a.info.rank == b.info.rank);
+
+  // An error half-way through still ends the serial import, with the file's name.
+  const auto truncated = dir.write("cut.json", std::string(kEraCurrent).substr(0, 1500));
+  const auto cut = importKineto({truncated}, options);
+  CHECK_FALSE(cut.ok());
+  CHECK(cut.error.rfind(truncated + ": ", 0) == 0);
+}
+
 TEST_CASE("gzip is found by its magic bytes, whatever the name; members may be concatenated") {
   const auto plain = importText(kEraCurrent);
   const auto gz = importKinetoBuffer(test::gzipString(kEraCurrent), "trace.json");
