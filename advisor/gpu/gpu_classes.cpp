@@ -254,8 +254,16 @@ bool parsePriceOverride(std::string_view text, PriceOverrides& into, std::string
   }
   std::string_view name = trim(text.substr(0, cut));
   std::string_view number = trim(text.substr(cut + 1));
-  const GpuClass* c = gpuClassNamed(name);
-  if (!c) {
+  // A class by its name, else every class of a price row ("H100": the SXM, NVL and PCIe, which
+  // the table prices as one), so that "H100=2.10" means what a user of the price table means.
+  std::vector<const GpuClass*> classes;
+  if (const GpuClass* named = gpuClassNamed(name)) {
+    classes.push_back(named);
+  } else {
+    for (const auto& c : kClasses)
+      if (c.price_model && equalsIgnoreCase(c.price_model, name)) classes.push_back(&c);
+  }
+  if (classes.empty()) {
     *error = "unknown GPU class '" + std::string(name) + "'";
     return false;
   }
@@ -263,11 +271,12 @@ bool parsePriceOverride(std::string_view text, PriceOverrides& into, std::string
   auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), usd);
   if (ec != std::errc() || end != number.data() + number.size() || !std::isfinite(usd) ||
       usd <= 0) {
-    *error = "the price of " + std::string(c->name) +
-             " must be a positive number of dollars, got '" + std::string(number) + "'";
+    *error = "the price of " + std::string(name) + " must be a positive number of dollars, got '" +
+             std::string(number) + "'";
     return false;
   }
-  into.by_class.emplace_back(c->name, usd);
+  for (const GpuClass* c : classes)
+    into.by_class.emplace_back(c->name, usd);
   return true;
 }
 
