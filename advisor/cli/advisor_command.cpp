@@ -188,6 +188,7 @@ int advisorCommand(const AdvisorOptions& o, CliIo io) {
     own.ns = environment("GPUWISE_NAMESPACE");
     own.pod = environment("GPUWISE_POD");
     own.gpu_hour_price = o.gpu_hour_price; // the price the reports put on idle time, for the rules
+    own.gpu_class_prices = o.advice.gpu_type.prices.by_class; // and --gpu-price, as the reports
     auto builder = std::make_shared<metrics::ExpositionBuilder>(own);
     IngestServer* ingest = server.get();
     // A process that did not say its job (its container lacks GPUWISE_JOB) is in the sidecar's.

@@ -20,6 +20,9 @@ bool produceReport(const JobAnalysis& analysis, const ReportTargets& targets, st
   ReportInput input{analysis, advice.recommendations, &advice.notes};
   ReportOptions report_options;
   report_options.cost = targets.cost;
+  // One price per GPU class: the `cost` section prices the job's GPUs at the --gpu-price /
+  // --gpu-prices figures the `gpu_types` table uses (--gpu-hour-price still first).
+  report_options.cost.class_prices = targets.gpu_type.prices.by_class;
   report_options.gpu_types = targets.gpu_type;
   TerminalOptions terminal;
   terminal.verbose = targets.verbose;

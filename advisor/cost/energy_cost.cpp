@@ -75,7 +75,7 @@ void estimate(const JobAnalysis& a, JobEnergy& job) {
     e.gpu_name = info ? info->name : std::string();
     e.busy_seconds = toSeconds(t.busy_ns);
     e.source = "estimate";
-    if (auto p = boardPowerOf(e.gpu_name)) {
+    if (auto p = boardPowerOf(e.gpu_name, info ? info->memory_total_bytes : 0)) {
       e.board_power_watts = p->watts * migShare(info);
       e.board_model = std::string(p->model);
       e.joules = *e.board_power_watts * e.busy_seconds;

@@ -1,6 +1,7 @@
 #include "advisor/cost/waste_cost.h"
 
 #include "advisor/cost/gpu_prices.h"
+#include "advisor/gpu/gpu_classes.h"
 #include "advisor/report/format.h"
 
 #include <algorithm>
@@ -20,12 +21,31 @@ const model::DeviceInfo* findDevice(const CollectionResult& c, int64_t pid, uint
   return nullptr;
 }
 
-void price(DeviceCost& d, const model::DeviceInfo* info, const CostOptions& options) {
+struct PricedDevice {
+  double usd_per_hour = 0;
+  std::string_view price_model; // the table row; empty when a flag set the price
+};
+
+std::optional<PricedDevice> priceDevice(const model::DeviceInfo* device,
+                                        const CostOptions& options) {
+  if (options.gpu_hour_price) return PricedDevice{*options.gpu_hour_price, {}};
+  const std::string_view name = device ? std::string_view(device->name) : std::string_view();
+  const uint64_t memory = device ? device->memory_total_bytes : 0;
+  if (const GpuClass* c = findGpuClass(name, memory))
+    for (const auto& [class_name, usd] : options.class_prices)
+      if (class_name == c->name) return PricedDevice{usd, {}};
+  if (auto row = lookupGpuPrice(name, memory)) return PricedDevice{row->usd_per_hour, row->model};
+  return std::nullopt;
+}
+
+// Sets the device's price; true when a flag set it.
+bool price(DeviceCost& d, const model::DeviceInfo* info, const CostOptions& options) {
   if (info) d.gpu_name = info->name;
-  d.price = devicePrice(info, options);
-  if (d.price && !options.gpu_hour_price)
-    if (auto row = lookupGpuPrice(d.gpu_name, info ? info->memory_total_bytes : 0))
-      d.price_model = std::string(row->model);
+  auto p = priceDevice(info, options);
+  if (!p) return false;
+  d.price = p->usd_per_hour;
+  d.price_model = std::string(p->price_model);
+  return p->price_model.empty();
 }
 
 json orNull(const std::optional<double>& v) {
@@ -35,10 +55,7 @@ json orNull(const std::optional<double>& v) {
 } // namespace
 
 std::optional<double> devicePrice(const model::DeviceInfo* device, const CostOptions& options) {
-  if (options.gpu_hour_price) return *options.gpu_hour_price;
-  if (auto row =
-          lookupGpuPrice(device ? device->name : "", device ? device->memory_total_bytes : 0))
-    return row->usd_per_hour;
+  if (auto p = priceDevice(device, options)) return p->usd_per_hour;
   return std::nullopt;
 }
 
@@ -49,6 +66,7 @@ std::optional<double> DeviceCost::idleCost() const {
 
 JobCost computeJobCost(const JobAnalysis& a, const CostOptions& options) {
   JobCost job;
+  bool flag_priced = false; // some device's price came from a flag, not the table
   job.timeline_known = a.timeline.known();
   if (job.timeline_known) {
     for (const auto& t : a.timeline.devices) {
@@ -59,7 +77,7 @@ JobCost computeJobCost(const JobAnalysis& a, const CostOptions& options) {
       d.gpu_hours = toSeconds(t.spanNs()) / kSecondsPerHour;
       d.idle_gpu_hours = toSeconds(t.idleNs()) / kSecondsPerHour;
       d.idle_ratio = t.idleRatio().value_or(0.0);
-      price(d, findDevice(a.collection, t.pid, t.device), options);
+      flag_priced = price(d, findDevice(a.collection, t.pid, t.device), options) || flag_priced;
       job.devices.push_back(std::move(d));
     }
   } else if (a.wall_ns) {
@@ -70,7 +88,7 @@ JobCost computeJobCost(const JobAnalysis& a, const CostOptions& options) {
         d.pid = pid;
         d.device = g.info.index;
         d.gpu_hours = toSeconds(*a.wall_ns) / kSecondsPerHour;
-        price(d, &g.info, options);
+        flag_priced = price(d, &g.info, options) || flag_priced;
         job.devices.push_back(std::move(d));
       }
     }
@@ -97,7 +115,7 @@ JobCost computeJobCost(const JobAnalysis& a, const CostOptions& options) {
     idle_cost += d.idle_gpu_hours * *d.price;
     idle_cost_per_day += d.idle_ratio * kHoursPerDay * *d.price;
   }
-  if (any_priced) job.price_source = options.gpu_hour_price ? "option" : "table";
+  if (any_priced) job.price_source = flag_priced ? "option" : "table";
   if (all_priced) {
     if (options.gpu_hour_price) {
       job.gpu_hour_price = *options.gpu_hour_price;

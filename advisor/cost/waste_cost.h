@@ -1,8 +1,10 @@
 // The cost of waste: idle GPU time, and each recommendation's expected saving, in GPU-hours and
 // money, for the analysed run and per 24 hours of the same work.
 //
-//   price per device  --gpu-hour-price when given, else the GPU model's row of gpu_prices.h;
-//                     unknown for a model not in the table
+//   price per device  --gpu-hour-price when given; else the price --gpu-price CLASS=USD or
+//                     --gpu-prices FILE gives the device's GPU class (the one price the
+//                     report's gpu_types table and right_size_gpu_type use too); else the GPU
+//                     model's row of gpu_prices.h; unknown for a model in none of them
 //   job GPU-hours     sum over (process, device) of the GPU span (first to last GPU activity),
 //                     or, without GPU timestamps, wall time x GPUs
 //   idle GPU-hours    sum over (process, device) of idle = span - busy (the timeline's
@@ -25,6 +27,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace gpuwise::advisor {
@@ -32,6 +35,9 @@ namespace gpuwise::advisor {
 struct CostOptions {
   std::optional<double> gpu_hour_price;   // --gpu-hour-price: overrides the table for every GPU
   std::optional<double> energy_price_kwh; // --energy-price: USD per kWh (energy_cost.h)
+  // --gpu-price CLASS=USD / --gpu-prices FILE: per GPU class (the class table's names, as
+  // PriceOverrides::by_class holds them), below --gpu-hour-price, above the table.
+  std::vector<std::pair<std::string, double>> class_prices;
 };
 
 struct DeviceCost {
@@ -39,7 +45,7 @@ struct DeviceCost {
   int32_t rank = -1;
   uint32_t device = 0;
   std::string gpu_name;        // as the device reported it, empty when unknown
-  std::string price_model;     // the table row used ("H100"), empty with an override
+  std::string price_model;     // the table row used ("H100"), empty when a flag priced it
   std::optional<double> price; // USD per GPU-hour
   double gpu_hours = 0.0;      // GPU span
   double idle_gpu_hours = 0.0;
@@ -48,7 +54,9 @@ struct DeviceCost {
 };
 
 struct JobCost {
-  std::string price_source; // "option" (--gpu-hour-price), "table", or "" when no device is priced
+  // "option" (a device priced by --gpu-hour-price, --gpu-price or --gpu-prices), "table", or ""
+  // when no device is priced
+  std::string price_source;
   std::optional<double> gpu_hour_price;   // GPU-hour-weighted mean over devices; nullopt unknown
   std::vector<std::string> unpriced_gpus; // device names without a table row (no override)
   bool timeline_known = false;            // GPU timestamps existed: idle figures are measured
@@ -67,9 +75,10 @@ struct FindingCost {
 };
 
 JobCost computeJobCost(const JobAnalysis& analysis, const CostOptions& options = {});
-// The price of an hour of `device` (nullptr: a device nothing is known of): the override, else
-// its model's row of the table; nullopt when neither says. What the report prices a device at, and
-// the Prometheus gauge gpuwise_gpu_hour_price_dollars.
+// The price of an hour of `device` (nullptr: a device nothing is known of): --gpu-hour-price, else
+// its class's --gpu-price, else its model's row of the table; nullopt when none says. The one
+// place the report's `cost` section and the Prometheus gauge gpuwise_gpu_hour_price_dollars price
+// a device.
 std::optional<double> devicePrice(const model::DeviceInfo* device, const CostOptions& options);
 FindingCost costOf(const Recommendation& recommendation, const JobCost& job);
 

@@ -107,6 +107,17 @@ constexpr auto kNv = GpuVendor::Nvidia;
 //   81.7, FP64 matrix 163.4, FP32 vector 163.4, TF32 653.7, BF16/FP16 1307.4, FP8 2614.9, INT8
 //   2614.9 dense, 192 GB HBM3 at 5.3 TB/s, 750 W, 304 CUs, Infinity Fabric 896 GB/s peer
 //   aggregate, PCIe Gen5 x16).
+// Board power (the watts column; cost/board_power.h's offline energy estimate reads it, so the
+// class comparison and the energy estimate use one figure per GPU): the data sheets above, and
+//   B200 1000 W: awesomeagents.ai/hardware/nvidia-b200 "1,000W TDP" (tweaktown.com/news/97059:
+//     up to 1,200 W for the full-spec part; HGX servers ship the 1,000 W configuration).
+//   H100 PCIe 350 W: NVIDIA H100 PCIe product brief PB-11133-001_v02, "maximum thermal design
+//     power (TDP) level of 350 W".
+//   A100 400 W is the SXM4 module's (40 GB and 80 GB alike); the PCIe cards the table folds into
+//     these classes are 300 W (80 GB) and 250 W (40 GB) (thundercompute.com A100 guide), so the
+//     estimate is an upper bound for them. Likewise V100 300 W (SXM2, DGXS) against 250 W for the
+//     PCIe card (hwupgrade.it, Tesla V100 PCIe announcement).
+//   A10G 300 W: baseten.co's A10 vs A10G spec table (AWS publishes none; the A10 is 150 W).
 // One class a row, the columns in GpuClass order: name, family, vendor, memory GB, HBM GB/s,
 // FP64, FP64 tensor, FP32, TF32, BF16, FP16, FP8, INT8, SMs, link GB/s, PCIe GB/s, watts;
 // price row, USD per hour, MIG.
@@ -243,8 +254,16 @@ bool parsePriceOverride(std::string_view text, PriceOverrides& into, std::string
   }
   std::string_view name = trim(text.substr(0, cut));
   std::string_view number = trim(text.substr(cut + 1));
-  const GpuClass* c = gpuClassNamed(name);
-  if (!c) {
+  // A class by its name, else every class of a price row ("H100": the SXM, NVL and PCIe, which
+  // the table prices as one), so that "H100=2.10" means what a user of the price table means.
+  std::vector<const GpuClass*> classes;
+  if (const GpuClass* named = gpuClassNamed(name)) {
+    classes.push_back(named);
+  } else {
+    for (const auto& c : kClasses)
+      if (c.price_model && equalsIgnoreCase(c.price_model, name)) classes.push_back(&c);
+  }
+  if (classes.empty()) {
     *error = "unknown GPU class '" + std::string(name) + "'";
     return false;
   }
@@ -252,11 +271,12 @@ bool parsePriceOverride(std::string_view text, PriceOverrides& into, std::string
   auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), usd);
   if (ec != std::errc() || end != number.data() + number.size() || !std::isfinite(usd) ||
       usd <= 0) {
-    *error = "the price of " + std::string(c->name) +
-             " must be a positive number of dollars, got '" + std::string(number) + "'";
+    *error = "the price of " + std::string(name) + " must be a positive number of dollars, got '" +
+             std::string(number) + "'";
     return false;
   }
-  into.by_class.emplace_back(c->name, usd);
+  for (const GpuClass* c : classes)
+    into.by_class.emplace_back(c->name, usd);
   return true;
 }
 

@@ -92,8 +92,9 @@ struct PriceOverrides {
   std::optional<double> priceOf(const GpuClass& c, bool is_current) const;
 };
 
-// Parses "CLASS=USD" or "CLASS USD" (CLASS may contain spaces: "A100 80GB=4.1"); the class must
-// be in the table and the price positive. False with `error` naming the problem.
+// Parses "CLASS=USD" or "CLASS USD" (CLASS may contain spaces: "A100 80GB=4.1"); CLASS is a class
+// of the table or a price row of several ("H100": the H100 SXM, NVL and PCIe), and the price
+// positive. False with `error` naming the problem.
 bool parsePriceOverride(std::string_view text, PriceOverrides& into, std::string* error);
 // Every non-blank, non-comment line of a file's text, as parsePriceOverride; the first bad line
 // named by number in `error`.

@@ -82,8 +82,9 @@ constexpr Family kGpuInfo{"gpuwise_gpu_info", "gauge",
 // into money with: the report's price of each GPU (waste_cost.h).
 constexpr Family kGpuHourPrice{"gpuwise_gpu_hour_price_dollars", "gauge",
                                "Price of an hour of this GPU in US dollars, as the advisor prices "
-                               "idle time: --gpu-hour-price when given, else the list price of its "
-                               "model; absent for a model without a price."};
+                               "idle time: --gpu-hour-price when given, else its class's "
+                               "--gpu-price / --gpu-prices, else the list price of its model; "
+                               "absent for a model without a price."};
 
 // The advisor itself, from its start: what the alert on a pod whose processes never connect and
 // the operator of the sidecar read. Labelled by the advisor's own pod.
@@ -499,10 +500,12 @@ void writeGpuInfo(Exposition& e) {
   });
 }
 
-// The price the report puts on each GPU a process uses; absent where it has none (an unknown model
-// without --gpu-hour-price), never 0.
-void writeGpuHourPrice(Exposition& e, const std::optional<double>& override_price) {
-  const CostOptions options{.gpu_hour_price = override_price};
+// The price the report puts on each GPU a process uses (devicePrice: --gpu-hour-price, the class's
+// --gpu-price, the table); absent where it has none, never 0.
+void writeGpuHourPrice(Exposition& e, const AdvisorFigures& a) {
+  CostOptions options;
+  options.gpu_hour_price = a.gpu_hour_price;
+  options.class_prices = a.gpu_class_prices;
   e.perGpu(kGpuHourPrice,
            [&](FamilyWriter& w, const ProcessFigures&, const DeviceFigures& g, const Labels& l) {
              if (auto price = devicePrice(g.info ? &*g.info : nullptr, options))
@@ -534,6 +537,7 @@ std::string ExpositionBuilder::build(const JobFigures& job, const AdvisorFigures
   }
   if (a.start_time_seconds <= 0) a.start_time_seconds = advisor_.start_time_seconds;
   if (!a.gpu_hour_price) a.gpu_hour_price = advisor_.gpu_hour_price;
+  if (a.gpu_class_prices.empty()) a.gpu_class_prices = advisor_.gpu_class_prices;
   std::string out;
   out.reserve(4096 + job.processes.size() * 8192);
   Exposition e(job, out, counters_);
@@ -552,7 +556,7 @@ std::string ExpositionBuilder::build(const JobFigures& job, const AdvisorFigures
   writeSavings(e, pods);
   writeInfo(e, pods);
   writeGpuInfo(e);
-  writeGpuHourPrice(e, a.gpu_hour_price);
+  writeGpuHourPrice(e, a);
   return out;
 }
 

@@ -23,6 +23,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace gpuwise::advisor::metrics {
 
@@ -42,6 +44,8 @@ struct AdvisorFigures {
   uint64_t rejected = 0;         // messages undecodable, for no stream, or shed by a full queue
   // --gpu-hour-price: the price of every GPU's hour; unset, its model's list price (advisor/cost)
   std::optional<double> gpu_hour_price;
+  // --gpu-price CLASS=USD / --gpu-prices FILE: per GPU class, below --gpu-hour-price
+  std::vector<std::pair<std::string, double>> gpu_class_prices;
 };
 
 class ExpositionBuilder {

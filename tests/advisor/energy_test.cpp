@@ -6,6 +6,7 @@
 #include "advisor/cli/cli.h"
 #include "advisor/cost/board_power.h"
 #include "advisor/cost/energy_cost.h"
+#include "advisor/gpu/gpu_classes.h"
 #include "advisor/import/kineto_importer.h"
 #include "advisor/report/report_json.h"
 #include "tests/advisor/trace_builder.h"
@@ -162,29 +163,39 @@ TEST_CASE("job energy: without NVML readings, board power x busy time, labelled 
   CHECK(ju["summary"]["energy_source"].is_null());
 }
 
-TEST_CASE("board power: the models by name, PCIe cards apart, whole words only") {
-  auto watts = [](const char* name) {
-    auto p = boardPowerOf(name);
+TEST_CASE("board power: the class table's figure, whole words only") {
+  auto watts = [](const char* name, uint64_t memory = 0) {
+    auto p = boardPowerOf(name, memory);
     return p ? p->watts : -1.0;
   };
   CHECK(watts("NVIDIA H100 80GB HBM3") == 700);
   CHECK(watts("NVIDIA H100 PCIe") == 350);
+  CHECK(watts("NVIDIA H100 NVL") == 400);
   CHECK(watts("NVIDIA H200") == 700);
   CHECK(watts("NVIDIA B200") == 1000);
   CHECK(watts("NVIDIA A100-SXM4-80GB") == 400);
-  CHECK(watts("NVIDIA A100-PG509-200") == 400);
-  CHECK(watts("NVIDIA A100 80GB PCIe") == 300);
-  CHECK(watts("NVIDIA A100-PCIE-40GB") == 250);
-  CHECK(watts("Tesla V100-SXM2-16GB") == 300);
+  CHECK(watts("NVIDIA A100-PG509-200", 40'000'000'000ull) == 400);
+  // PCIe A100 and V100 cards are their class's (the SXM part's figure: an upper bound).
+  CHECK(watts("NVIDIA A100 80GB PCIe") == 400);
   CHECK(watts("Tesla V100-DGXS-32GB") == 300);
-  CHECK(watts("Tesla V100-PCIE-16GB") == 250);
+  CHECK(watts("Tesla V100-PCIE-16GB") == 300);
   CHECK(watts("NVIDIA L4") == 72);
-  CHECK(watts("NVIDIA A10G") == 150);
+  CHECK(watts("NVIDIA L40S") == 350); // not an L4
+  CHECK(watts("NVIDIA A10G") == 300);
+  CHECK(watts("NVIDIA A10") == 150); // not an A100
+  CHECK(watts("Tesla T4") == 70);
   CHECK(watts("AMD Instinct MI300X") == 750);
-  CHECK(watts("NVIDIA L40S") == -1); // not an L4
   CHECK(watts("NVIDIA GH200 480GB") == -1);
   CHECK(watts("AMD Radeon Graphics") == -1);
   CHECK(watts("") == -1);
+  // One figure per GPU: every class's board power is what the estimate uses, under its name.
+  for (const auto& c : gpuClassTable()) {
+    INFO(c.name);
+    auto p = boardPowerOf(c.name, uint64_t(c.memory_gb * 1e9));
+    REQUIRE(p);
+    CHECK(p->watts == c.board_power_w);
+    CHECK(p->model == std::string_view(c.name));
+  }
 }
 
 TEST_CASE("--energy-price must be a positive number") {

@@ -157,6 +157,12 @@ TEST_CASE("price overrides: flags and a file replace or add a class's price") {
   p.current_gpu = 2.0; // --gpu-hour-price prices the job's own GPU
   CHECK(*p.priceOf(cls("H100 SXM"), true) == Approx(2.0));
   CHECK(*p.priceOf(cls("H100 SXM"), false) == Approx(cls("H100 SXM").usd_per_hour));
+  // A price row of several classes prices each of them: "H100" is the SXM, NVL and PCIe.
+  PriceOverrides h100;
+  REQUIRE(parsePriceOverride("H100=2.10", h100, &e));
+  for (const char* c : {"H100 SXM", "H100 NVL", "H100 PCIe"})
+    CHECK(*h100.priceOf(cls(c), false) == Approx(2.10));
+  CHECK(*h100.priceOf(cls("H200"), false) == Approx(cls("H200").usd_per_hour));
   CHECK_FALSE(parsePriceOverride("TPU=1", p, &e));
   CHECK(e.find("unknown GPU class 'TPU'") != std::string::npos);
   CHECK_FALSE(parsePriceOverride("L4=-1", p, &e));

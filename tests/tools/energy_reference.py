@@ -35,20 +35,26 @@ TRACES = [
     "kineto/tracelens/b200/eager_trace.json.gz",
 ]
 
-# Board power in watts: (pattern on the device name, watts). First match wins; a PCIe card is
-# named so ("PCIe"/"PCIE"); every other A100/H100/V100 is the SXM part.
+# Board power in watts, one figure per GPU class (the classes of advisor/gpu/gpu_classes.cpp,
+# written here from the vendors' figures, not read from the C++ table): (pattern on the device
+# name, watts). First match wins. PCIe A100 and V100 cards have no class of their own: they get
+# the SXM part's figure, as the C++ estimate does. Only the H100 has separate PCIe (350 W) and
+# NVL (400 W) classes.
 BOARD_WATTS = [
+    (r"\bGB200\b", 1200),
     (r"\bB200\b", 1000),
     (r"\bH200\b", 700),
+    (r"\bH100\b.*(\bNVL\b|94GB)", 400),
     (r"\bH100\b.*\bPCIe\b", 350),
     (r"\bH100\b", 700),
-    (r"\bA100\b.*\bPCIe\b.*\b40GB\b|\bA100\b.*\b40GB\b.*\bPCIe\b", 250),
-    (r"\bA100\b.*\bPCIe\b", 300),
     (r"\bA100\b", 400),
+    (r"\bA30\b", 165),
+    (r"\bL40S\b", 350),
     (r"\bL4\b", 72),
-    (r"\bA10G\b", 150),
-    (r"\bV100\b.*\bPCIe\b", 250),
+    (r"\bA10G\b", 300),
+    (r"\bA10\b", 150),
     (r"\bV100\b", 300),
+    (r"\bT4\b", 70),
     (r"\bMI300X\b", 750),
 ]
 
