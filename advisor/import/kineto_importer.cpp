@@ -331,6 +331,7 @@ KinetoImportResult run(const std::vector<Input>& inputs, const KinetoImportOptio
 KinetoImportResult importKineto(const std::vector<std::string>& paths,
                                 const KinetoImportOptions& options) {
   std::vector<Input> inputs;
+  inputs.reserve(paths.size());
   for (const auto& p : paths)
     inputs.push_back({.name = p, .path = p});
   return run(inputs, options);

@@ -294,10 +294,10 @@ void htmlCollectionSection(std::ostream& o, const ReportJson& r) {
   if (const json* ps = jsonAt(r, {"processes"}); ps && ps->is_array()) {
     for (const auto& p : *ps) {
       std::string tier = jsonString(p, {"tier"});
-      std::string reason = jsonString(p, {"tier_reason"});
+      const std::string reason = jsonString(p, {"tier_reason"});
+      if (!reason.empty()) tier += " (" + reason + ")";
       o << "<tr>" << cell(jsonAt(p, {"pid"})) << cell(jsonAt(p, {"rank"}))
-        << textCell(jsonString(p, {"command"}), "mono")
-        << textCell(reason.empty() ? tier : tier + " (" + reason + ")")
+        << textCell(jsonString(p, {"command"}), "mono") << textCell(tier)
         << cell(jsonAt(p, {"events"})) << cell(jsonAt(p, {"events_dropped"})) << "</tr>\n";
     }
   }

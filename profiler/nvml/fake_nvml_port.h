@@ -82,7 +82,10 @@ public:
 
 private:
   Device* at(nvmlDevice_t h);
-  static nvmlDevice_t handle(size_t i) { return reinterpret_cast<nvmlDevice_t>(i + 1); }
+  // An opaque handle, as NVML's are: never dereferenced, only mapped back by at().
+  static nvmlDevice_t handle(size_t i) {
+    return reinterpret_cast<nvmlDevice_t>(i + 1); // NOLINT(performance-no-int-to-ptr)
+  }
   bool initialized_ = false;
 };
 

@@ -8,6 +8,8 @@
 
 #include <cstdint>
 
+// NVML's own names, spelled as nvml.h spells them.
+// NOLINTBEGIN(readability-identifier-naming)
 extern "C" {
 
 typedef struct nvmlDevice_st* nvmlDevice_t;
@@ -98,3 +100,4 @@ typedef struct nvmlGpuInstanceProfileInfo_v2_st {
 #define nvmlGpuInstanceProfileInfo_v2 NVML_STRUCT_VERSION(GpuInstanceProfileInfo, 2)
 
 } // extern "C"
+// NOLINTEND(readability-identifier-naming)

@@ -124,6 +124,8 @@ bool resolve(nvmlDevice_t h, int* index, bool* slice) {
 
 } // namespace
 
+// The entry points, named as NVML names them.
+// NOLINTBEGIN(readability-identifier-naming)
 GWSIM_EXPORT nvmlReturn_t nvmlInit_v2(void) {
   // GWSIM_NVML=0: a machine whose driver NVML cannot reach.
   if (const char* v = std::getenv("GWSIM_NVML"); v && std::strcmp(v, "0") == 0)
@@ -352,3 +354,4 @@ GWSIM_EXPORT nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t h, nvmlClockType_t
   if (type == NVML_CLOCK_MEM) return *clock = unsigned(m.memory_clock_khz / 1000), NVML_SUCCESS;
   return NVML_ERROR_NOT_SUPPORTED;
 }
+// NOLINTEND(readability-identifier-naming)
