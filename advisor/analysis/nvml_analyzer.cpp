@@ -47,28 +47,21 @@ const model::DeviceInfo* deviceInfo(const model::ProcessTrace& p, uint32_t devic
 } // namespace
 
 void EnergyReadings::add(const model::PowerSample& s) {
+  // A stretch of one reading, appended: append() holds the one rule for joining readings.
+  EnergyReadings one;
   if (s.energy_mj >= 0) {
-    if (counter_first_mj < 0) {
-      counter_first_mj = s.energy_mj;
-      counter_first_time = s.time;
-    }
-    counter_last_mj = s.energy_mj;
-    counter_last_time = s.time;
+    one.counter_first_mj = one.counter_last_mj = s.energy_mj;
+    one.counter_first_time = one.counter_last_time = s.time;
   }
   if (s.power_mw >= 0) {
-    if (power_first_mw < 0) {
-      power_first_mw = s.power_mw;
-      power_first_time = s.time;
-    } else if (s.time > power_last_time) {
-      // mW x ns = 1e-9 mJ.
-      power_integral_mj += double(s.power_mw) * double(s.time - power_last_time) / 1e9;
-    }
-    power_last_time = s.time;
-    power_sum_mw += s.power_mw;
-    ++power_samples;
+    one.power_first_mw = s.power_mw;
+    one.power_first_time = one.power_last_time = s.time;
+    one.power_sum_mw = s.power_mw;
+    one.power_samples = 1;
   }
-  sm_clock_max_mhz = std::max(sm_clock_max_mhz, s.sm_clock_mhz);
-  memory_clock_max_mhz = std::max(memory_clock_max_mhz, s.memory_clock_mhz);
+  one.sm_clock_max_mhz = s.sm_clock_mhz;
+  one.memory_clock_max_mhz = s.memory_clock_mhz;
+  append(one);
 }
 
 void EnergyReadings::append(const EnergyReadings& later) {

@@ -120,6 +120,16 @@ inline bool answersHealthz(httplib::Client& adv) {
   });
 }
 
+// `gpuwise advisor` on ipc `dir`/advisor.sock, reports in `dir`/reports, /metrics on
+// `metrics_port`, with `env` (the sidecar's, as the webhook sets it, where a test needs it).
+inline Process startAdvisor(const TempDir& dir, int metrics_port,
+                            const std::vector<std::string>& env = {}) {
+  return Process({buildDir() + "/bin/gpuwise", "advisor", "--listen",
+                  "ipc://" + (dir / "advisor.sock"), "--report-dir", dir / "reports",
+                  "--metrics-addr", "127.0.0.1:" + std::to_string(metrics_port)},
+                 env, dir.path, dir.path, "advisor");
+}
+
 // A real Prometheus with `config`, its data in `dir`, its API on `prom_port`.
 inline Process startPrometheus(const TempDir& dir, const std::string& config, int prom_port) {
   return Process({which("prometheus"), "--config.file=" + config,

@@ -114,9 +114,7 @@ TEST_CASE("prometheus scrapes a live advisor; its answers equal the report", "[e
   const std::string endpoint = "ipc://" + (dir / "advisor.sock");
   const std::string reports = dir / "reports";
 
-  Process advisor({buildDir() + "/bin/gpuwise", "advisor", "--listen", endpoint, "--report-dir",
-                   reports, "--metrics-addr", "127.0.0.1:" + std::to_string(metrics_port)},
-                  {}, dir.path, dir.path, "advisor");
+  Process advisor = startAdvisor(dir, metrics_port);
   httplib::Client adv("127.0.0.1", metrics_port);
   adv.set_connection_timeout(1, 0);
   REQUIRE(answersHealthz(adv));
@@ -215,11 +213,9 @@ TEST_CASE("prometheus fires GpuwiseNoProcessConnected for an idle advisor", "[e2
   TempDir dir;
   const int metrics_port = freePort(), prom_port = freePort();
   // The sidecar's environment as the webhook sets it (advisor/webhook/injected_containers.cpp).
-  Process advisor({buildDir() + "/bin/gpuwise", "advisor", "--listen",
-                   "ipc://" + (dir / "advisor.sock"), "--report-dir", dir / "reports",
-                   "--metrics-addr", "127.0.0.1:" + std::to_string(metrics_port)},
-                  {"GPUWISE_NAMESPACE=ml-team", "GPUWISE_POD=trainer-0", "GPUWISE_NODE=node-7"},
-                  dir.path, dir.path, "advisor");
+  Process advisor =
+      startAdvisor(dir, metrics_port,
+                   {"GPUWISE_NAMESPACE=ml-team", "GPUWISE_POD=trainer-0", "GPUWISE_NODE=node-7"});
   httplib::Client adv("127.0.0.1", metrics_port);
   adv.set_connection_timeout(1, 0);
   REQUIRE(answersHealthz(adv));

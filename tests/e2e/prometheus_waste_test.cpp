@@ -270,9 +270,7 @@ TEST_CASE("prometheus records waste by team for two namespaces; the dashboard ro
   const int metrics_port = freePort(), prom_port = freePort();
   const std::string endpoint = "ipc://" + (dir / "advisor.sock");
   const std::string reports = dir / "reports";
-  Process advisor({buildDir() + "/bin/gpuwise", "advisor", "--listen", endpoint, "--report-dir",
-                   reports, "--metrics-addr", "127.0.0.1:" + std::to_string(metrics_port)},
-                  {}, dir.path, dir.path, "advisor");
+  Process advisor = startAdvisor(dir, metrics_port);
   httplib::Client adv("127.0.0.1", metrics_port);
   adv.set_connection_timeout(1, 0);
   REQUIRE(answersHealthz(adv));
