@@ -151,14 +151,9 @@ void analyzeSummary(const model::Trace& trace, JobAnalysis& a) {
   runAnalyzers(AnalyzerStage::Summary, {trace}, a);
 }
 
-std::optional<model::TimeNs> recordSpanStart(const model::ProcessTrace& process) {
+std::optional<RecordSpan> recordSpanOf(const model::ProcessTrace& process) {
   auto s = recordSpan(process);
-  return s.known() ? std::optional(s.lo) : std::nullopt;
-}
-
-std::optional<model::TimeNs> recordSpanEnd(const model::ProcessTrace& process) {
-  auto s = recordSpan(process);
-  return s.known() ? std::optional(s.hi) : std::nullopt;
+  return s.known() ? std::optional(RecordSpan{s.lo, s.hi}) : std::nullopt;
 }
 
 void JobAnalysis::merge(const JobAnalysis& o) {

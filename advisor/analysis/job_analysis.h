@@ -91,9 +91,11 @@ void analyzeMemoryLevels(const model::Trace& trace, JobAnalysis& a);
 void analyzeSummary(const model::Trace& trace, JobAnalysis& a);
 
 // First start and last end of a process's timed records (wallTime()'s fallback), nullopt when
-// it has none.
-std::optional<model::TimeNs> recordSpanStart(const model::ProcessTrace& process);
-std::optional<model::TimeNs> recordSpanEnd(const model::ProcessTrace& process);
+// it has none. One walk over the records gives both.
+struct RecordSpan {
+  model::TimeNs start = 0, end = 0;
+};
+std::optional<RecordSpan> recordSpanOf(const model::ProcessTrace& process);
 
 // The wall time a trace covers: per process, the producer's wall span (wall_start..wall_end)
 // when known, otherwise the span of all its timed records, host and GPU; the longest process

@@ -42,9 +42,20 @@ const DeviceActivity* busiestDevice(const ActivityIndex& index) {
 }
 
 uint32_t mainThread(const DeviceActivity& dev) {
+  // Counted a run of one thread at a time: launches come in long runs from one thread.
   std::unordered_map<uint32_t, size_t> counts;
-  for (const auto& a : dev.activities)
-    if (a.launchKnown()) ++counts[a.thread];
+  uint32_t run_tid = 0;
+  size_t run = 0;
+  for (const auto& a : dev.activities) {
+    if (!a.launchKnown()) continue;
+    if (run > 0 && a.thread != run_tid) {
+      counts[run_tid] += run;
+      run = 0;
+    }
+    run_tid = a.thread;
+    ++run;
+  }
+  if (run > 0) counts[run_tid] += run;
   uint32_t best = 0;
   size_t most = 0;
   for (const auto& [tid, n] : counts)
@@ -77,6 +88,16 @@ std::vector<Element> sequence(const ActivityIndex& index, const DeviceActivity& 
 void candidatesOf(const std::vector<uint32_t>& positions, size_t max_k, std::vector<size_t>& out) {
   std::unordered_map<size_t, size_t> counts;
   for (size_t k = 1; k <= max_k && k < positions.size(); ++k) {
+    // A token that recurs at one distance throughout (a loop that launches the same sequence
+    // every step: the usual case) needs no counting.
+    const size_t first = positions[k] - positions[0];
+    size_t same = 1;
+    while (k + same < positions.size() && positions[k + same] - positions[same] == first)
+      ++same;
+    if (k + same == positions.size()) {
+      if (first >= 2) out.push_back(first);
+      continue;
+    }
     counts.clear();
     for (size_t i = 0; i + k < positions.size(); ++i)
       ++counts[positions[i + k] - positions[i]];
@@ -139,17 +160,35 @@ std::optional<Period> smallestPeriod(const std::vector<Element>& seq, std::vecto
   return std::nullopt;
 }
 
-// Idle time on the device just before an activity starts: the gap that its start ends, if any.
-model::TimeNs gapBefore(const DeviceActivity& dev, const GpuActivity& a) {
-  auto it = std::upper_bound(dev.busy.begin(), dev.busy.end(), a.start,
-                             [](model::TimeNs t, const Interval& i) { return t < i.start; });
-  if (it == dev.busy.begin()) return 0;
-  --it; // the busy interval holding a.start
-  if (it->start != a.start || it == dev.busy.begin()) return 0;
-  return it->start - std::prev(it)->end;
-}
+// Each token's positions in the sequence, by token. Kernel name ids count from 0: the first
+// kDenseTokens are a vector's slots (a hash lookup per element was a tenth of step inference);
+// the others, and the copy, memset and sync tokens, a map's entries.
+class Positions {
+public:
+  void add(uint32_t token, uint32_t position) { at(token).push_back(position); }
+  const std::vector<uint32_t>* find(uint32_t token) const {
+    if (token < dense_.size()) return dense_[token].empty() ? nullptr : &dense_[token];
+    auto it = sparse_.find(token);
+    return it == sparse_.end() ? nullptr : &it->second;
+  }
+  // f(token, positions) for every token present.
+  template <class F> void forEach(F&& f) const {
+    for (size_t t = 0; t < dense_.size(); ++t)
+      if (!dense_[t].empty()) f(uint32_t(t), dense_[t]);
+    for (const auto& [token, positions] : sparse_)
+      f(token, positions);
+  }
 
-using Positions = std::unordered_map<uint32_t, std::vector<uint32_t>>;
+private:
+  static constexpr uint32_t kDenseTokens = 1u << 16;
+  std::vector<uint32_t>& at(uint32_t token) {
+    if (token >= kDenseTokens) return sparse_[token];
+    if (token >= dense_.size()) dense_.resize(size_t(token) + 1);
+    return dense_[token];
+  }
+  std::vector<std::vector<uint32_t>> dense_;
+  std::unordered_map<uint32_t, std::vector<uint32_t>> sparse_;
+};
 
 struct FoundPeriod {
   Period period;
@@ -158,22 +197,23 @@ struct FoundPeriod {
 
 // Stage 2 and 3: the period from the anchor tokens (H2D copies, then host syncs), else from the
 // least frequent tokens of the whole sequence.
-std::optional<FoundPeriod> findPeriod(const std::vector<Element>& seq, Positions& positions) {
+std::optional<FoundPeriod> findPeriod(const std::vector<Element>& seq, const Positions& positions) {
   for (auto [token, name] : {std::pair{kH2dToken, "h2d_copy"}, std::pair{kSyncToken, "sync"}}) {
-    auto it = positions.find(token);
-    if (it == positions.end() || it->second.size() < 3) continue;
+    const auto* at = positions.find(token);
+    if (at == nullptr || at->size() < 3) continue;
     std::vector<size_t> cands;
-    candidatesOf(it->second, kMaxNeighbour, cands);
+    candidatesOf(*at, kMaxNeighbour, cands);
     if (auto period = smallestPeriod(seq, cands)) return FoundPeriod{*period, name};
   }
   std::vector<std::pair<size_t, uint32_t>> by_count; // (count, token)
-  for (const auto& [token, pos] : positions)
+  positions.forEach([&](uint32_t token, const std::vector<uint32_t>& pos) {
     if (pos.size() >= 3 && 2 * pos.size() <= seq.size()) by_count.push_back({pos.size(), token});
+  });
   std::sort(by_count.begin(), by_count.end());
   if (by_count.size() > kMaxFallbackTokens) by_count.resize(kMaxFallbackTokens);
   std::vector<size_t> cands;
   for (const auto& [count, token] : by_count)
-    candidatesOf(positions[token], 2, cands);
+    candidatesOf(*positions.find(token), 2, cands);
   if (auto period = smallestPeriod(seq, cands)) return FoundPeriod{*period, "sequence"};
   return std::nullopt;
 }
@@ -191,11 +231,23 @@ struct CutSite {
   model::TimeNs startOf(size_t i) const { return dev.activities[size_t(seq[i].activity)].start; }
 };
 
-// Idle before each GPU element; host syncs are never cut points.
+// Idle before each GPU element; host syncs are never cut points. An activity's idle is the gap
+// its start ends: the busy interval holding its start begins there, after an earlier one. One
+// pass over the activities and the busy intervals, both sorted by start (a binary search per
+// element was a tenth of the live ingest's time).
 std::vector<model::TimeNs> idleBefore(const DeviceActivity& dev, const std::vector<Element>& seq) {
+  const auto& busy = dev.busy;
+  std::vector<model::TimeNs> by_activity(dev.activities.size(), 0);
+  size_t j = 0; // the last busy interval starting at or before the activity's start
+  for (size_t i = 0; i < dev.activities.size() && !busy.empty(); ++i) {
+    const model::TimeNs start = dev.activities[i].start;
+    while (j + 1 < busy.size() && busy[j + 1].start <= start)
+      ++j;
+    if (j > 0 && busy[j].start == start) by_activity[i] = busy[j].start - busy[j - 1].end;
+  }
   std::vector<model::TimeNs> gap(seq.size(), -1);
   for (size_t i = 0; i < seq.size(); ++i)
-    if (seq[i].activity >= 0) gap[i] = gapBefore(dev, dev.activities[size_t(seq[i].activity)]);
+    if (seq[i].activity >= 0) gap[i] = by_activity[size_t(seq[i].activity)];
   return gap;
 }
 
@@ -348,7 +400,7 @@ std::optional<InferredSteps> inferSteps(const ActivityIndex& index) {
 
   Positions positions;
   for (size_t i = 0; i < seq.size(); ++i)
-    positions[seq[i].token].push_back(uint32_t(i));
+    positions.add(seq[i].token, uint32_t(i));
   const auto found = findPeriod(seq, positions);
   if (!found) return std::nullopt;
 

@@ -34,16 +34,16 @@ struct StreamWork {
   uint64_t kernels = 0, copies = 0, memsets = 0;
 };
 
-// The part of a sorted, disjoint list inside [lo, hi), in place.
+// The part of a sorted, disjoint list inside [lo, hi), in place (a window's lists hold ~10^5
+// intervals: a copy of each was a page-faulting allocation per list per window).
 void clipTo(std::vector<Interval>& v, model::TimeNs lo, model::TimeNs hi) {
   if (lo == WindowBounds::kMin && hi == WindowBounds::kMax) return;
-  std::vector<Interval> out;
-  out.reserve(v.size());
+  size_t kept = 0;
   for (const auto& i : v) {
     model::TimeNs s = std::max(i.start, lo), e = std::min(i.end, hi);
-    if (e > s) out.push_back({s, e});
+    if (e > s) v[kept++] = {s, e};
   }
-  v.swap(out);
+  v.resize(kept);
 }
 
 DeviceTimeline summarise(const ActivityIndex& index, const DeviceActivity& dev,
@@ -55,11 +55,8 @@ DeviceTimeline summarise(const ActivityIndex& index, const DeviceActivity& dev,
   const model::TimeNs lo = w.deviceFrom(dev.device), hi = std::min(w.until, w.count_until);
   d.span_start = std::max(lo, dev.spanStart());
   d.span_end = std::min(hi, dev.spanEnd());
-  {
-    auto busy = dev.busy;
-    clipTo(busy, lo, hi);
-    d.busy_ns = totalLength(busy);
-  }
+  for (const auto& i : dev.busy) // the length of the busy union inside [lo, hi), uncopied
+    d.busy_ns += std::max<model::TimeNs>(0, std::min(i.end, hi) - std::max(i.start, lo));
 
   // Activities are sorted by start, so each list below is too: merging needs no sort.
   std::vector<Interval> kernels, copies, memsets, compute, communication, memory;
@@ -71,8 +68,16 @@ DeviceTimeline summarise(const ActivityIndex& index, const DeviceActivity& dev,
       v.push_back({a.start, a.end});
     }
   };
+  // Activities come in long runs of one stream: the last one found is looked at first (map
+  // entries never move).
+  StreamWork* last_stream = nullptr;
+  uint32_t last_stream_id = 0;
   for (const auto& a : dev.activities) {
-    auto& s = streams[a.stream];
+    if (last_stream == nullptr || last_stream_id != a.stream) {
+      last_stream = &streams[a.stream];
+      last_stream_id = a.stream;
+    }
+    auto& s = *last_stream;
     push(s.intervals, a);
     const uint64_t owned = a.start >= w.owned_from ? 1 : 0; // else the previous window's
     switch (a.kind) {

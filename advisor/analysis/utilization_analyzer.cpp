@@ -351,8 +351,17 @@ UtilizationResult analyzeUtilization(const model::Trace& trace, size_t buckets) 
   UtilizationResult r;
   for (const auto& p : trace.processes) {
     std::map<uint32_t, DeviceWork> devices;
+    // Records come in long runs of one device: the last one found is looked at first (map entries
+    // never move).
+    DeviceWork* last = nullptr;
+    uint32_t last_device = 0;
     auto add = [&](Activity a, model::TimeNs start, model::TimeNs end, uint32_t device) {
-      if (isTimed(start, end)) devices[device].by_activity[a].push_back({start, end});
+      if (!isTimed(start, end)) return;
+      if (last == nullptr || last_device != device) {
+        last = &devices[device];
+        last_device = device;
+      }
+      last->by_activity[a].push_back({start, end});
     };
     for (const auto& k : p.kernels)
       add(kKernel, k.start, k.end, k.device);

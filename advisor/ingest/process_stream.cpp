@@ -141,9 +141,9 @@ std::optional<model::TimeNs> streamWallNs(const model::ProcessTrace& trace,
   if (windows) return windows->wallNs(trace);
   if (trace.wall_start != 0 && trace.wall_end >= trace.wall_start)
     return trace.wall_end - trace.wall_start;
-  auto lo = recordSpanStart(trace), hi = recordSpanEnd(trace);
-  if (!lo || !hi) return std::nullopt;
-  return *hi - *lo;
+  auto span = recordSpanOf(trace);
+  if (!span) return std::nullopt;
+  return span->end - span->start;
 }
 
 } // namespace

@@ -1,5 +1,7 @@
 #include "advisor/ingest/window_aggregator.h"
 
+#include "advisor/ingest/heap_tuning.h"
+
 #include <algorithm>
 #include <type_traits>
 #include <unordered_map>
@@ -76,12 +78,15 @@ TimeNs endOf(const model::Range& r) {
 // Moves the records of `from` with key < until to the end of `to`; `from` keeps the others in
 // order, and its capacity (the next windows refill it).
 template <typename T>
-uint64_t takeBefore(std::vector<T>& from, std::vector<T>& to, TimeNs until, TimeNs late_before) {
-  // Room for them at once: grown by doubling, the window's column (~10^5 records) was copied a
-  // dozen times and touched twice its size.
+uint64_t takeBefore(std::vector<T>& from, std::vector<T>& to, TimeNs until, TimeNs late_before,
+                    size_t context) {
+  // Room for them at once, and for the `context` records analyse() puts before them: grown by
+  // doubling, the window's column (~10^5 records) was copied a dozen times and touched twice its
+  // size; without the context's room, prepending it moved the whole column to fresh pages (a
+  // third of the live ingest's time, page faults included).
   const auto taken =
       std::count_if(from.begin(), from.end(), [&](const T& r) { return keyOf(r) < until; });
-  to.reserve(to.size() + static_cast<size_t>(taken));
+  to.reserve(to.size() + static_cast<size_t>(taken) + context);
   uint64_t late = 0;
   size_t w = 0;
   for (size_t i = 0; i < from.size(); ++i) {
@@ -141,7 +146,9 @@ size_t WindowAggregator::heldBytes() const {
 }
 
 WindowAggregator::WindowAggregator(size_t window_events)
-    : window_events_(std::max<size_t>(window_events, 16)) {}
+    : window_events_(std::max<size_t>(window_events, 16)) {
+  tuneHeapForWindows();
+}
 
 bool WindowAggregator::maybeCut(model::ProcessTrace& pending) {
   if (pending.eventCount() < window_events_) return false;
@@ -201,7 +208,8 @@ void WindowAggregator::cut(model::ProcessTrace& pending, TimeNs until) {
   owned.names = pending.names;
   const TimeNs late = bounds_.owned_from;
   model::RecordSet::forEachColumnPair(pending, owned, [&](auto& from, auto& to) {
-    const uint64_t late_records = takeBefore(from, to, until, late);
+    const size_t context = context_.column<ColumnRecord<decltype(from)>>().size();
+    const uint64_t late_records = takeBefore(from, to, until, late, context);
     // Only spans count as late; samples and allocations are instants, not work of the window.
     if constexpr (requires { from.front().start; }) late_events_ += late_records;
   });
@@ -212,8 +220,10 @@ void WindowAggregator::cut(model::ProcessTrace& pending, TimeNs until) {
     if (r.kind == model::RangeKind::Step && r.start < until)
       deferred_step_start = std::min(deferred_step_start, r.start);
 
-  if (auto lo = recordSpanStart(owned)) span_lo_ = std::min(span_lo_.value_or(*lo), *lo);
-  if (auto hi = recordSpanEnd(owned)) span_hi_ = std::max(span_hi_.value_or(*hi), *hi);
+  if (auto span = recordSpanOf(owned)) {
+    span_lo_ = std::min(span_lo_.value_or(span->start), span->start);
+    span_hi_ = std::max(span_hi_.value_or(span->end), span->end);
+  }
 
   WindowBounds bounds = bounds_;
   bounds.until = until;
@@ -398,8 +408,10 @@ std::optional<TimeNs> WindowAggregator::wallNs(const model::ProcessTrace& pendin
   if (pending.wall_start != 0 && pending.wall_end != 0 && pending.wall_end >= pending.wall_start)
     return pending.wall_end - pending.wall_start;
   auto lo = span_lo_, hi = span_hi_;
-  if (auto l = recordSpanStart(pending)) lo = std::min(lo.value_or(*l), *l);
-  if (auto h = recordSpanEnd(pending)) hi = std::max(hi.value_or(*h), *h);
+  if (auto span = recordSpanOf(pending)) {
+    lo = std::min(lo.value_or(span->start), span->start);
+    hi = std::max(hi.value_or(span->end), span->end);
+  }
   if (!lo || !hi) return std::nullopt;
   return *hi - *lo;
 }
