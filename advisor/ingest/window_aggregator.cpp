@@ -360,18 +360,27 @@ void WindowAggregator::keepContext(model::ProcessTrace& all, const JobAnalysis& 
   // Bounded context: half a window, or eight windows for an annotated step still open (a step is
   // analysed whole; one longer than that loses its start and its figures cover only the rest). A
   // process whose steps cannot be inferred does not keep its whole run.
-  std::vector<TimeNs> ends;
-  all.forEachColumn([&](const auto& v) {
-    if constexpr (KeptAsContext<ColumnRecord<decltype(v)>>) addEnds(v, ends);
-  });
   // Until the first step is known (the first step range arrives when that step ends), the first
   // eight windows keep as much, so the first step is analysed whole too.
   const bool first_step_open = bounds_.steps_from == WindowBounds::kMin && windows_cut_ < 8;
   const size_t cap =
       bounds_.annotated_steps || first_step_open ? window_events_ * 8 : window_events_ / 2;
-  const auto reaching =
-      std::count_if(ends.begin(), ends.end(), [&](TimeNs e) { return e >= context_from; });
-  if (static_cast<size_t>(reaching) > cap && ends.size() > cap) {
+  // Counted in place; the ends are gathered only when the context is over its cap (usually it is
+  // a few records).
+  size_t reaching = 0, kept_kinds = 0;
+  all.forEachColumn([&](const auto& v) {
+    if constexpr (KeptAsContext<ColumnRecord<decltype(v)>>) {
+      kept_kinds += v.size();
+      for (const auto& r : v)
+        reaching += endOf(r) >= context_from ? 1 : 0;
+    }
+  });
+  if (reaching > cap && kept_kinds > cap) {
+    std::vector<TimeNs> ends;
+    ends.reserve(kept_kinds);
+    all.forEachColumn([&](const auto& v) {
+      if constexpr (KeptAsContext<ColumnRecord<decltype(v)>>) addEnds(v, ends);
+    });
     auto at = ends.end() - static_cast<std::ptrdiff_t>(cap);
     std::nth_element(ends.begin(), at, ends.end());
     context_from = std::max(context_from, *at);

@@ -3,9 +3,11 @@
 //
 //   BM_RouteKernelBatches/N/B    decode + route + aggregate on one core (StreamRouter), B batches
 //                                of N kernels from one process, as the shim's steady loop sends
-//                                them. 10000/256 (2.56 M events) cuts 13 windows of the default
+//                                them. 10000/1024 (10.24 M events) cuts 52 windows of the default
 //                                size (the `windows` counter): a long job's steady state, window
-//                                analysis included; 1000/64 (64 k events) cuts none (decode and
+//                                analysis included, the heap's first growth a small part of it;
+//                                10000/256 (2.56 M events, 13 windows) pays that growth in a
+//                                quarter of the time; 1000/64 (64 k events) cuts none (decode and
 //                                routing alone)
 //   BM_IngestProcesses/P         the live path: P senders, each with its own PUSH socket, session
 //                                and pid, into one IngestServer (PULL socket, ingest thread). The
@@ -108,6 +110,7 @@ void BM_RouteKernelBatches(benchmark::State& state) {
 BENCHMARK(BM_RouteKernelBatches)
     ->Args({1000, 64})
     ->Args({10000, 256})
+    ->Args({10000, 1024})
     ->Unit(benchmark::kMillisecond);
 
 double processCpuSeconds() {
