@@ -116,9 +116,18 @@ JobCost computeJobCost(const JobAnalysis& a, const CostOptions& options) {
     idle_cost_per_day += d.idle_ratio * kHoursPerDay * *d.price;
   }
   if (any_priced) job.price_source = flag_priced ? "option" : "table";
+  // One price for every GPU (the usual job): that price itself. The hours-weighted mean below
+  // gives it back only up to rounding ((h * p) / h can be p plus an ulp), and /metrics exports
+  // the device's own price beside it.
+  const bool one_price =
+      all_priced && std::all_of(job.devices.begin(), job.devices.end(), [&](const DeviceCost& d) {
+        return *d.price == *job.devices.front().price;
+      });
   if (all_priced) {
     if (options.gpu_hour_price) {
       job.gpu_hour_price = *options.gpu_hour_price;
+    } else if (one_price) {
+      job.gpu_hour_price = *job.devices.front().price;
     } else if (job.gpu_hours > 0) {
       job.gpu_hour_price = cost / job.gpu_hours;
     } else { // zero-length spans: every device's price is as good as another

@@ -85,6 +85,23 @@ TEST_CASE("job cost: idle GPU-hours at the table price, per run and per day") {
   CHECK(c.devices[0].price_model == "H100");
 }
 
+TEST_CASE("job cost: a job whose GPUs share one price is priced at exactly that price") {
+  // The hours-weighted mean (h * p) / h is p plus or minus an ulp for some spans (20 of the 143
+  // below at the H100's table price): the report's price then differed from the one /metrics
+  // exports for the same GPU, and a dashboard joining the two on equality lost the pod.
+  const double price = lookupGpuPrice("NVIDIA H100")->usd_per_hour;
+  int spans = 0;
+  for (int64_t ms = 1000; ms < 2000; ms += 7, ++spans) {
+    auto p = process(1, "NVIDIA H100 80GB HBM3");
+    p.kernels = {kernel(1 * kSec, 1 * kSec + ms * kMs)};
+    auto c = computeJobCost(analyzeJob(trace(std::move(p))));
+    REQUIRE(c.gpu_hour_price);
+    INFO("span " << ms << " ms");
+    CHECK(*c.gpu_hour_price == price);
+  }
+  CHECK(spans == 143);
+}
+
 TEST_CASE("job cost: --gpu-hour-price overrides the table; unknown models stay unpriced") {
   auto t = trace(quarterIdle(1, "NVIDIA GeForce RTX 4090"));
   auto a = analyzeJob(t);
