@@ -126,11 +126,9 @@ JobCost computeJobCost(const JobAnalysis& a, const CostOptions& options) {
   if (all_priced) {
     if (options.gpu_hour_price) {
       job.gpu_hour_price = *options.gpu_hour_price;
-    } else if (one_price) {
-      job.gpu_hour_price = *job.devices.front().price;
-    } else if (job.gpu_hours > 0) {
+    } else if (!one_price && job.gpu_hours > 0) {
       job.gpu_hour_price = cost / job.gpu_hours;
-    } else { // zero-length spans: every device's price is as good as another
+    } else { // one price, or zero-length spans: every device's price is as good as another
       job.gpu_hour_price = *job.devices.front().price;
     }
   }
