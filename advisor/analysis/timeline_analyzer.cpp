@@ -1,5 +1,6 @@
 #include "advisor/analysis/timeline_analyzer.h"
 
+#include "advisor/analysis/activity_index.h"
 #include "advisor/analysis/interval_union.h"
 
 #include <algorithm>
@@ -55,8 +56,7 @@ DeviceTimeline summarise(const ActivityIndex& index, const DeviceActivity& dev,
   const model::TimeNs lo = w.deviceFrom(dev.device), hi = std::min(w.until, w.count_until);
   d.span_start = std::max(lo, dev.spanStart());
   d.span_end = std::min(hi, dev.spanEnd());
-  for (const auto& i : dev.busy) // the length of the busy union inside [lo, hi), uncopied
-    d.busy_ns += std::max<model::TimeNs>(0, std::min(i.end, hi) - std::max(i.start, lo));
+  d.busy_ns = coveredLength(dev.busy, lo, hi); // the busy union inside [lo, hi), uncopied
 
   // Activities are sorted by start, so each list below is too: merging needs no sort.
   std::vector<Interval> kernels, copies, memsets, compute, communication, memory;
