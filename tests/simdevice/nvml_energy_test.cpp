@@ -1,14 +1,22 @@
 // The simulated NVML's energy counter, power draw and clocks (core/energy_meter.h): the counter
 // grows by idle power x elapsed time plus (busy - idle) power x the time work ran, the power draw
 // is the mean since the previous power read, GWSIM_NVML_ENERGY=0 takes the counter away.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <ctime>
+#include <thread>
 
 #include <catch2/catch.hpp>
 #include <cuda_runtime_api.h>
 
 #include "profiler/nvml/nvml_types.h"
+#include "tests/sanitizer_env.h"
 #include "tests/simdevice/test_support.h"
+#include "tests/skip_test.h"
 
 extern "C" {
 int gwsimSetKernelWork(const void* func, double work, int registers_per_thread);
@@ -128,5 +136,57 @@ TEST_CASE("GWSIM_NVML_ENERGY=0: a GPU without the energy counter, whose power st
   unsigned int mw = 0;
   CHECK(nvmlDeviceGetPowerUsage(h, &mw) == NVML_SUCCESS);
   unsetenv("GWSIM_NVML_ENERGY");
+  nvmlShutdown();
+}
+
+// The profiler samples power on its own thread while the application forks (a DataLoader's
+// workers). A child forked while that thread held the meter's mutex inherited it held, and hung at
+// its first kernel (addBusy): e2e_concurrency_fork_test, one child in about three under load.
+TEST_CASE("a child forked while another thread reads the power launches kernels and exits") {
+  if (!gpuwise::test::forkChildrenCheckable()) // tests/sanitizer_env.h
+    gpuwise::test::skipTest("a sanitizer lane: children of a multithreaded fork cannot be checked");
+  REQUIRE(cudaFree(nullptr) == cudaSuccess);
+  nvmlDevice_t h = device0();
+  std::atomic<bool> stop{false};
+  std::atomic<long> reads{0};
+  std::thread reader([&] {
+    unsigned int mw = 0;
+    while (!stop.load(std::memory_order_relaxed))
+      if (nvmlDeviceGetPowerUsage(h, &mw) == NVML_SUCCESS) reads.fetch_add(1);
+  });
+  while (reads.load() == 0)
+    std::this_thread::yield();
+  const void* f = reinterpret_cast<const void*>(&busyStub);
+  gwsim_test::registerKernel(f, "_Z11busy_kernelPf");
+  const int kChildren = 40;
+  int hung = 0, failed = 0;
+  for (int c = 0; c < kChildren && hung == 0; ++c) { // one hung child is the finding
+    const pid_t pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      bool ok = true;
+      for (int i = 0; i < 4; ++i)
+        ok = ok && cudaLaunchKernel(f, dim3(1), dim3(32), nullptr, 0, nullptr) == cudaSuccess;
+      _exit(ok && cudaDeviceSynchronize() == cudaSuccess ? 0 : 1);
+    }
+    // A budget, not an expectation: a healthy child ends in milliseconds.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    int status = 0;
+    while (waitpid(pid, &status, WNOHANG) == 0) {
+      if (std::chrono::steady_clock::now() > deadline) {
+        ::kill(pid, SIGKILL);
+        waitpid(pid, &status, 0);
+        ++hung;
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    if (WIFEXITED(status) && WEXITSTATUS(status) != 0) ++failed;
+  }
+  stop.store(true);
+  reader.join();
+  INFO(reads.load() << " power reads beside the forks");
+  CHECK(hung == 0);
+  CHECK(failed == 0);
   nvmlShutdown();
 }

@@ -50,6 +50,11 @@ public:
   uint32_t powerMw(uint32_t device, std::string_view key, TimeNs now);
   // Busy time of `device` from the meter's start to `now` (tests).
   TimeNs busyNs(uint32_t device, TimeNs now);
+  // fork(): held across it (process_state.cpp), so a child never inherits the mutex taken by a
+  // thread it lacks (the profiler's NVML sampling thread reads power while the application forks).
+  // The child keeps the meter: it is the board's counter, not the process's.
+  void lockForFork() { mutex_.lock(); }
+  void unlockAfterFork() { mutex_.unlock(); }
 
 private:
   struct Interval {

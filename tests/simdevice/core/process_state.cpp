@@ -3,8 +3,9 @@
 // fork(): a child that uses the device gets a fresh simulator, activity engine and subscriber (a
 // new "context": no streams, events, allocations or CUPTI subscription carried over, as a real
 // child may not use its parent's context). The kernel registry survives (the child launches the
-// kernels its parent registered before main). Old state is leaked, never destroyed: its mutexes
-// may have been held by parent threads that do not exist in the child.
+// kernels its parent registered before main), and so does the energy meter (the board's counter).
+// Old state is leaked, never destroyed: its mutexes may have been held by parent threads that do
+// not exist in the child. What the child keeps is locked across fork instead.
 #include <pthread.h>
 
 #include <atomic>
@@ -12,6 +13,7 @@
 #include <cstdlib>
 #include <mutex>
 
+#include "tests/simdevice/core/energy_meter.h"
 #include "tests/simdevice/core/injection.h"
 #include "tests/simdevice/core/kernel_registry.h"
 #include "tests/simdevice/core/simulator.h"
@@ -32,14 +34,17 @@ std::mutex* g_init_mutex = new std::mutex();
 void forkPrepare() {
   g_init_mutex->lock();
   KernelRegistry::instance().lockForFork();
+  energyMeter().lockForFork();
 }
 
 void forkParent() {
+  energyMeter().unlockAfterFork();
   KernelRegistry::instance().unlockAfterFork();
   g_init_mutex->unlock();
 }
 
 void forkChild() {
+  energyMeter().unlockAfterFork();
   KernelRegistry::instance().unlockAfterFork();
   g_state.store(nullptr, std::memory_order_release);
   g_init_mutex->unlock();
