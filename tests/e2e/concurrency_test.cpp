@@ -97,6 +97,10 @@ TEST_CASE("one advisor serves 64 processes at once, each with its own kernels an
   std::vector<std::unique_ptr<Process>> apps;
   for (int i = 0; i < kProcesses; ++i) {
     auto env = shimEnv(endpoint);
+    // Under TSan the 64 exits share 2 cores at a tenth of the speed: 9 of 64 final flushes once
+    // overran the default 2 s budget and one final was lost. The case checks that every final is
+    // served, not the budget (interposer_process_test does), so a sanitizer lane gives it room.
+    if (gpuwise::test::underSanitizer()) env.push_back("GPUWISE_EXIT_TIMEOUT_MS=30000");
     env.push_back("RANK=" + std::to_string(i));
     env.push_back("WORLD_SIZE=" + std::to_string(kProcesses));
     apps.push_back(std::make_unique<Process>(
