@@ -142,7 +142,9 @@ TEST_CASE("GWSIM_NVML_ENERGY=0: a GPU without the energy counter, whose power st
 // The profiler samples power on its own thread while the application forks (a DataLoader's
 // workers). A child forked while that thread held the meter's mutex inherited it held, and hung at
 // its first kernel (addBusy): e2e_concurrency_fork_test, one child in about three under load.
-TEST_CASE("a child forked while another thread reads the power launches kernels and exits") {
+// Runs as simdevice_nvml_energy_fork_test, reported Skipped in a sanitizer lane.
+TEST_CASE("a child forked while another thread reads the power launches kernels and exits",
+          "[.fork]") {
   if (!gpuwise::test::forkChildrenCheckable()) // tests/sanitizer_env.h
     gpuwise::test::skipTest("a sanitizer lane: children of a multithreaded fork cannot be checked");
   REQUIRE(cudaFree(nullptr) == cudaSuccess);

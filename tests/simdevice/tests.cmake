@@ -28,7 +28,7 @@ set_target_properties(simdevice_probe PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAK
 gpuwise_add_test(simdevice_library_test SOURCES library_test.cpp LIBS gwsim_test_support)
 add_dependencies(simdevice_library_test gwsim_nvml gwsim_cublas gwsim_cublaslt)
 gpuwise_add_test(simdevice_nvml_energy_test SOURCES nvml_energy_test.cpp
-                 LIBS gwsim_test_support gwsim_nvml)
+                 LIBS gwsim_test_support gwsim_nvml SKIP_TAGS fork)
 gpuwise_add_test(simdevice_runtime_test SOURCES runtime_test.cpp LIBS gwsim_test_support
                  LABELS unit concurrency)
 gpuwise_add_test(simdevice_cupti_test SOURCES cupti_test.cpp cupti_recorder.cpp LIBS gwsim_test_support gwsim_core
