@@ -5,6 +5,8 @@
 // Typical client workflow, all supported: cuptiSubscribe -> cuptiEnableDomain/Callback ->
 // cuptiActivityRegisterTimestampCallback -> cuptiActivityRegisterCallbacks -> cuptiActivityEnable
 // (+ EnableRuntimeApi/EnableDriverApi filters) -> ... cuptiActivityFlushAll -> cuptiFinalize.
+#include <pthread.h>
+
 #include <cstring>
 #include <mutex>
 #include <string>
@@ -81,6 +83,15 @@ GWSIM_EXPORT CUptiResult cuptiGetLastError(void) {
 namespace {
 std::mutex g_holder_mutex;
 std::string g_holder_name;
+
+// Held across fork(), as core/process_state.cpp holds the simulator's own: a profiler's thread may
+// unsubscribe (handing CUPTI to the application) while the application forks, and the child's
+// first subscribe would wait forever on a mutex that no thread of it holds. Never held while
+// taking another lock, so no lock order to keep.
+[[gnu::constructor]] void registerHolderForkHandlers() {
+  pthread_atfork([] { g_holder_mutex.lock(); }, [] { g_holder_mutex.unlock(); },
+                 [] { g_holder_mutex.unlock(); });
+}
 } // namespace
 
 GWSIM_EXPORT CUptiResult cuptiSubscribe(CUpti_SubscriberHandle* subscriber,
