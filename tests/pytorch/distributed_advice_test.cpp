@@ -106,13 +106,25 @@ void checkAdvice(const DistributedJob& job, const json& report) {
     CHECK(recs.count("overlap_communication") + notes.count("overlap_communication") == 0);
 }
 
+// Under a sanitizer each rank's host work per step doubles, unevenly (a 12 ms step p50 against
+// 6 ms), and swamps rank 2's 1.5x compute (2.8 ms a step): alone in the ASan lane, 3 of 5 runs
+// named no straggler. There the planted slowdown is 3x (11 ms a step), well above that noise; the
+// normal lane keeps 1.5x, the rule's sensitivity.
+DistributedJob plantedFor(DistributedJob job) {
+  if (!gpuwise::test::underSanitizer()) return job;
+  for (size_t i = 0; i + 1 < job.flags.size(); ++i)
+    if (job.flags[i] == "--slow-compute") job.flags[i + 1] = "3";
+  return job;
+}
+
 } // namespace
 
 TEST_CASE("distributed jobs: straggler and exposed-communication advice, live and recorded") {
   if (access((buildDir() + "/simdevice/libnccl.so.2").c_str(), R_OK) != 0)
     gpuwise::test::skipTest("no stand-in libnccl.so.2 (nccl.h was not found at configure time)");
   TempDir dir;
-  for (const DistributedJob& job : gpuwise::test::distributedJobs()) {
+  for (const DistributedJob& listed : gpuwise::test::distributedJobs()) {
+    const DistributedJob job = plantedFor(listed);
     DYNAMIC_SECTION(job.name) {
       const std::string gwt = dir / (job.name + ".gwt");
       auto argv = simulatedRunArgv(
