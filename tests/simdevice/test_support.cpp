@@ -90,6 +90,18 @@ ProcessResult runProcess(const std::vector<std::string>& argv, const std::vector
     result.err = std::string("posix_spawn failed: ") + std::strerror(spawned);
     return result;
   }
+  const ProcessResult waited = waitChild(pid, timeout);
+  result.exit_code = waited.exit_code;
+  result.timed_out = waited.timed_out;
+  result.out = readFile(out_path);
+  result.err = readFile(err_path);
+  unlink(out_path.c_str());
+  unlink(err_path.c_str());
+  return result;
+}
+
+ProcessResult waitChild(pid_t pid, std::chrono::milliseconds timeout) {
+  ProcessResult result;
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   int status = 0;
   for (;;) {
@@ -104,10 +116,6 @@ ProcessResult runProcess(const std::vector<std::string>& argv, const std::vector
     std::this_thread::sleep_for(std::chrono::milliseconds(5)); // polling with a deadline
   }
   if (!result.timed_out && WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
-  result.out = readFile(out_path);
-  result.err = readFile(err_path);
-  unlink(out_path.c_str());
-  unlink(err_path.c_str());
   return result;
 }
 

@@ -3,6 +3,8 @@
 // kernels the way nvcc's generated static constructor does.
 #pragma once
 
+#include <sys/types.h>
+
 #include <chrono>
 #include <map>
 #include <string>
@@ -20,6 +22,10 @@ struct ProcessResult {
 // waits for it, polling until `timeout`; kills it (by its pid) when the deadline passes.
 ProcessResult runProcess(const std::vector<std::string>& argv, const std::vector<std::string>& env,
                          std::chrono::milliseconds timeout = std::chrono::seconds(120));
+
+// Waits for the child `pid`, polling until `timeout`; kills it (SIGKILL) when the deadline passes.
+// exit_code and timed_out as runProcess reports them; out and err stay empty.
+ProcessResult waitChild(pid_t pid, std::chrono::milliseconds timeout);
 
 // $GPUWISE_BUILD_DIR (set by CTest), else the current directory.
 std::string buildDir();
