@@ -122,6 +122,10 @@ struct BatchEncoder::Impl {
 
   model::RecordSet records;  // pending, not yet encoded
   uint64_t self_dropped = 0; // dropped by this encoder, reported with the next message
+  // Events of the messages confirmed delivered (Batch.events_delivered), and those the last
+  // message carries, counted in once it is.
+  uint64_t events_delivered = 0;
+  uint64_t last_message_events = 0;
   model::ShimCost shim_cost; // carried by every batch once set
 
   SignatureInterner signatures;
@@ -346,6 +350,8 @@ std::vector<uint8_t> BatchEncoder::Impl::build(uint64_t events_dropped, bool fin
 
   const uint64_t dropped = events_dropped + self_dropped;
   self_dropped = 0;
+  // What a decoder will find in this message: every pending record but the kernels left out above.
+  last_message_events = pending() - records.kernels.size() + key.size();
   flatbuffers::Offset<wire::ShimCost> cost_table;
   if (shim_cost.session_ns || shim_cost.events_recorded || shim_cost.launches_counted)
     cost_table = wire::CreateShimCost(
@@ -354,6 +360,7 @@ std::vector<uint8_t> BatchEncoder::Impl::build(uint64_t events_dropped, bool fin
         shim_cost.counted_call_ns, shim_cost.budget_ratio, shim_cost.cupti_overhead_ns);
   wire::BatchBuilder batch_builder(fbb);
   batch_builder.add_sent_time(sent_time);
+  batch_builder.add_events_delivered(events_delivered);
   batch_builder.add_events_dropped(dropped);
   batch_builder.add_sequence(sequence);
   batch_builder.add_pid(pid);
@@ -449,12 +456,16 @@ void BatchEncoder::confirm(bool delivered) {
   Impl& m = *impl_;
   if (!m.awaiting_confirm) return;
   m.awaiting_confirm = false;
-  if (!delivered) m.forgetLastMessage();
+  if (delivered)
+    m.events_delivered += m.last_message_events;
+  else
+    m.forgetLastMessage();
   m.new_names.clear();
 }
 
 void BatchEncoder::resetEpoch() {
   Impl& m = *impl_;
+  if (m.awaiting_confirm) m.events_delivered += m.last_message_events; // as encode() counts it
   m.awaiting_confirm = false;
   m.new_names.clear();
   m.startEpoch();

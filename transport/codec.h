@@ -73,7 +73,10 @@ struct Batch : model::RecordSet {
   int64_t pid = 0;
   uint64_t sequence = 0;       // per session, starting at 0; a gap means batches were lost
   uint64_t events_dropped = 0; // events the sender counted as dropped since its previous batch
-  bool final = false;          // the process is exiting; no more batches follow
+  // Decoded only (the encoder writes its own count): the events of this session's earlier batches
+  // that the sender's socket accepted; 0 from senders older than the field.
+  uint64_t events_delivered = 0;
+  bool final = false; // the process is exiting; no more batches follow
   model::TimeNs sent_time = 0;
   // The shim's own cost so far (cumulative: the latest batch that arrives has the figures).
   model::ShimCost shim_cost;
@@ -115,8 +118,9 @@ public:
   // next message's events_dropped.
   std::vector<uint8_t> encode(uint64_t events_dropped, bool final, model::TimeNs sent_time);
   // After a send attempt of the last encode(): when `delivered` is false, the names and signatures
-  // that message introduced are forgotten so the next message carries them again. An encode()
-  // with no confirm() of the previous message counts that message as delivered.
+  // that message introduced are forgotten so the next message carries them again; when true, its
+  // events count in the events_delivered of every later batch. An encode() with no confirm() of
+  // the previous message counts that message as delivered.
   void confirm(bool delivered);
   // A new connection epoch (the peer reconnected or restarted): every name and signature is sent
   // again as it is next used. The encoder also starts an epoch by itself when its signature table

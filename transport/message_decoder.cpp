@@ -218,6 +218,7 @@ Batch headerOf(const wire::Batch& b) {
   out.pid = b.pid();
   out.sequence = b.sequence();
   out.events_dropped = b.events_dropped();
+  out.events_delivered = b.events_delivered();
   out.final = b.final();
   out.sent_time = b.sent_time();
   if (const wire::ShimCost* c = b.shim_cost()) out.shim_cost = shimCostOf(*c);

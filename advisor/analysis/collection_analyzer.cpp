@@ -134,6 +134,8 @@ CollectionResult analyzeCollection(const model::Trace& trace, const IngestHealth
       c.stream = ingest->streams[i];
       r.undecodable_events += c.stream->undecodable_events;
       r.lost_batches += c.stream->lost_batches;
+      r.events_lost += c.stream->events_lost;
+      c.events_dropped += c.stream->events_lost; // the profile misses them like any drop
     }
     r.events += c.events;
     r.events_dropped += c.events_dropped;
@@ -212,6 +214,7 @@ void CollectionResult::merge(const CollectionResult& o) {
   events_dropped += o.events_dropped;
   undecodable_events += o.undecodable_events;
   lost_batches += o.lost_batches;
+  events_lost += o.events_lost;
   simulated_device = simulated_device || o.simulated_device;
   hip_api = hip_api || o.hip_api;
   if (o.messages) messages = messages.value_or(0) + *o.messages;
@@ -244,6 +247,7 @@ void CollectionResult::merge(const CollectionResult& o) {
         it->stream->final_received = it->stream->final_received || p.stream->final_received;
         it->stream->batches += p.stream->batches;
         it->stream->lost_batches += p.stream->lost_batches;
+        it->stream->events_lost += p.stream->events_lost;
         it->stream->undecodable_events += p.stream->undecodable_events;
       }
     }

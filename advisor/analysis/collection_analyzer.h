@@ -32,6 +32,9 @@ struct StreamHealth {
   uint64_t batches = 0;
   uint64_t lost_batches = 0;       // sequence numbers never seen
   uint64_t undecodable_events = 0; // referenced a kernel signature the decoder never received
+  // Events the sender's socket accepted that never arrived (Batch.events_delivered): a connection
+  // dropped with messages in it. Counted in the process's events_dropped too.
+  uint64_t events_lost = 0;
 };
 
 // The ingest's view of the whole job. `streams` is aligned with Trace::processes; nullopt for a
@@ -85,6 +88,7 @@ struct CollectionResult {
   std::vector<ProcessCollection> processes;
   std::vector<GpuEntry> gpus;
   uint64_t events = 0, events_dropped = 0, undecodable_events = 0, lost_batches = 0;
+  uint64_t events_lost = 0; // StreamHealth::events_lost, all streams (in events_dropped too)
   // What the input bounds (profiler/model/record_limits.h) left out, all processes together;
   // the records of the first three are counted in events_dropped as well.
   model::LimitsApplied limits;

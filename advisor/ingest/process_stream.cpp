@@ -58,9 +58,12 @@ std::optional<transport::DecodeError> ProcessStream::accept(const transport::Mes
     growAhead(trace_.kernels,
               std::clamp(trace_.kernels.size(), size_t{8192}, transport::kMaxBatchEvents));
   const size_t before = trace_.eventCount();
+  const uint64_t undecodable_before = decoder_.undecodableEvents();
   // The one place decoded events enter the advisor's memory: appended to the trace's columns.
   auto result = decoder_.decode(opened, &trace_);
   size_t added = trace_.eventCount() - before;
+  // What a batch carried, decoded or not: the sender's events_delivered counts the same.
+  const uint64_t carried = added + (decoder_.undecodableEvents() - undecodable_before);
   const bool shed_events = added > shed_above_events;
   if (shed_events) marks.restore(trace_);
   if (!result) return std::move(result.error());
@@ -75,7 +78,7 @@ std::optional<transport::DecodeError> ProcessStream::accept(const transport::Mes
     events_ += added;
     // Absurd times (an end at INT64_MAX) are dropped and counted like the producer's drops.
     model::dropAbsurdTimes(trace_, marks);
-    applyBatch(std::get<transport::Batch>(*result));
+    applyBatch(std::get<transport::Batch>(*result), carried);
     cutWindows();
     if (limited_ || shed_events) releaseSlack(shed_events);
   }
@@ -198,8 +201,17 @@ void ProcessStream::applyHello(transport::Hello&& hello) {
     trace_.wall_start = hello.start_time;
 }
 
-void ProcessStream::applyBatch(const transport::Batch& batch) {
+void ProcessStream::applyBatch(const transport::Batch& batch, uint64_t carried) {
   ++batches_;
+  // Events lost in transit: the sender says how many events its socket accepted before this
+  // batch; whatever of those never arrived went with a dropped connection. Kept as a high-water
+  // mark against the events received, so batches that arrive out of order (an old connection's
+  // leftovers after a reconnect) are never counted both received and lost. Saturating: the counts
+  // come from the wire.
+  events_carried_ += carried;
+  const uint64_t through =
+      batch.events_delivered > UINT64_MAX - carried ? UINT64_MAX : batch.events_delivered + carried;
+  events_delivered_high_ = std::max(events_delivered_high_, through);
   // Batches arrive in order on one connection; a gap means the ones between never arrived
   // (dropped by the sender's high-water mark, sent before this advisor listened, or lost on a
   // reconnect). A sequence below the expected one (sender restarted its count) is not a loss.
@@ -221,6 +233,8 @@ StreamHealth ProcessStream::health() const {
   h.final_received = final_received_;
   h.batches = batches_;
   h.lost_batches = lost_batches_;
+  h.events_lost =
+      events_delivered_high_ > events_carried_ ? events_delivered_high_ - events_carried_ : 0;
   h.undecodable_events = decoder_.undecodableEvents();
   return h;
 }

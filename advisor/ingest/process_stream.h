@@ -101,7 +101,8 @@ public:
 
 private:
   void applyHello(transport::Hello&& hello);
-  void applyBatch(const transport::Batch& header);
+  // `carried`: the events the batch held on the wire (decoded, undecodable or shed).
+  void applyBatch(const transport::Batch& header, uint64_t carried);
   // Cuts windows until less than one is pending (or a cut frees nothing).
   void cutWindows();
   // Shrinks vectors holding much more than their records (after a large batch was cut); `all`:
@@ -116,6 +117,8 @@ private:
   bool simulated_ = false;
   uint64_t batches_ = 0;
   uint64_t lost_batches_ = 0;
+  uint64_t events_carried_ = 0;        // events the batches received held on the wire
+  uint64_t events_delivered_high_ = 0; // the most any batch said were delivered up to its end
   uint64_t events_ = 0;
   uint64_t events_shed_ = 0;
   uint64_t hello_fields_truncated_ = 0;

@@ -276,8 +276,10 @@ void htmlCollectionSection(std::ostream& o, const ReportJson& r) {
     << uint64_t(jsonNumber(r, {"collection", "events"}).value_or(0)) << " events, <span class=\""
     << (dropped > 0 ? "bad" : "") << "\">" << uint64_t(dropped) << " dropped</span>, "
     << uint64_t(jsonNumber(r, {"collection", "undecodable_events"}).value_or(0)) << " undecodable, "
-    << uint64_t(jsonNumber(r, {"collection", "lost_batches"}).value_or(0))
-    << " batches lost.</p>\n";
+    << uint64_t(jsonNumber(r, {"collection", "lost_batches"}).value_or(0)) << " batches lost";
+  if (auto lost = uint64_t(jsonNumber(r, {"collection", "events_lost"}).value_or(0)); lost > 0)
+    o << " (" << lost << " of the dropped events lost in transit)";
+  o << ".</p>\n";
   // What the input bounds left out (profiler/model/record_limits.h); said only when something was.
   auto bound = [&](const char* key) {
     return uint64_t(jsonNumber(r, {"collection", "input_bounds", key}).value_or(0));

@@ -111,6 +111,7 @@ json processes(const CollectionResult& c) {
       j["final_received"] = p.stream->final_received;
       j["batches"] = p.stream->batches;
       j["lost_batches"] = p.stream->lost_batches;
+      j["events_lost"] = p.stream->events_lost;
       j["undecodable_events"] = p.stream->undecodable_events;
     } else {
       j["session_id"] = nullptr;
@@ -118,6 +119,7 @@ json processes(const CollectionResult& c) {
       j["final_received"] = nullptr;
       j["batches"] = nullptr;
       j["lost_batches"] = nullptr;
+      j["events_lost"] = nullptr;
       j["undecodable_events"] = nullptr;
     }
     arr.push_back(std::move(j));
@@ -639,6 +641,7 @@ json collection(const CollectionResult& c) {
   j["events_dropped"] = c.events_dropped;
   j["undecodable_events"] = c.undecodable_events;
   j["lost_batches"] = c.lost_batches;
+  j["events_lost"] = c.events_lost;
   j["messages"] = orNull(c.messages);
   j["rejected_messages"] = c.messages ? json(c.rejectedMessages()) : json(nullptr);
   json reasons = json::object();

@@ -454,6 +454,8 @@ std::string collectionLine(const JobAnalysis& a) {
                   " events, " + std::to_string(c.events_dropped) + " dropped";
   if (c.undecodable_events > 0) s += ", " + std::to_string(c.undecodable_events) + " undecodable";
   if (c.lost_batches > 0) s += ", " + plural(c.lost_batches, "batch lost", "batches lost");
+  if (c.events_lost > 0)
+    s += " (" + std::to_string(c.events_lost) + " of the dropped events lost in transit)";
   if (c.rejectedMessages() > 0)
     s += ", " + plural(c.rejectedMessages(), "message rejected", "messages rejected");
   if (auto r = c.shimOverheadRatio()) {

@@ -296,7 +296,8 @@ TEST_CASE("collection: per-process events, drops, tier and the ingest's stream h
                    .hello_received = false,
                    .batches = 4,
                    .lost_batches = 2,
-                   .undecodable_events = 7}};
+                   .undecodable_events = 7,
+                   .events_lost = 40}};
   ingest.messages = 9;
   ingest.rejected_by_reason = {{"malformed", 1}, {"bad_envelope", 1}};
   auto r = analyzeCollection(t, &ingest);
@@ -306,8 +307,10 @@ TEST_CASE("collection: per-process events, drops, tier and the ingest's stream h
   CHECK(r.processes[0].tier_reason == "CUPTI held by another subscriber");
   CHECK(r.processes[1].tier == model::CollectionTier::Interposer);
   CHECK(r.processes[1].stream->lost_batches == 2);
+  CHECK(r.processes[1].events_dropped == 40); // lost in transit: dropped like the shim's drops
   CHECK(r.events == 3);
-  CHECK(r.events_dropped == 5);
+  CHECK(r.events_dropped == 45);
+  CHECK(r.events_lost == 40);
   CHECK(r.undecodable_events == 7);
   CHECK(r.lost_batches == 2);
   CHECK(r.rejectedMessages() == 2);

@@ -3,6 +3,7 @@
 #include "advisor/report/html_report.h"
 #include "advisor/report/html_sections.h"
 #include "advisor/report/report_fields.h"
+#include "advisor/report/terminal_summary.h"
 #include "advisor/rules/rule_set.h"
 #include "tests/advisor/html_xml_check.h"
 #include "tests/advisor/trace_builder.h"
@@ -150,6 +151,30 @@ TEST_CASE("HTML report: the verdict says busy share, idle cost and the top recom
   CHECK(card.find("per day of such work at $4.00 per GPU-hour.") != std::string::npos);
   // The collection line shows the dropped events.
   CHECK(page.html.find("17 dropped") != std::string::npos);
+}
+
+TEST_CASE("reports: events lost in transit are said in the JSON, the HTML and the terminal") {
+  auto t = jobTrace();
+  IngestHealth ingest;
+  ingest.streams = {StreamHealth{.session_id = 1, .batches = 3, .events_lost = 23}};
+  AnalysisOptions options;
+  options.ingest = &ingest;
+  auto a = analyzeJob(t, options);
+  ReportInput in{a, recommend(a, &t)};
+  json report = buildReportJson(in, {});
+  CHECK(report["collection"]["events_lost"] == 23);
+  CHECK(report["collection"]["events_dropped"] == 17 + 23);
+  CHECK(report["processes"][0]["events_lost"] == 23);
+  std::string html = renderHtmlReport(in, {});
+  CHECK(html.find("40 dropped") != std::string::npos);
+  CHECK(html.find("(23 of the dropped events lost in transit)") != std::string::npos);
+  CHECK(renderTerminalSummary(in).find("(23 of the dropped events lost in transit)") !=
+        std::string::npos);
+  // An imported trace has no stream: null per process, and nothing said.
+  Page imported = render(jobTrace());
+  CHECK(imported.report["processes"][0]["events_lost"].is_null());
+  CHECK(imported.report["collection"]["events_lost"] == 0);
+  CHECK(imported.html.find("lost in transit") == std::string::npos);
 }
 
 TEST_CASE("HTML report: simulated runs say so first") {

@@ -193,6 +193,40 @@ TEST_CASE("StreamRouter: sequence gaps count as lost batches") {
   CHECK(health.streams[0]->lost_batches == 2);
 }
 
+TEST_CASE("StreamRouter: events a sender delivered that never arrived count as lost in transit") {
+  StreamRouter router([](std::string_view) {});
+  OfflineSender s(5, 6);
+  router.route(s.hello());
+  auto b0 = s.batch(3);
+  auto b1 = s.batch(5);
+  auto b2 = s.batch(7);
+  auto b3 = s.batch(11);
+  addKernels(s.names, s.encoder, 13, 1000 * kMs);
+  auto never_sent = s.encoder.encode(0, false, 7 * kMs);
+  s.encoder.confirm(false); // the sender knows this one never left: counted as its own drop
+  auto b5 = s.batch(17);
+  router.route(b0);
+  router.route(b2); // b1 has not arrived (yet)
+  IngestHealth early;
+  router.snapshot(&early);
+  CHECK(early.streams[0]->events_lost == 5);
+  router.route(b1); // a reconnect's leftovers arrive late: received, no longer lost
+  router.route(b5); // b3 lost: a dropped connection took it; never_sent is not counted
+  IngestHealth health;
+  model::Trace t = router.take(&health);
+  CHECK(health.streams[0]->events_lost == 11);
+  // Sequence gaps count b1 lost when b2 came first, and b2 to b4 when b5 followed b1.
+  CHECK(health.streams[0]->lost_batches == 4);
+  REQUIRE(t.processes.size() == 1);
+  CHECK(t.processes[0].kernels.size() == 3 + 5 + 7 + 17);
+  // The collection counts them among the dropped events of the process and of the job.
+  CollectionResult c = analyzeCollection(t, &health);
+  CHECK(c.events_lost == 11);
+  REQUIRE(c.processes.size() == 1);
+  CHECK(c.processes[0].events_dropped == t.processes[0].events_dropped + 11);
+  CHECK(c.events_dropped == c.processes[0].events_dropped);
+}
+
 TEST_CASE(
     "StreamRouter: malformed and foreign messages are dropped, counted, logged; others carry on") {
   CapturedLog log;

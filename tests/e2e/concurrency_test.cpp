@@ -142,6 +142,7 @@ TEST_CASE("one advisor serves 64 processes at once, each with its own kernels an
     CHECK(p["kernel_count"] == kKernels);
     CHECK(p["events_dropped"] == 0);
     CHECK(p["lost_batches"] == 0);
+    CHECK(p["events_lost"] == 0);
     CHECK(p["final_received"] == true);
   }
   CHECK(ranks.size() == size_t(kProcesses));
@@ -218,6 +219,7 @@ TEST_CASE("a connection flooding the advisor does not starve the others (PULL fa
     CHECK(procs[0]["kernel_count"] == kKernels);
     CHECK(procs[0]["events_dropped"] == 0);
     CHECK(procs[0]["lost_batches"] == 0);
+    CHECK(procs[0]["events_lost"] == 0);
   }
   WARN("flood: " << flooded_by_then << " messages sent while the eight programs were served");
 }

@@ -69,6 +69,7 @@ TEST_CASE("exit, return from main: exit code unchanged and every kernel in the r
       CHECK(procs[0]["events_dropped"] == 0);
       CHECK(procs[0]["final_received"] == true);
       CHECK(procs[0]["lost_batches"] == 0);
+      CHECK(procs[0]["events_lost"] == 0);
     }
   }
 }

@@ -285,3 +285,25 @@ TEST_CASE("A decoder serves one session") {
   CHECK(expectError(dec.decode(encodeHello(h))).kind == DecodeError::Kind::UnknownSession);
   expectValue<Batch>(dec.decode(one.encode(0, false, 0)));
 }
+
+TEST_CASE("events_delivered counts the events of the messages confirmed sent, nothing else") {
+  Fixture f;
+  model::NameTable receiver;
+  MessageDecoder dec(receiver);
+  const auto m1 = f.next(300); // 300 kernels and one API call
+  f.enc.confirm(true);
+  const auto m2 = f.next(200);
+  f.enc.confirm(false); // never sent: not delivered, however many it held
+  const auto m3 = f.next(100);
+  const auto m4 = f.next(50); // encode() without confirm() counts m3 as delivered
+  f.enc.resetEpoch();         // ... and so does a new epoch for m4
+  const auto m5 = f.next(10);
+  CHECK(expectValue<Batch>(dec.decode(m1)).events_delivered == 0);
+  CHECK(expectValue<Batch>(dec.decode(m2)).events_delivered == 301);
+  Batch b3 = expectValue<Batch>(dec.decode(m3));
+  CHECK(b3.events_delivered == 301);
+  CHECK(b3.eventCount() == 101);
+  CHECK(expectValue<Batch>(dec.decode(m4)).events_delivered == 301 + 101);
+  MessageDecoder fresh(receiver); // the new epoch's first message decodes on its own
+  CHECK(expectValue<Batch>(fresh.decode(m5)).events_delivered == 301 + 101 + 51);
+}
