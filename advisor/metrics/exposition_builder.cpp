@@ -67,7 +67,8 @@ constexpr Family kEvents{"gpuwise_events_total", "counter",
 constexpr Family kEventsDropped{
     "gpuwise_events_dropped_total", "counter",
     "Events this process recorded that never reached the analysis (shim ring full, send would "
-    "have blocked, or rejected by the advisor); figures built on them undercount."};
+    "have blocked, rejected by the advisor, or lost in transit with a dropped connection); "
+    "figures built on them undercount."};
 constexpr Family kProcesses{"gpuwise_processes", "gauge",
                             "Processes of this pod connected to the advisor now."};
 constexpr Family kSaving{"gpuwise_recommendation_expected_saving_ratio", "gauge",
