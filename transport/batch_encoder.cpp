@@ -464,9 +464,8 @@ void BatchEncoder::confirm(bool delivered) {
 }
 
 void BatchEncoder::resetEpoch() {
+  confirm(true); // an unconfirmed message counts as delivered, as encode() counts it
   Impl& m = *impl_;
-  if (m.awaiting_confirm) m.events_delivered += m.last_message_events; // as encode() counts it
-  m.awaiting_confirm = false;
   m.new_names.clear();
   m.startEpoch();
 }

@@ -63,9 +63,9 @@ std::string boundEndpoint(Advisor& a) {
   return err.substr(at + 13, end - at - 13);
 }
 
-// Sends until Sent or the deadline; false at the deadline.
-// Sends `m`, retrying while the socket's queue is full, up to `t`. The wait polls politely: a
-// spinning sender would take a core of a 2-core machine from the advisor that must drain it.
+// Sends `m`, retrying while the socket's queue is full, up to `t`; false at the deadline. The wait
+// polls politely: a spinning sender would take a core of a 2-core machine from the advisor that
+// must drain it.
 bool send(transport::PushSender& s, std::span<const uint8_t> m, std::chrono::milliseconds t) {
   auto until = std::chrono::steady_clock::now() + t;
   while (std::chrono::steady_clock::now() < until) {
