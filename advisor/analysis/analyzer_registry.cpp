@@ -20,7 +20,9 @@ using Input = AnalyzerInput;
 // recomputed from, the kernels listed before it.
 const std::array kAnalyzers{
     Analyzer{"timeline", Stage::Timeline, nullptr, mergeField<&JobAnalysis::timeline>},
-    Analyzer{"steps", Stage::Timeline, nullptr, mergeField<&JobAnalysis::steps>},
+    Analyzer{"steps", Stage::Timeline, nullptr,
+             [](JobAnalysis& a, const JobAnalysis& o) { a.steps.fold(o.steps); },
+             [](JobAnalysis& a) { a.steps.markWarmup(); }},
     Analyzer{"collection", Stage::Records,
              [](const Input& in, JobAnalysis& a) {
                a.collection = analyzeCollection(in.trace, in.ingest);
@@ -67,9 +69,10 @@ const std::array kAnalyzers{
              [](JobAnalysis& a, const JobAnalysis& o) {
                mergeCollectiveTimings(a.distributed.collectives, o.distributed.collectives);
              }},
-    // Last: reads the timeline, steps, collection and communication merged before it.
+    // Last: reads the timeline, steps (their warm-up), collection and communication merged
+    // before it.
     Analyzer{"distributed", Stage::Summary, [](const Input&, JobAnalysis& a) { summarizeRanks(a); },
-             [](JobAnalysis& a, const JobAnalysis&) { summarizeRanks(a); }},
+             nullptr, summarizeRanks},
 };
 
 } // namespace
@@ -84,8 +87,18 @@ void runAnalyzers(AnalyzerStage stage, const AnalyzerInput& input, JobAnalysis& 
 }
 
 void mergeAnalyzers(JobAnalysis& into, const JobAnalysis& other) {
+  foldAnalyzers(into, other);
+  finishAnalyzers(into);
+}
+
+void foldAnalyzers(JobAnalysis& into, const JobAnalysis& other) {
   for (const auto& analyzer : kAnalyzers)
-    analyzer.merge(into, other);
+    if (analyzer.merge) analyzer.merge(into, other);
+}
+
+void finishAnalyzers(JobAnalysis& into) {
+  for (const auto& analyzer : kAnalyzers)
+    if (analyzer.finish) analyzer.finish(into);
 }
 
 } // namespace gpuwise::advisor

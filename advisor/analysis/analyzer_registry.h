@@ -52,8 +52,15 @@ struct Analyzer {
   // Fills the analyzer's field of `into`; may read fields of analyzers listed before it.
   // nullptr for the Timeline stage.
   void (*run)(const AnalyzerInput& input, JobAnalysis& into);
-  // Folds `other`'s result into `into`'s; may read fields merged before it.
+  // Folds `other`'s result into `into`'s; may read fields merged before it. nullptr when the
+  // result is only recomputed (finish).
   void (*merge)(JobAnalysis& into, const JobAnalysis& other);
+  // Recomputes what the result derives from the folded fields (the steps' warm-up, the ranks
+  // side by side), after every analyzer's merge; nullptr when merge leaves nothing to derive.
+  // Apart from merge so that a live run folds each window cheaply and derives once, when the
+  // analysis is read: derived over the whole job so far, at every window, the cost grew with
+  // the job's length.
+  void (*finish)(JobAnalysis& into) = nullptr;
 };
 
 // Every analyzer, in run and merge order.
@@ -62,7 +69,11 @@ std::span<const Analyzer> analyzers();
 // Runs the analyzers of one stage (not Timeline) in order.
 void runAnalyzers(AnalyzerStage stage, const AnalyzerInput& input, JobAnalysis& into);
 
-// Merges every analyzer's result, in order.
+// Merges every analyzer's result, in order: foldAnalyzers, then finishAnalyzers.
 void mergeAnalyzers(JobAnalysis& into, const JobAnalysis& other);
+// Every analyzer's merge, in order; the derived fields are stale until finishAnalyzers().
+void foldAnalyzers(JobAnalysis& into, const JobAnalysis& other);
+// Every analyzer's finish, in order.
+void finishAnalyzers(JobAnalysis& into);
 
 } // namespace gpuwise::advisor

@@ -156,13 +156,17 @@ std::optional<RecordSpan> recordSpanOf(const model::ProcessTrace& process) {
   return s.known() ? std::optional(RecordSpan{s.lo, s.hi}) : std::nullopt;
 }
 
-void JobAnalysis::merge(const JobAnalysis& o) {
+void JobAnalysis::fold(const JobAnalysis& o) {
   source.simulated = source.simulated || o.source.simulated;
   for (const auto& f : o.source.files)
     if (std::find(source.files.begin(), source.files.end(), f) == source.files.end())
       source.files.push_back(f);
   if (o.wall_ns) wall_ns = wall_ns.value_or(0) + *o.wall_ns;
-  mergeAnalyzers(*this, o);
+  foldAnalyzers(*this, o);
+}
+
+void JobAnalysis::finish() {
+  finishAnalyzers(*this);
 }
 
 } // namespace gpuwise::advisor

@@ -73,7 +73,14 @@ struct JobAnalysis {
   // Host time blocked in syncs per steady step (after the warm-up); nullopt without steps.
   std::optional<double> hostSyncSecondsPerStep() const;
   // Combines the analysis of another window of the same job (sums, maxima, widened spans).
-  void merge(const JobAnalysis& other);
+  void merge(const JobAnalysis& other) {
+    fold(other);
+    finish();
+  }
+  // merge() in two halves: fold() combines, leaving what is derived from the combined figures
+  // (the steps' warm-up, the ranks side by side) stale until finish(). For many folds read once.
+  void fold(const JobAnalysis& other);
+  void finish();
 };
 
 // The whole trace. Each process's index, timeline, idle causes and steps are computed on a worker

@@ -365,13 +365,22 @@ std::optional<double> StepResult::inputStallRatio() const {
 }
 
 void StepResult::merge(const StepResult& o) {
+  fold(o);
+  markWarmup();
+}
+
+void StepResult::markWarmup() {
+  for (auto& p : processes)
+    advisor::markWarmup(p);
+}
+
+void StepResult::fold(const StepResult& o) {
   for (const auto& p : o.processes) {
     auto it = std::find_if(processes.begin(), processes.end(), [&](const ProcessSteps& x) {
       return x.pid == p.pid && x.rank == p.rank;
     });
     if (it == processes.end()) {
       processes.push_back(p);
-      markWarmup(processes.back());
       continue;
     }
     // The best source wins, as in one analysis of the whole process: windows that inferred steps
@@ -381,12 +390,10 @@ void StepResult::merge(const StepResult& o) {
       const auto devices = it->devices;
       *it = p;
       it->devices = std::max(devices, p.devices);
-      markWarmup(*it);
       continue;
     }
     it->steps.insert(it->steps.end(), p.steps.begin(), p.steps.end());
     it->devices = std::max(it->devices, p.devices);
-    markWarmup(*it);
   }
 }
 

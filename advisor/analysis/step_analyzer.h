@@ -155,6 +155,11 @@ struct StepResult {
   std::optional<double> busyRatioP50() const;
   // Appends another window's steps and marks each process's warm-up again over all its steps.
   void merge(const StepResult& other);
+  // merge() in two halves, for a live run that folds many windows and reads the result rarely:
+  // fold() appends (each process's warm-up is stale until markWarmup() marks it again over all
+  // its steps, a sort of every step so far: per fold, a long job's cost grew with its length).
+  void fold(const StepResult& other);
+  void markWarmup();
 };
 
 // The steps of one process from its index and the idle segments of its devices (aligned with

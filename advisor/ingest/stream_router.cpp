@@ -201,7 +201,7 @@ void StreamRouter::retire(uint64_t position) {
                           a.collection.processes.end());
     if (a.wall_ns && (!into.wall || *a.wall_ns > *into.wall)) into.wall = a.wall_ns;
     into.simulated = into.simulated || oldest->second.simulated;
-    into.analysis.merge(a);
+    into.analysis.fold(a); // finished when read: analysis()
     retired_.erase(oldest);
   }
 }
@@ -283,9 +283,11 @@ JobAnalysis StreamRouter::analysis(const std::optional<PodKey>& pod) const {
   // One entry per stream, as a whole-trace analysis lists them: two sessions of one pid (an exec)
   // are two processes, which CollectionResult::merge (by pid) would fold into one.
   std::vector<ProcessCollection> processes;
+  bool folded = false;
   auto add = [&](const JobAnalysis& a, bool simulated, std::optional<model::TimeNs> w) {
     processes.insert(processes.end(), a.collection.processes.begin(), a.collection.processes.end());
-    job.merge(a);
+    job.fold(a); // finished once, below: per process, the ranks were summarised P times
+    folded = true;
     job.source.simulated = job.source.simulated || simulated;
     if (w && (!wall || *w > *wall)) wall = w;
   };
@@ -308,6 +310,7 @@ JobAnalysis StreamRouter::analysis(const std::optional<PodKey>& pod) const {
       ++retired;
     }
   }
+  if (folded) job.finish();
   job.wall_ns = wall; // merge() adds the windows' walls; the job's is its longest process's
   job.collection.processes = std::move(processes);
   job.collection.messages = progress_.messages;

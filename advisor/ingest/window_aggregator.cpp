@@ -240,7 +240,7 @@ void WindowAggregator::cut(model::ProcessTrace& pending, TimeNs until) {
   carryAllocations(owned);
   keepContext(owned, window, until, deferred_step_start);
   if (done_) {
-    done_->merge(window);
+    done_->fold(window); // finished when read: analysis()
   } else {
     done_ = std::move(window);
   }

@@ -111,6 +111,7 @@ BENCHMARK(BM_RouteKernelBatches)
     ->Args({1000, 64})
     ->Args({10000, 256})
     ->Args({10000, 1024})
+    ->Args({10000, 4096})
     ->Unit(benchmark::kMillisecond);
 
 double processCpuSeconds() {
