@@ -13,15 +13,24 @@ struct RawThread {
 // Every thread's raw intervals. Records come in long runs of one thread: the last one found is
 // looked at first (a hash lookup per record was a twentieth of a live window's analysis).
 // Entries never move, so the pointer stays valid as others are added.
+// The first thread seen (usually the one that launches nearly everything) gets room for every
+// call and launch of the process at once: grown by doubling, its lists were copied a dozen times
+// per live window, on fresh pages. Other threads grow theirs.
 struct RawThreads {
   std::unordered_map<uint32_t, RawThread> by_tid;
   RawThread* last = nullptr;
   uint32_t last_tid = 0;
+  size_t calls_hint = 0, launches_hint = 0;
 
   RawThread& at(uint32_t tid) {
     if (last == nullptr || last_tid != tid) {
+      const bool first = by_tid.empty();
       last = &by_tid[tid];
       last_tid = tid;
+      if (first) {
+        last->calls.reserve(calls_hint);
+        last->launches.reserve(launches_hint);
+      }
     }
     return *last;
   }
@@ -116,6 +125,9 @@ ActivityIndex buildActivityIndex(const model::ProcessTrace& p) {
   };
   reserveActivities(p, devices);
   RawThreads threads;
+  threads.calls_hint = p.kernels.size() + p.copies.size() + p.memsets.size() + p.syncs.size() +
+                       p.api_calls.size();
+  threads.launches_hint = p.kernels.size();
 
   for (const auto& k : p.kernels) {
     addCall(threads, k.thread, k.launch_start, k.launch_end, false);

@@ -204,6 +204,10 @@ DeviceIdle attributeIdle(const ActivityIndex& index, const DeviceActivity& devic
   Emitter emit(out);
   const auto& acts = device.activities;
   if (acts.empty()) return out;
+  // At most a segment or two per gap; a live window's device has ~10^5 gaps, whose segments
+  // were grown by doubling on fresh pages. Room for one per activity (pages never written are
+  // never touched).
+  out.segments.reserve(acts.size());
   model::TimeNs busy_end = acts[0].end;
   size_t last = 0; // the activity whose end is busy_end
   for (size_t i = 1; i < acts.size(); ++i) {

@@ -30,22 +30,57 @@ void addTotals(TimelineResult& r, const DeviceTimeline& d) {
   r.short_kernels += d.short_kernels;
 }
 
-struct StreamWork {
-  std::vector<Interval> intervals;
-  uint64_t kernels = 0, copies = 0, memsets = 0;
+// The length of a union of intervals that arrive sorted by start, inside [lo, hi), without
+// keeping them: each merged piece is clipped and counted when the next one begins after it. The
+// same figure as merging into a list, clipping it and summing (a window's lists held ~10^5
+// intervals each, six of them and one per stream, grown by doubling: a tenth of the live ingest).
+class ClippedUnion {
+public:
+  ClippedUnion(model::TimeNs lo, model::TimeNs hi)
+      : lo_(lo), hi_(hi), clipped_(lo != WindowBounds::kMin || hi != WindowBounds::kMax) {}
+  void add(model::TimeNs start, model::TimeNs end) {
+    if (open_ && start <= end_) {
+      end_ = std::max(end_, end);
+      return;
+    }
+    close();
+    start_ = start;
+    end_ = end;
+    open_ = true;
+  }
+  model::TimeNs length() {
+    close();
+    return total_;
+  }
+  // Pieces left inside [lo, hi) (unclipped: every piece, empty ones too, as a merged list has).
+  uint64_t pieces() {
+    close();
+    return pieces_;
+  }
+
+private:
+  void close() {
+    if (!open_) return;
+    open_ = false;
+    const model::TimeNs s = clipped_ ? std::max(start_, lo_) : start_;
+    const model::TimeNs e = clipped_ ? std::min(end_, hi_) : end_;
+    if (clipped_ && e <= s) return;
+    total_ += e - s;
+    ++pieces_;
+  }
+
+  model::TimeNs lo_, hi_;
+  bool clipped_;
+  bool open_ = false;
+  model::TimeNs start_ = 0, end_ = 0, total_ = 0;
+  uint64_t pieces_ = 0;
 };
 
-// The part of a sorted, disjoint list inside [lo, hi), in place (a window's lists hold ~10^5
-// intervals: a copy of each was a page-faulting allocation per list per window).
-void clipTo(std::vector<Interval>& v, model::TimeNs lo, model::TimeNs hi) {
-  if (lo == WindowBounds::kMin && hi == WindowBounds::kMax) return;
-  size_t kept = 0;
-  for (const auto& i : v) {
-    model::TimeNs s = std::max(i.start, lo), e = std::min(i.end, hi);
-    if (e > s) v[kept++] = {s, e};
-  }
-  v.resize(kept);
-}
+struct StreamWork {
+  explicit StreamWork(model::TimeNs lo, model::TimeNs hi) : busy(lo, hi) {}
+  ClippedUnion busy;
+  uint64_t kernels = 0, copies = 0, memsets = 0;
+};
 
 DeviceTimeline summarise(const ActivityIndex& index, const DeviceActivity& dev,
                          const WindowBounds& w) {
@@ -58,64 +93,60 @@ DeviceTimeline summarise(const ActivityIndex& index, const DeviceActivity& dev,
   d.span_end = std::min(hi, dev.spanEnd());
   d.busy_ns = coveredLength(dev.busy, lo, hi); // the busy union inside [lo, hi), uncopied
 
-  // Activities are sorted by start, so each list below is too: merging needs no sort.
-  std::vector<Interval> kernels, copies, memsets, compute, communication, memory;
+  // Activities are sorted by start, so each union below receives its intervals in order. The
+  // overlaps come from unions: compute and communication together are the kernels, so exposed
+  // communication (communication - its overlap with compute) is kernels - compute; exposed copy
+  // time is |copies u kernels| - kernels.
+  ClippedUnion kernels(lo, hi), copies(lo, hi), memsets(lo, hi), compute(lo, hi),
+      communication(lo, hi), memory(lo, hi), copies_or_kernels(lo, hi);
   std::map<uint32_t, StreamWork> streams;
-  auto push = [](std::vector<Interval>& v, const GpuActivity& a) {
-    if (!v.empty() && a.start <= v.back().end) {
-      v.back().end = std::max(v.back().end, a.end);
-    } else {
-      v.push_back({a.start, a.end});
-    }
-  };
   // Activities come in long runs of one stream: the last one found is looked at first (map
   // entries never move).
   StreamWork* last_stream = nullptr;
   uint32_t last_stream_id = 0;
   for (const auto& a : dev.activities) {
     if (last_stream == nullptr || last_stream_id != a.stream) {
-      last_stream = &streams[a.stream];
+      last_stream = &streams.try_emplace(a.stream, lo, hi).first->second;
       last_stream_id = a.stream;
     }
     auto& s = *last_stream;
-    push(s.intervals, a);
+    s.busy.add(a.start, a.end);
     const uint64_t owned = a.start >= w.owned_from ? 1 : 0; // else the previous window's
     switch (a.kind) {
     case ActivityKind::Kernel:
       s.kernels += owned;
       d.timed_kernels += owned;
       if (owned && a.end - a.start < kShortKernelNs) ++d.short_kernels;
-      push(kernels, a);
-      push(a.isCommunication() ? communication : compute, a);
+      kernels.add(a.start, a.end);
+      copies_or_kernels.add(a.start, a.end);
+      (a.isCommunication() ? communication : compute).add(a.start, a.end);
       break;
     case ActivityKind::Copy:
       s.copies += owned;
-      push(copies, a);
-      push(memory, a);
+      copies.add(a.start, a.end);
+      copies_or_kernels.add(a.start, a.end);
+      memory.add(a.start, a.end);
       break;
     case ActivityKind::Memset:
       s.memsets += owned;
-      push(memsets, a);
-      push(memory, a);
+      memsets.add(a.start, a.end);
+      memory.add(a.start, a.end);
       break;
     }
   }
-  for (auto* v : {&kernels, &copies, &memsets, &compute, &communication, &memory})
-    clipTo(*v, lo, hi);
-  d.kernel_busy_ns = totalLength(kernels);
-  d.copy_busy_ns = totalLength(copies);
-  d.memset_busy_ns = totalLength(memsets);
-  d.copy_exposed_ns = d.copy_busy_ns - overlapLength(copies, kernels);
-  d.compute_busy_ns = totalLength(compute);
-  d.communication_busy_ns = totalLength(communication);
-  d.memory_busy_ns = totalLength(memory);
-  d.communication_exposed_ns = d.communication_busy_ns - overlapLength(communication, compute);
+  d.kernel_busy_ns = kernels.length();
+  d.copy_busy_ns = copies.length();
+  d.memset_busy_ns = memsets.length();
+  d.copy_exposed_ns = copies_or_kernels.length() - d.kernel_busy_ns;
+  d.compute_busy_ns = compute.length();
+  d.communication_busy_ns = communication.length();
+  d.memory_busy_ns = memory.length();
+  d.communication_exposed_ns = d.kernel_busy_ns - d.compute_busy_ns;
   for (auto& [id, s] : streams) {
-    clipTo(s.intervals, lo, hi);
-    if (s.intervals.empty() && s.kernels + s.copies + s.memsets == 0) continue;
+    if (s.busy.pieces() == 0 && s.kernels + s.copies + s.memsets == 0) continue;
     StreamBusy b;
     b.stream = id;
-    b.busy_ns = totalLength(s.intervals);
+    b.busy_ns = s.busy.length();
     b.kernels = s.kernels;
     b.copies = s.copies;
     b.memsets = s.memsets;

@@ -1,6 +1,8 @@
+#include "advisor/analysis/activity_index.h"
 #include "advisor/analysis/analyzer_registry.h"
 #include "advisor/analysis/interval_union.h"
 #include "advisor/analysis/job_analysis.h"
+#include "advisor/analysis/timeline_analyzer.h"
 #include "tests/advisor/trace_builder.h"
 
 #include <catch2/catch.hpp>
@@ -70,6 +72,91 @@ TEST_CASE(
   CHECK(d.copy_exposed_ns == 500);
   CHECK(d.memset_busy_ns == 100);
   CHECK(d.idleNs() == 500);
+}
+
+namespace {
+
+// The timeline's per-kind figures the long way: each kind's intervals merged into a list,
+// clipped to [lo, hi), summed, and the overlaps walked pairwise (what summarise() computed
+// before it counted unions as the activities stream past).
+std::vector<Interval> clippedUnion(std::vector<Interval> v, model::TimeNs lo, model::TimeNs hi) {
+  mergeInPlace(v);
+  std::vector<Interval> out;
+  for (const auto& i : v) {
+    const auto s = std::max(i.start, lo), e = std::min(i.end, hi);
+    if (e > s) out.push_back({s, e});
+  }
+  return out;
+}
+
+} // namespace
+
+TEST_CASE("timeline: per-kind busy, exposed and per-stream figures equal merged, clipped lists") {
+  uint64_t seed = 0x9e3779b97f4a7c15ull;
+  auto next = [&](uint64_t n) {
+    seed ^= seed << 13;
+    seed ^= seed >> 7;
+    seed ^= seed << 17;
+    return static_cast<model::TimeNs>(seed % n);
+  };
+  for (int round = 0; round < 200; ++round) {
+    auto p = process(1);
+    std::vector<Interval> kernels, copies, memsets, compute, communication, streams[3];
+    for (int i = 0; i < 60; ++i) {
+      const model::TimeNs start = 1000 + next(20'000), end = start + next(1'500);
+      const auto stream = static_cast<uint32_t>(next(3));
+      switch (next(4)) {
+      case 0:
+        p.copies.push_back(copy(start, end, 4096, CopyDirection::HostToDevice,
+                                MemoryKind::Pinned, true, stream));
+        copies.push_back({start, end});
+        break;
+      case 1:
+        p.memsets.push_back({.start = start, .end = end, .stream = stream});
+        memsets.push_back({start, end});
+        break;
+      default: {
+        auto k = kernel(start, end, stream);
+        const bool nccl = next(3) == 0;
+        if (nccl) k.flags |= model::kKernelCommunication;
+        p.kernels.push_back(k);
+        kernels.push_back({start, end});
+        (nccl ? communication : compute).push_back({start, end});
+      }
+      }
+      streams[stream].push_back({start, end});
+    }
+    WindowBounds w;
+    const bool windowed = round % 2 == 1; // whole trace, then a window's [device_from, until)
+    if (windowed) {
+      w.owned_from = 1000 + next(10'000);
+      w.until = w.owned_from + 1 + next(12'000);
+      w.device_from[0] = w.owned_from - next(500);
+    }
+    const model::TimeNs lo = w.deviceFrom(0), hi = std::min(w.until, w.count_until);
+    const auto index = buildActivityIndex(p);
+    const auto r = analyzeTimeline(index, {}, nullptr, &w);
+    if (r.devices.empty()) continue;
+    const auto& d = r.devices[0];
+    auto length = [&](const std::vector<Interval>& v) {
+      return totalLength(clippedUnion(v, lo, hi));
+    };
+    INFO("round " << round);
+    CHECK(d.kernel_busy_ns == length(kernels));
+    CHECK(d.copy_busy_ns == length(copies));
+    CHECK(d.memset_busy_ns == length(memsets));
+    CHECK(d.compute_busy_ns == length(compute));
+    CHECK(d.communication_busy_ns == length(communication));
+    auto memory = copies;
+    memory.insert(memory.end(), memsets.begin(), memsets.end());
+    CHECK(d.memory_busy_ns == length(memory));
+    const auto k = clippedUnion(kernels, lo, hi), c = clippedUnion(copies, lo, hi);
+    CHECK(d.copy_exposed_ns == length(copies) - overlapLength(c, k));
+    const auto comm = clippedUnion(communication, lo, hi), comp = clippedUnion(compute, lo, hi);
+    CHECK(d.communication_exposed_ns == length(communication) - overlapLength(comm, comp));
+    for (const auto& s : d.streams)
+      CHECK(s.busy_ns == length(streams[s.stream]));
+  }
 }
 
 TEST_CASE("timeline: devices and processes are separate; job totals are their sums") {
