@@ -104,7 +104,12 @@ BusySeries busySeries(const model::ProcessInfo& info, uint32_t device, DeviceWor
   auto& by_activity = work.by_activity;
   for (auto& v : by_activity)
     mergeInPlace(v);
-  auto all = unite(unite(by_activity[kKernel], by_activity[kCopy]), by_activity[kMemset]);
+  // Kernels alone (the usual live window) are their own union: no copy of the list.
+  std::vector<Interval> united;
+  const bool kernels_only = by_activity[kCopy].empty() && by_activity[kMemset].empty();
+  if (!kernels_only)
+    united = unite(unite(by_activity[kKernel], by_activity[kCopy]), by_activity[kMemset]);
+  const std::vector<Interval>& all = kernels_only ? by_activity[kKernel] : united;
   BusySeries s;
   s.pid = info.pid;
   s.rank = info.rank;
@@ -361,7 +366,14 @@ UtilizationResult analyzeUtilization(const model::Trace& trace, size_t buckets) 
         last = &devices[device];
         last_device = device;
       }
-      last->by_activity[a].push_back({start, end});
+      // One that overlaps or touches the last, starting no earlier, extends it: the union is
+      // the same (busySeries merges the list), the list a fraction of the records.
+      auto& v = last->by_activity[a];
+      if (!v.empty() && start >= v.back().start && start <= v.back().end) {
+        v.back().end = std::max(v.back().end, end);
+      } else {
+        v.push_back({start, end});
+      }
     };
     for (const auto& k : p.kernels)
       add(kKernel, k.start, k.end, k.device);
