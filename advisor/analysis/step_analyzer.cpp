@@ -151,10 +151,13 @@ std::optional<ProcessSteps> analyzeSteps(const ActivityIndex& index,
   // Per device: kernel start times (to count kernels per window) and the idle segments of the
   // whole step range, the span's gaps plus the time steps spend before the device's first
   // activity (attributed like a gap) and after its last (other: nothing came next).
+  // The idle segments are three lists in time order, read in place (a live window's gaps are
+  // ~10^5 segments: copying them into one list was a fresh allocation per window).
   struct DeviceView {
     const DeviceActivity* activity;
     std::vector<model::TimeNs> kernel_starts;
-    std::vector<IdleSegment> idle;
+    std::vector<IdleSegment> before, after; // before the first activity, after the last
+    std::vector<const std::vector<IdleSegment>*> gaps;
   };
   std::vector<DeviceView> views;
   const model::TimeNs first = windows.front().start, last = windows.back().end;
@@ -163,13 +166,13 @@ std::optional<ProcessSteps> analyzeSteps(const ActivityIndex& index,
     ++out.devices;
     auto& v = views.emplace_back();
     v.activity = &d;
+    v.kernel_starts.reserve(d.activities.size());
     for (const auto& a : d.activities)
       if (a.kind == ActivityKind::Kernel) v.kernel_starts.push_back(a.start);
-    v.idle = attributeIdleBefore(index, d, first, options);
+    v.before = attributeIdleBefore(index, d, first, options);
     for (const auto& di : idle)
-      if (di.device == d.device)
-        v.idle.insert(v.idle.end(), di.segments.begin(), di.segments.end());
-    if (last > d.spanEnd()) v.idle.push_back({d.spanEnd(), last, IdleCause::Other});
+      if (di.device == d.device) v.gaps.push_back(&di.segments);
+    if (last > d.spanEnd()) v.after.push_back({d.spanEnd(), last, IdleCause::Other});
   }
 
   out.steps.reserve(windows.size());
@@ -180,7 +183,10 @@ std::optional<ProcessSteps> analyzeSteps(const ActivityIndex& index,
     s.end = windows[i].end;
     for (const auto& v : views) {
       s.gpu_busy_ns += coveredLength(v.activity->busy, s.start, s.end);
-      addIdle(v.idle, s.start, s.end, s.idle_ns);
+      addIdle(v.before, s.start, s.end, s.idle_ns);
+      for (const auto* gaps : v.gaps)
+        addIdle(*gaps, s.start, s.end, s.idle_ns);
+      addIdle(v.after, s.start, s.end, s.idle_ns);
       s.kernels +=
           uint64_t(std::lower_bound(v.kernel_starts.begin(), v.kernel_starts.end(), s.end) -
                    std::lower_bound(v.kernel_starts.begin(), v.kernel_starts.end(), s.start));
