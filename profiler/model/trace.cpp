@@ -30,12 +30,18 @@ const DeviceInfo* ProcessTrace::device(uint32_t index) const {
 
 std::set<uint32_t> ProcessTrace::activeDevices() const {
   std::set<uint32_t> d;
-  for (const auto& k : kernels)
-    d.insert(k.device);
-  for (const auto& c : copies)
-    d.insert(c.device);
-  for (const auto& m : memsets)
-    d.insert(m.device);
+  // Records come in long runs of one device: a set insert per record was ~2 % of the live ingest.
+  auto insertRuns = [&d](const auto& column) {
+    const uint32_t* last = nullptr;
+    for (const auto& r : column) {
+      if (last && *last == r.device) continue;
+      d.insert(r.device);
+      last = &r.device;
+    }
+  };
+  insertRuns(kernels);
+  insertRuns(copies);
+  insertRuns(memsets);
   for (const auto& a : allocations)
     if (a.kind == MemoryKind::Device) d.insert(a.device);
   for (const auto& s : memory_samples)
