@@ -125,8 +125,8 @@ ActivityIndex buildActivityIndex(const model::ProcessTrace& p) {
   };
   reserveActivities(p, devices);
   RawThreads threads;
-  threads.calls_hint = p.kernels.size() + p.copies.size() + p.memsets.size() + p.syncs.size() +
-                       p.api_calls.size();
+  threads.calls_hint =
+      p.kernels.size() + p.copies.size() + p.memsets.size() + p.syncs.size() + p.api_calls.size();
   threads.launches_hint = p.kernels.size();
 
   for (const auto& k : p.kernels) {

@@ -8,9 +8,11 @@
 // which wakes a reader blocked on a buffer. Exceptions stay inside this file. One small file is
 // read and parsed on the calling thread alone (serialPipeline).
 #include "advisor/import/kineto_importer.h"
+
 #include "profiler/model/printable_text.h"
 
 #include "advisor/import/byte_source.h"
+#include "advisor/import/heap_tuning.h"
 #include "advisor/import/kineto_builder.h"
 #include "advisor/import/kineto_event_parser.h"
 #include "advisor/import/trace_chunker.h"
@@ -276,6 +278,7 @@ void serialPipeline(Shared& sh) {
 }
 
 KinetoImportResult run(const std::vector<Input>& inputs, const KinetoImportOptions& options) {
+  tuneAdvisorHeap(); // each trace's record vectors reuse the pages the last one freed
   KinetoImportResult result;
   result.trace.source.kind = model::SourceKind::Kineto;
   for (const auto& in : inputs)

@@ -1,6 +1,7 @@
 #include "advisor/import/nsys_importer.h"
 
 #include "advisor/import/api_join.h"
+#include "advisor/import/heap_tuning.h"
 #include "advisor/import/nsys_file_importer.h"
 #include "profiler/model/printable_text.h"
 #include "profiler/model/record_limits.h"
@@ -189,6 +190,7 @@ std::vector<model::ProcessTrace> FileImporter::run(uint64_t* rows_done, uint64_t
 
 NsysImportResult importNsys(const std::vector<std::string>& paths,
                             const NsysImportOptions& options) {
+  tuneAdvisorHeap(); // as the Kineto import: freed record vectors' pages are reused
   NsysImportResult result;
   result.trace.source.kind = model::SourceKind::Nsys;
   std::string current;

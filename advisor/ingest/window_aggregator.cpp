@@ -1,6 +1,6 @@
 #include "advisor/ingest/window_aggregator.h"
 
-#include "advisor/ingest/heap_tuning.h"
+#include "advisor/import/heap_tuning.h"
 
 #include <algorithm>
 #include <type_traits>
@@ -146,7 +146,7 @@ size_t WindowAggregator::heldBytes() const {
 
 WindowAggregator::WindowAggregator(size_t window_events)
     : window_events_(std::max<size_t>(window_events, 16)) {
-  tuneHeapForWindows();
+  tuneAdvisorHeap();
 }
 
 bool WindowAggregator::maybeCut(model::ProcessTrace& pending) {

@@ -107,8 +107,8 @@ TEST_CASE("timeline: per-kind busy, exposed and per-stream figures equal merged,
       const auto stream = static_cast<uint32_t>(next(3));
       switch (next(4)) {
       case 0:
-        p.copies.push_back(copy(start, end, 4096, CopyDirection::HostToDevice,
-                                MemoryKind::Pinned, true, stream));
+        p.copies.push_back(
+            copy(start, end, 4096, CopyDirection::HostToDevice, MemoryKind::Pinned, true, stream));
         copies.push_back({start, end});
         break;
       case 1:

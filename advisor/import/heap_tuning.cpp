@@ -1,4 +1,4 @@
-#include "advisor/ingest/heap_tuning.h"
+#include "advisor/import/heap_tuning.h"
 
 #include <mutex>
 
@@ -8,7 +8,7 @@
 
 namespace gpuwise::advisor {
 
-void tuneHeapForWindows() {
+void tuneAdvisorHeap() {
 #if defined(__GLIBC__)
   static std::once_flag once;
   std::call_once(once, [] {
