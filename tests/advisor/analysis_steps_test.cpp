@@ -308,3 +308,42 @@ TEST_CASE("warm-up: ratios that drive advice are the steady state's; the warm-up
   CHECK(r.count() == 40);
   CHECK(r.warmupCount() == 2);
 }
+
+TEST_CASE("steps: folding windows and marking the warm-up once equals merging each window") {
+  // Process 1 warms up over its first window's steps; process 2 appears in the second window
+  // only and is absent from the last, which still changes process 1's step count and so its
+  // warm-up cap (10 % of its steps).
+  auto window = [](int64_t pid, std::vector<double> ms) {
+    ProcessSteps p;
+    p.pid = pid;
+    p.source = StepSource::Inferred;
+    p.devices = 1;
+    p.steps = stepsOfMs(ms);
+    markWarmup(p);
+    StepResult r;
+    r.processes.push_back(p);
+    return r;
+  };
+  std::vector<double> slow_start{40, 35, 30, 30, 25};
+  slow_start.resize(12, 10.0);
+  const std::vector<StepResult> windows{window(1, slow_start),
+                                        window(2, std::vector<double>(30, 5.0)),
+                                        window(1, std::vector<double>(40, 10.0))};
+  StepResult merged = windows.front(), folded = windows.front();
+  for (size_t i = 1; i < windows.size(); ++i) {
+    merged.merge(windows[i]);
+    folded.fold(windows[i]);
+  }
+  // Unmarked, process 1 keeps the warm-up its first window's 12 steps allowed (1): stale.
+  REQUIRE(folded.processes.size() == 2);
+  CHECK(folded.processes[0].warmup == 1);
+  folded.markWarmup();
+  REQUIRE(merged.processes.size() == 2);
+  for (size_t i = 0; i < 2; ++i) {
+    CHECK(folded.processes[i].pid == merged.processes[i].pid);
+    CHECK(folded.processes[i].steps.size() == merged.processes[i].steps.size());
+    CHECK(folded.processes[i].warmup == merged.processes[i].warmup);
+  }
+  CHECK(merged.processes[0].warmup == 5); // 52 steps: up to 5 of warm-up, all five slow ones
+  CHECK(merged.warmupCount() == 5);
+}
