@@ -8,7 +8,6 @@
 // which wakes a reader blocked on a buffer. Exceptions stay inside this file. One small file is
 // read and parsed on the calling thread alone (serialPipeline).
 #include "advisor/import/kineto_importer.h"
-
 #include "profiler/model/printable_text.h"
 
 #include "advisor/import/byte_source.h"
