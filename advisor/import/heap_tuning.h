@@ -5,10 +5,10 @@
 // every window and every imported file touched new pages (a page fault each 4 KiB, zeroed by
 // the kernel): keeping them made the live ingest a quarter faster (advisor_ingest_bench,
 // BM_RouteKernelBatches) and the Kineto folder import 1.25-1.5x (import_kineto_bench: 0.80 ->
-// 1.00-1.22 GB per CPU-second, peak RSS 24 -> 27.6 MB). Blocks up to 64 MiB now come from the heap, and up to
-// 128 MiB of free heap is kept for the next window or file: the advisor's resident memory stays
-// near its peak instead of swinging at every cut (docs/performance.md: +35 MiB at the end of a
-// 20 M-launch run).
+// 1.00-1.22 GB per CPU-second, peak RSS 24 -> 27.6 MB). Blocks up to 64 MiB now come from the heap,
+// and up to 128 MiB of free heap is kept for the next window or file: the advisor's resident memory
+// stays near its peak instead of swinging at every cut (docs/performance.md: +35 MiB at the end of
+// a 20 M-launch run).
 //
 // The advisor's process only (the live ingest, the importers): never the shim's, which runs in
 // the application and leaves its heap alone.
