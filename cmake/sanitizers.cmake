@@ -111,9 +111,15 @@ if(GPUWISE_SANITIZE MATCHES "thread")
 endif()
 
 # clang's fuzz build links its runtime statically: nothing to preload there.
+# GWTRAIN_WORKER_START=spawn: train.py's loader workers start as fresh processes instead of forks
+# of the trainer. Neither gcc 12 runtime is fork-safe in a multithreaded process (forkChildren-
+# Checkable() in tests/sanitizer_env.h): a forked worker blocked in ASan's allocator lock starved
+# its rank, and the other ranks timed out in their first all-reduce (CI, 2026-12-03). The normal
+# lane forks, as DataLoader does.
 if(GPUWISE_SANITIZER_PRELOAD)
   list(APPEND GPUWISE_SANITIZER_ENV "LD_PRELOAD=${GPUWISE_SANITIZER_PRELOAD}"
-                                    "GPUWISE_SANITIZER_PRELOAD=${GPUWISE_SANITIZER_PRELOAD}")
+                                    "GPUWISE_SANITIZER_PRELOAD=${GPUWISE_SANITIZER_PRELOAD}"
+                                    "GWTRAIN_WORKER_START=spawn")
 endif()
 
 # gpuwise_sanitizer_env(TEST): adds GPUWISE_SANITIZER_ENV to a test's environment; gpuwise_add_test

@@ -13,8 +13,8 @@ RANK/LOCAL_RANK/WORLD_SIZE handling):
          the model's kernels (implicit-GEMM convolutions in FP32, or BF16/FP16 on the tensor
          cores), the batch copies (pinned or pageable), the loss read-backs and graph launches as
          real CUDA runtime calls, on the simulated device or a real GPU. Worker processes made with
-         multiprocessing (fork) fill shared-memory batches, as DataLoader workers do; they never
-         touch CUDA. It is not PyTorch and its kernel times on the simulated device are chosen, not
+         multiprocessing (fork, or GWTRAIN_WORKER_START) fill shared-memory batches, as
+         DataLoader workers do; they never touch CUDA. It is not PyTorch and its kernel times on the simulated device are chosen, not
          measured. With WORLD_SIZE > 1 the ranks train data-parallel like DDP: NCCL (libnccl.so.2;
          the simulated device's stand-in under `gpuwise run --simulate`) all-reduces the FP32
          gradients in 8 buckets (one per layer) on a communication stream, overlapped with the backward pass.
@@ -43,7 +43,6 @@ Distributed jobs (WORLD_SIZE > 1, e.g. through launch.py):
 import argparse
 import contextlib
 import ctypes
-import mmap
 import multiprocessing
 import os
 import queue
@@ -136,6 +135,18 @@ class Identity:
 # ---------------------------------------------------------------------------------------------
 # The sim backend's data loader: worker processes (fork) fill batches in shared memory.
 
+def worker_start_method():
+    """How loader workers start (both backends): fork, as DataLoader's default on Linux before
+    Python 3.14, unless GWTRAIN_WORKER_START says spawn or forkserver. The sanitizer test lanes
+    say spawn: there a fork of this multithreaded process (the shim's threads, the pin-memory
+    thread) can leave the child blocked forever in the sanitizer's allocator, which gcc 12's ASan
+    runtime does not lock around fork() (tests/sanitizer_env.h)."""
+    method = os.environ.get("GWTRAIN_WORKER_START", "fork")
+    if method not in ("fork", "spawn", "forkserver"):
+        raise ValueError("GWTRAIN_WORKER_START=%s: use fork, spawn or forkserver" % method)
+    return method
+
+
 def _stamp(view, index):
     # The synthetic images are made once, in every buffer, before the workers start; a batch only
     # stamps its index. The loader's cost is --loader-ms, not a memcpy of the batch that, on a
@@ -152,7 +163,7 @@ def _sim_worker(shm, batch_bytes, tasks, results, loader_ms):
         index, slot = task
         if loader_ms > 0:
             time.sleep(loader_ms / 1000.0)
-        _stamp(memoryview(shm)[slot * batch_bytes:(slot + 1) * batch_bytes], index)
+        _stamp(memoryview(shm).cast("B")[slot * batch_bytes:(slot + 1) * batch_bytes], index)
         results.put((index, slot))
 
 
@@ -167,13 +178,14 @@ class SimLoader:
         self.next_index = 0
         self.worker_pids = []
         self.slots = max(1, 2 * num_workers)
-        self.shm = mmap.mmap(-1, batch_bytes * self.slots)  # MAP_SHARED: visible to the workers
+        ctx = multiprocessing.get_context(worker_start_method())
+        # Shared with the workers (a file-backed mapping, which a spawned worker maps as well).
+        self.shm = ctx.RawArray(ctypes.c_char, batch_bytes * self.slots)
         base = random.Random(seed).randbytes(batch_bytes)
         for s in range(self.slots):
-            self.shm[s * batch_bytes:(s + 1) * batch_bytes] = base
+            ctypes.memmove(self._address(s * batch_bytes), base, batch_bytes)
         if num_workers == 0:
             return
-        ctx = multiprocessing.get_context("fork")
         self.results = ctx.Queue()
         self.tasks = [ctx.Queue() for _ in range(num_workers)]
         self.workers = [
@@ -200,7 +212,7 @@ class SimLoader:
         if self.num_workers == 0:
             if self.loader_ms > 0:
                 time.sleep(self.loader_ms / 1000.0)
-            _stamp(memoryview(self.shm), i)
+            _stamp(memoryview(self.shm).cast("B"), i)
             return self._address(0), 0
         while i not in self.ready:
             index, slot = self.results.get(timeout=60)
@@ -213,7 +225,7 @@ class SimLoader:
             self._issue()
 
     def _address(self, offset):
-        return ctypes.addressof(ctypes.c_char.from_buffer(self.shm, offset))
+        return ctypes.addressof(self.shm) + offset
 
     def close(self):
         if self.num_workers == 0:
@@ -478,7 +490,7 @@ def run_torch(a, who, torch):
     loader = torch.utils.data.DataLoader(
         SyntheticBatches(), batch_size=None, num_workers=a.num_workers, pin_memory=a.pin_memory,
         prefetch_factor=2 if a.num_workers > 0 else None,
-        multiprocessing_context="fork" if a.num_workers > 0 else None)
+        multiprocessing_context=worker_start_method() if a.num_workers > 0 else None)
     it = iter(loader)
     worker_pids = [w.pid for w in getattr(it, "_workers", [])]
 

@@ -128,6 +128,28 @@ TEST_CASE("train.py --num-workers 4: the report lists the trainer with its rank,
     CHECK(r.report["summary"]["memcpy"]["h2d_bytes"].get<int64_t>() ==
           std::stoll(line.at("h2d_bytes")));
   }
+  // The sanitizer lanes start the workers this way (cmake/sanitizers.cmake); here it is checked
+  // in the normal lane too, so that the lanes' way keeps working.
+  SECTION("GWTRAIN_WORKER_START=spawn: fresh worker processes, still not listed") {
+    auto r = runTrain(dir, "spawn4", {"--num-workers", "4", "--pin-memory"},
+                      {"GWTRAIN_WORKER_START=spawn"});
+    INFO(r.err);
+    REQUIRE(r.status == 0);
+    REQUIRE(r.lines.size() == 1);
+    auto workers = workerPids(r.lines[0]);
+    CHECK(workers.size() == 4);
+    REQUIRE(r.report["processes"].size() == 1);
+    const auto& p = r.report["processes"][0];
+    CHECK(p["pid"].get<int64_t>() == std::stoll(r.lines[0].at("pid")));
+    CHECK(workers.count(p["pid"].get<int64_t>()) == 0);
+    CHECK(p["kernel_count"].get<int64_t>() == std::stoll(r.lines[0].at("kernels")));
+  }
+  SECTION("GWTRAIN_WORKER_START=threads: one line saying what it takes, exit 1") {
+    auto r = runTrain(dir, "badstart", {"--num-workers", "1"}, {"GWTRAIN_WORKER_START=threads"});
+    CHECK(r.status == 1);
+    CHECK(r.err.find("GWTRAIN_WORKER_START=threads: use fork, spawn or forkserver") !=
+          std::string::npos);
+  }
   SECTION("RANK=1 LOCAL_RANK=0 WORLD_SIZE=2: the report says rank 1") {
     auto r = runTrain(dir, "rank1", {"--num-workers", "4", "--pin-memory"},
                       {"RANK=1", "LOCAL_RANK=0", "WORLD_SIZE=2"});
