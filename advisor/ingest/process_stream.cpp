@@ -212,12 +212,12 @@ void ProcessStream::applyBatch(const transport::Batch& batch, uint64_t carried) 
   const uint64_t through =
       batch.events_delivered > UINT64_MAX - carried ? UINT64_MAX : batch.events_delivered + carried;
   events_delivered_high_ = std::max(events_delivered_high_, through);
-  // Batches arrive in order on one connection; a gap means the ones between never arrived
-  // (dropped by the sender's high-water mark, sent before this advisor listened, or lost on a
-  // reconnect). A sequence below the expected one (sender restarted its count) is not a loss.
-  uint64_t expected = next_sequence_.value_or(0);
-  if (batch.sequence > expected) lost_batches_ += batch.sequence - expected;
-  next_sequence_ = batch.sequence + 1;
+  // Lost batches: the sequence numbers up to the highest seen that never arrived (dropped by the
+  // sender's high-water mark, sent before this advisor listened, lost on a reconnect). Kept, like
+  // events lost, as a high-water mark against the batches received, so a batch that arrives late
+  // (an old connection's leftovers after a reconnect) stops counting as lost instead of opening a
+  // second gap: 0, 2, 1, 5 loses 3 and 4, two batches.
+  sequence_high_ = std::max(sequence_high_, batch.sequence);
   trace_.events_dropped += batch.events_dropped;
   if (batch.sent_time != 0 && model::plausibleTime(batch.sent_time))
     trace_.wall_end = std::max(trace_.wall_end, batch.sent_time);
@@ -232,7 +232,9 @@ StreamHealth ProcessStream::health() const {
   h.hello_received = hello_received_;
   h.final_received = final_received_;
   h.batches = batches_;
-  h.lost_batches = lost_batches_;
+  // Saturating: a sequence far beyond the batches received comes from the wire.
+  const uint64_t numbered = sequence_high_ == UINT64_MAX ? UINT64_MAX : sequence_high_ + 1;
+  h.lost_batches = batches_ > 0 && numbered > batches_ ? numbered - batches_ : 0;
   h.events_lost =
       events_delivered_high_ > events_carried_ ? events_delivered_high_ - events_carried_ : 0;
   h.undecodable_events = decoder_.undecodableEvents();

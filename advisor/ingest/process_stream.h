@@ -116,13 +116,12 @@ private:
   bool final_received_ = false;
   bool simulated_ = false;
   uint64_t batches_ = 0;
-  uint64_t lost_batches_ = 0;
+  uint64_t sequence_high_ = 0;         // the highest batch sequence number received (batches_ > 0)
   uint64_t events_carried_ = 0;        // events the batches received held on the wire
   uint64_t events_delivered_high_ = 0; // the most any batch said were delivered up to its end
   uint64_t events_ = 0;
   uint64_t events_shed_ = 0;
   uint64_t hello_fields_truncated_ = 0;
-  std::optional<uint64_t> next_sequence_;
   std::unique_ptr<WindowAggregator> windows_; // null: keep every event
   size_t full_window_;                        // the window the stream was made with
   bool limited_ = false; // limitWindow() made it smaller: keep vectors near their size
