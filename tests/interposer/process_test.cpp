@@ -235,13 +235,18 @@ TEST_CASE("An nvcc-built program's runtime references bind to the hooks and forw
   // Whatever the machine (no driver here: every call fails the same way), the shim changes
   // neither the output nor the exit code.
   Result plain = run({app}, {});
-  // The loader's binding report goes to a file of its own (LD_DEBUG_OUTPUT, one writev per line):
-  // on stderr it interleaved with the shim's drain thread logging, and a line was cut now and then.
+  // The loader's binding report goes to a file of its own (LD_DEBUG_OUTPUT): on stderr it
+  // interleaved with the shim's drain thread logging. LD_BIND_NOW: the loader writes each binding
+  // line in two writes (the symbol, then its " [version]"), so a lazy binding in another thread
+  // (the ASan runtime's, the shim's) could land between them and split the line (2 runs in 10 in
+  // the ASan lane). Bound at start-up, before any thread exists, the program's references resolve
+  // by the same lookup, one line at a time.
   char dir_template[] = "/tmp/gw-bindings-XXXXXX";
   REQUIRE(mkdtemp(dir_template) != nullptr);
   const std::string debug_prefix = std::string(dir_template) + "/ld";
-  Result hooked = run({app}, {preload, "GPUWISE_ENDPOINT=null:", "GPUWISE_LOG=debug",
-                              "LD_DEBUG=bindings", "LD_DEBUG_OUTPUT=" + debug_prefix});
+  Result hooked =
+      run({app}, {preload, "GPUWISE_ENDPOINT=null:", "GPUWISE_LOG=debug", "LD_DEBUG=bindings",
+                  "LD_DEBUG_OUTPUT=" + debug_prefix, "LD_BIND_NOW=1"});
   CHECK(hooked.code == plain.code);
   CHECK(hooked.out == plain.out);
   std::string bindings;
