@@ -14,8 +14,8 @@ RANK/LOCAL_RANK/WORLD_SIZE handling):
          cores), the batch copies (pinned or pageable), the loss read-backs and graph launches as
          real CUDA runtime calls, on the simulated device or a real GPU. Worker processes made with
          multiprocessing (fork, or GWTRAIN_WORKER_START) fill shared-memory batches, as
-         DataLoader workers do; they never touch CUDA. It is not PyTorch and its kernel times on the simulated device are chosen, not
-         measured. With WORLD_SIZE > 1 the ranks train data-parallel like DDP: NCCL (libnccl.so.2;
+         DataLoader workers do; they never touch CUDA. It is not PyTorch and its kernel times on
+         the simulated device are chosen, not measured. With WORLD_SIZE > 1 the ranks train data-parallel like DDP: NCCL (libnccl.so.2;
          the simulated device's stand-in under `gpuwise run --simulate`) all-reduces the FP32
          gradients in 8 buckets (one per layer) on a communication stream, overlapped with the backward pass.
 
@@ -132,9 +132,6 @@ class Identity:
         self.world_size = int(os.environ.get("WORLD_SIZE", "1"))
 
 
-# ---------------------------------------------------------------------------------------------
-# The sim backend's data loader: worker processes (fork) fill batches in shared memory.
-
 def worker_start_method():
     """How loader workers start (both backends): fork, as DataLoader's default on Linux before
     Python 3.14, unless GWTRAIN_WORKER_START says spawn or forkserver. The sanitizer test lanes
@@ -146,6 +143,9 @@ def worker_start_method():
         raise ValueError("GWTRAIN_WORKER_START=%s: use fork, spawn or forkserver" % method)
     return method
 
+
+# ---------------------------------------------------------------------------------------------
+# The sim backend's data loader: worker processes (fork) fill batches in shared memory.
 
 def _stamp(view, index):
     # The synthetic images are made once, in every buffer, before the workers start; a batch only
