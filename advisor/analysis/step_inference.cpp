@@ -21,8 +21,10 @@ constexpr double kMinCoverage = 0.5;      // share of the sequence the periodic 
 
 struct Element {
   model::TimeNs key = 0;
+  // The idle before the element's activity (idleOf()); -1 for a host sync, never a cut point.
+  model::TimeNs gap = -1;
   uint32_t token = 0;
-  int64_t activity = -1; // index into the device's activities; -1 for a host sync
+  int32_t activity = -1; // index into the device's activities; -1 for a host sync
 };
 
 uint32_t tokenOf(const GpuActivity& a) {
@@ -63,19 +65,30 @@ uint32_t mainThread(const DeviceActivity& dev) {
   return best;
 }
 
+// The device's activities, with the idle before each (an activity's idle is the gap its start
+// ends: the busy interval holding its start begins there, after an earlier one; 0 otherwise),
+// and the main thread's host syncs, in launch order. The idle is found in the same pass, over the
+// activities and the busy intervals, both sorted by start (a binary search per element was a
+// tenth of the live ingest's time; a separate pass with its own per-activity list, a twentieth).
 std::vector<Element> sequence(const ActivityIndex& index, const DeviceActivity& dev) {
   std::vector<Element> seq;
   seq.reserve(dev.activities.size());
   bool any_launch = false;
+  const auto& busy = dev.busy;
+  size_t j = 0; // the last busy interval starting at or before the activity's start
   for (size_t i = 0; i < dev.activities.size(); ++i) {
     const auto& a = dev.activities[i];
     any_launch = any_launch || a.launchKnown();
-    seq.push_back({a.launchKnown() ? a.launch_start : a.start, tokenOf(a), int64_t(i)});
+    while (j + 1 < busy.size() && busy[j + 1].start <= a.start)
+      ++j;
+    const model::TimeNs gap =
+        j > 0 && busy[j].start == a.start ? busy[j].start - busy[j - 1].end : 0;
+    seq.push_back({a.launchKnown() ? a.launch_start : a.start, gap, tokenOf(a), int32_t(i)});
   }
   if (any_launch) {
     if (const auto* host = index.thread(mainThread(dev)))
       for (const auto& s : host->syncs)
-        seq.push_back({s.start, kSyncToken, -1});
+        seq.push_back({s.start, -1, kSyncToken, -1});
   }
   // Usually in order already (no syncs, launches in GPU order): a stable sort would leave it so.
   auto earlier = [](const Element& a, const Element& b) { return a.key < b.key; };
@@ -224,32 +237,13 @@ struct CutSite {
   const DeviceActivity& dev;
   const std::vector<Element>& seq;
   const Period& period;
-  bool after_sync = false;        // the period came from the host syncs
-  std::vector<model::TimeNs> gap; // idle before each GPU element; -1: a host sync
-  std::vector<bool> allowed;      // may open a step
-  bool cuttable(size_t i) const { return gap[i] >= 0 && allowed[i]; }
+  bool after_sync = false;   // the period came from the host syncs
+  std::vector<bool> allowed; // may open a step
+  // The idle before element i; -1 for a host sync (never a cut point).
+  model::TimeNs gap(size_t i) const { return seq[i].gap; }
+  bool cuttable(size_t i) const { return seq[i].gap >= 0 && allowed[i]; }
   model::TimeNs startOf(size_t i) const { return dev.activities[size_t(seq[i].activity)].start; }
 };
-
-// Idle before each GPU element; host syncs are never cut points. An activity's idle is the gap
-// its start ends: the busy interval holding its start begins there, after an earlier one. One
-// pass over the activities and the busy intervals, both sorted by start (a binary search per
-// element was a tenth of the live ingest's time).
-std::vector<model::TimeNs> idleBefore(const DeviceActivity& dev, const std::vector<Element>& seq) {
-  const auto& busy = dev.busy;
-  std::vector<model::TimeNs> by_activity(dev.activities.size(), 0);
-  size_t j = 0; // the last busy interval starting at or before the activity's start
-  for (size_t i = 0; i < dev.activities.size() && !busy.empty(); ++i) {
-    const model::TimeNs start = dev.activities[i].start;
-    while (j + 1 < busy.size() && busy[j + 1].start <= start)
-      ++j;
-    if (j > 0 && busy[j].start == start) by_activity[i] = busy[j].start - busy[j - 1].end;
-  }
-  std::vector<model::TimeNs> gap(seq.size(), -1);
-  for (size_t i = 0; i < seq.size(); ++i)
-    if (seq[i].activity >= 0) gap[i] = by_activity[size_t(seq[i].activity)];
-  return gap;
-}
 
 // A period found from the host syncs cuts where the host comes back from its per-step sync: only
 // the first GPU element after a sync may open a step. The longest idle alone would wander when
@@ -264,9 +258,9 @@ std::vector<bool> stepOpenings(const CutSite& site) {
   bool any = false;
   std::unordered_map<uint32_t, bool> seen;
   for (size_t i = 0; i < n; ++i) {
-    const bool first = site.gap[i] >= 0 && !seen[seq[i].token];
+    const bool first = site.gap(i) >= 0 && !seen[seq[i].token];
     seen[seq[i].token] = true;
-    allowed[i] = site.gap[i] >= 0 && (first || (i > 0 && seq[i - 1].token == kSyncToken));
+    allowed[i] = site.gap(i) >= 0 && (first || (i > 0 && seq[i - 1].token == kSyncToken));
     any = any || (allowed[i] && i >= site.period.begin && i < site.period.end);
   }
   if (!any) allowed.assign(n, true);
@@ -303,7 +297,7 @@ uint32_t cutToken(const CutSite& site, std::string_view anchor) {
       sc.current = 0;
       sc.block = block;
     }
-    sc.current = std::max(sc.current, site.gap[i]);
+    sc.current = std::max(sc.current, site.gap(i));
   }
   uint32_t cut_token = 0;
   model::TimeNs best_total = -1;
@@ -336,7 +330,7 @@ size_t firstCut(const CutSite& site, uint32_t cut_token) {
   const auto& seq = site.seq;
   const size_t begin = site.period.begin, end = site.period.end, p = site.period.p;
   auto openingGap = [&](size_t i) {
-    return site.startOf(i) == site.dev.busy.front().start ? INT64_MAX : site.gap[i];
+    return site.startOf(i) == site.dev.busy.front().start ? INT64_MAX : site.gap(i);
   };
   size_t first = end;
   // (one further with after_sync: the period's sync may be its last element).
@@ -359,7 +353,7 @@ size_t firstCut(const CutSite& site, uint32_t cut_token) {
 // the rest.
 std::vector<size_t> cutPositions(const CutSite& site, uint32_t cut_token, size_t first) {
   const auto& seq = site.seq;
-  const auto& gap = site.gap;
+  auto gap = [&](size_t i) { return site.gap(i); };
   const size_t end = site.period.end, p = site.period.p;
   const size_t slack = std::max<size_t>(1, p / 8);
   auto distance = [](size_t a, size_t b) { return a > b ? a - b : b - a; };
@@ -370,12 +364,12 @@ std::vector<size_t> cutPositions(const CutSite& site, uint32_t cut_token, size_t
     int64_t best = -1;
     for (size_t j = lo; j <= hi; ++j) {
       if (seq[j].token != cut_token || !site.cuttable(j)) continue;
-      if (best < 0 || gap[j] > gap[size_t(best)] ||
-          (gap[j] == gap[size_t(best)] && distance(j, pos) < distance(size_t(best), pos)))
+      if (best < 0 || gap(j) > gap(size_t(best)) ||
+          (gap(j) == gap(size_t(best)) && distance(j, pos) < distance(size_t(best), pos)))
         best = int64_t(j);
     }
     size_t j = best >= 0 ? size_t(best) : pos;
-    while (j < end && gap[j] < 0)
+    while (j < end && gap(j) < 0)
       ++j; // a host sync: the next GPU element
     if (j >= end) break;
     cuts.push_back(j);
@@ -387,7 +381,7 @@ std::vector<size_t> cutPositions(const CutSite& site, uint32_t cut_token, size_t
 // The windows between consecutive cuts, each from the start of the idle before its cut.
 std::vector<Interval> stepWindows(const CutSite& site, const std::vector<size_t>& cuts) {
   const size_t end = site.period.end, p = site.period.p;
-  auto cutTime = [&](size_t i) { return site.startOf(i) - site.gap[i]; };
+  auto cutTime = [&](size_t i) { return site.startOf(i) - site.gap(i); };
   std::vector<Interval> windows;
   for (size_t k = 0; k + 1 < cuts.size(); ++k) {
     model::TimeNs s = cutTime(cuts[k]), e = cutTime(cuts[k + 1]);
@@ -418,8 +412,7 @@ std::optional<InferredSteps> inferSteps(const ActivityIndex& index) {
   const auto found = findPeriod(seq, positions);
   if (!found) return std::nullopt;
 
-  CutSite site{*dev, seq, found->period, std::string_view(found->anchor) == "sync", {}, {}};
-  site.gap = idleBefore(*dev, seq);
+  CutSite site{*dev, seq, found->period, std::string_view(found->anchor) == "sync", {}};
   site.allowed = stepOpenings(site);
   const uint32_t cut_token = cutToken(site, found->anchor);
   const size_t first = firstCut(site, cut_token);
