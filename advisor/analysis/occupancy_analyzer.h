@@ -54,6 +54,8 @@ struct OccupancyStats {
 class OccupancyCalculator {
 public:
   explicit OccupancyCalculator(const model::ProcessTrace& process);
+  OccupancyCalculator(const OccupancyCalculator&) = delete; // last_limits_ points into limits_
+  OccupancyCalculator& operator=(const OccupancyCalculator&) = delete;
 
   // Adds one execution to `stats`, weighted by its GPU duration.
   void add(const model::KernelExec& kernel, OccupancyStats& stats);
@@ -71,6 +73,8 @@ private:
 
   const model::ProcessTrace& process_;
   std::map<uint32_t, profiler::DeviceLimits> limits_;
+  uint32_t last_device_ = 0;                            // the device limits() found last
+  const profiler::DeviceLimits* last_limits_ = nullptr; // its entry
   std::unordered_map<Key, profiler::LaunchAnalysis, KeyHash> cache_;
 };
 

@@ -121,7 +121,11 @@ BusySeries busySeries(const model::ProcessInfo& info, uint32_t device, DeviceWor
   s.kernel_ns.assign(n, 0);
   s.copy_ns.assign(n, 0);
   distribute(all, s.start, s.end, s.busy_ns);
-  distribute(by_activity[kKernel], s.start, s.end, s.kernel_ns);
+  if (kernels_only) {
+    s.kernel_ns = s.busy_ns; // the same list
+  } else {
+    distribute(by_activity[kKernel], s.start, s.end, s.kernel_ns);
+  }
   distribute(by_activity[kCopy], s.start, s.end, s.copy_ns);
   *recent = recentBusy(s, all);
   return s;

@@ -34,6 +34,59 @@ TEST_CASE("interval union merges overlaps and touching intervals") {
   CHECK(u[2].end == 80);
 }
 
+// mergeInPlace returns at once when its list is already its own union: the lists it is given,
+// sorted or not, touching or not, come out as a sort and a merge make them.
+TEST_CASE("interval union: a list already merged comes back as the full merge makes it") {
+  auto reference = [](std::vector<Interval> v) {
+    std::sort(v.begin(), v.end(), [](const Interval& a, const Interval& b) {
+      return a.start != b.start ? a.start < b.start : a.end < b.end;
+    });
+    std::vector<Interval> out;
+    for (const auto& i : v) {
+      if (!out.empty() && i.start <= out.back().end) {
+        out.back().end = std::max(out.back().end, i.end);
+      } else {
+        out.push_back(i);
+      }
+    }
+    return out;
+  };
+  auto same = [](const std::vector<Interval>& a, const std::vector<Interval>& b) {
+    return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const auto& x, const auto& y) {
+      return x.start == y.start && x.end == y.end;
+    });
+  };
+  const std::vector<std::vector<Interval>> cases = {
+      {{0, 10}, {11, 20}, {30, 40}}, // already merged: kept as is
+      {{0, 10}, {10, 20}},           // touching: one interval
+      {{0, 10}, {5, 20}},            // overlapping
+      {{20, 30}, {0, 10}},           // disjoint but out of order
+      {{0, 10}, {0, 5}},             // the same start
+      {{10, 5}, {7, 8}},             // an interval ending before it starts, then a later start
+      {{5, 5}, {6, 6}, {6, 7}},      // empty intervals
+  };
+  for (const auto& c : cases) {
+    auto v = c;
+    mergeInPlace(v);
+    CHECK(same(v, reference(c)));
+  }
+  uint64_t seed = 0x2545f4914f6cdd1dull;
+  for (int round = 0; round < 500; ++round) {
+    std::vector<Interval> v;
+    model::TimeNs t = 0;
+    for (int i = 0; i < 40; ++i) {
+      seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+      // Mostly in order with gaps (the fast path), sometimes touching, overlapping or earlier.
+      t += model::TimeNs(seed % 7) - (round % 5 == 0 ? 3 : 0);
+      v.push_back({t, t + model::TimeNs(seed >> 8) % 5});
+      t = v.back().end;
+    }
+    const auto expected = reference(v);
+    mergeInPlace(v);
+    CHECK(same(v, expected));
+  }
+}
+
 TEST_CASE("timeline: overlapping kernels on two streams count once, gaps are idle") {
   auto p = process(100);
   p.kernels = {kernel(100, 200, 1), kernel(300, 400, 1), kernel(150, 350, 2), kernel(500, 600, 1)};
