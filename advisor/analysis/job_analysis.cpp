@@ -11,41 +11,11 @@
 namespace gpuwise::advisor {
 namespace {
 
-struct Span {
-  model::TimeNs lo = std::numeric_limits<model::TimeNs>::max();
-  model::TimeNs hi = std::numeric_limits<model::TimeNs>::min();
-  void add(model::TimeNs start, model::TimeNs end) {
-    if (!isTimed(start, end)) return;
-    lo = std::min(lo, start);
-    hi = std::max(hi, end);
-  }
-  void addInstant(model::TimeNs t) {
-    if (t != 0) add(t, t);
-  }
-  bool known() const { return lo <= hi; }
-};
-
-template <typename R> void addRecord(Span& s, const R& r) {
-  if constexpr (requires { r.start; }) {
-    s.add(r.start, r.end);
-    if constexpr (requires { r.launch_start; }) s.add(r.launch_start, r.launch_end);
-    if constexpr (requires { r.call_start; }) s.add(r.call_start, r.call_end);
-  } else {
-    s.addInstant(r.time);
-  }
-}
-
-Span recordSpan(const model::ProcessTrace& p) {
-  Span s;
+RecordSpanAccumulator recordSpan(const model::ProcessTrace& p) {
+  RecordSpanAccumulator s;
   p.forEachColumn([&](const auto& column) {
-    using Record = typename std::decay_t<decltype(column)>::value_type;
-    // NVML samples and cuBLAS calls do not extend the span: the samples mark the sampler's ticks,
-    // not work, and a cuBLAS call's work is its kernels, which do.
-    if constexpr (!std::is_same_v<Record, model::DeviceSample> &&
-                  !std::is_same_v<Record, model::PowerSample> &&
-                  !std::is_same_v<Record, model::BlasCall>)
-      for (const auto& r : column)
-        addRecord(s, r);
+    for (const auto& r : column)
+      s.add(r);
   });
   return s;
 }
@@ -53,7 +23,7 @@ Span recordSpan(const model::ProcessTrace& p) {
 // One process's wall time: the producer's wall span when known, else the span of its records.
 std::optional<model::TimeNs> processWallTime(const model::ProcessTrace& p) {
   if (isTimed(p.wall_start, p.wall_end)) return p.wall_end - p.wall_start;
-  if (auto s = recordSpan(p); s.known()) return s.hi - s.lo;
+  if (auto s = recordSpan(p).span()) return s->end - s->start;
   return std::nullopt;
 }
 
@@ -152,8 +122,7 @@ void analyzeSummary(const model::Trace& trace, JobAnalysis& a) {
 }
 
 std::optional<RecordSpan> recordSpanOf(const model::ProcessTrace& process) {
-  auto s = recordSpan(process);
-  return s.known() ? std::optional(RecordSpan{s.lo, s.hi}) : std::nullopt;
+  return recordSpan(process).span();
 }
 
 void JobAnalysis::fold(const JobAnalysis& o) {

@@ -11,6 +11,7 @@
 #include "advisor/analysis/collection_analyzer.h"
 #include "advisor/analysis/communication_analyzer.h"
 #include "advisor/analysis/copy_analyzer.h"
+#include "advisor/analysis/interval_union.h"
 #include "advisor/analysis/kernel_analyzer.h"
 #include "advisor/analysis/memory_analyzer.h"
 #include "advisor/analysis/nvml_analyzer.h"
@@ -22,7 +23,10 @@
 #include "advisor/analysis/utilization_analyzer.h"
 #include "profiler/model/trace.h"
 
+#include <algorithm>
+#include <limits>
 #include <optional>
+#include <type_traits>
 
 namespace gpuwise::advisor {
 
@@ -103,6 +107,38 @@ struct RecordSpan {
   model::TimeNs start = 0, end = 0;
 };
 std::optional<RecordSpan> recordSpanOf(const model::ProcessTrace& process);
+
+// The same span, widened one record at a time (a walk that visits the records anyway, such as a
+// live window's cut, need not walk them again). NVML samples and cuBLAS calls do not extend it:
+// the samples mark the sampler's ticks, not work, and a cuBLAS call's work is its kernels, which
+// do.
+class RecordSpanAccumulator {
+public:
+  template <typename R> void add(const R& r) {
+    if constexpr (std::is_same_v<R, model::DeviceSample> || std::is_same_v<R, model::PowerSample> ||
+                  std::is_same_v<R, model::BlasCall>) {
+      return;
+    } else if constexpr (requires { r.start; }) {
+      add(r.start, r.end);
+      if constexpr (requires { r.launch_start; }) add(r.launch_start, r.launch_end);
+      if constexpr (requires { r.call_start; }) add(r.call_start, r.call_end);
+    } else if (r.time != 0) {
+      add(r.time, r.time);
+    }
+  }
+  std::optional<RecordSpan> span() const {
+    return lo_ <= hi_ ? std::optional(RecordSpan{lo_, hi_}) : std::nullopt;
+  }
+
+private:
+  void add(model::TimeNs start, model::TimeNs end) {
+    if (!isTimed(start, end)) return;
+    lo_ = std::min(lo_, start);
+    hi_ = std::max(hi_, end);
+  }
+  model::TimeNs lo_ = std::numeric_limits<model::TimeNs>::max();
+  model::TimeNs hi_ = std::numeric_limits<model::TimeNs>::min();
+};
 
 // The wall time a trace covers: per process, the producer's wall span (wall_start..wall_end)
 // when known, otherwise the span of all its timed records, host and GPU; the longest process

@@ -75,11 +75,11 @@ TimeNs endOf(const model::Range& r) {
   return r.end;
 }
 
-// Moves the records of `from` with key < until to the end of `to`; `from` keeps the others in
-// order, and its capacity (the next windows refill it).
+// Moves the records of `from` with key < until to the end of `to`, widening `span` by them; `from`
+// keeps the others in order, and its capacity (the next windows refill it).
 template <typename T>
 uint64_t takeBefore(std::vector<T>& from, std::vector<T>& to, TimeNs until, TimeNs late_before,
-                    size_t context) {
+                    size_t context, RecordSpanAccumulator& span) {
   // Room for them at once, and for the `context` records analyse() puts before them: grown by
   // doubling, the window's column (~10^5 records) was copied a dozen times and touched twice its
   // size; without the context's room, prepending it moved the whole column to fresh pages (a
@@ -92,6 +92,7 @@ uint64_t takeBefore(std::vector<T>& from, std::vector<T>& to, TimeNs until, Time
     const TimeNs k = keyOf(from[i]);
     if (k < until) {
       if (k != 0 && k < late_before) ++late;
+      span.add(from[i]);
       to.push_back(std::move(from[i]));
     } else {
       if (w != i) from[w] = std::move(from[i]);
@@ -102,11 +103,15 @@ uint64_t takeBefore(std::vector<T>& from, std::vector<T>& to, TimeNs until, Time
   return late;
 }
 
-// Moves the records of `from` that reach `from_time` or later to the end of `to`.
+// Copies the records of `from` that reach `from_time` or later to the end of `to`, while
+// `reaching` (counted across columns) stays within `cap`; counts them all.
 template <typename T>
-void keepReaching(std::vector<T>& from, std::vector<T>& to, TimeNs from_time) {
-  for (auto& r : from)
-    if (endOf(r) >= from_time) to.push_back(std::move(r));
+void keepReaching(const std::vector<T>& from, std::vector<T>& to, TimeNs from_time,
+                  size_t& reaching, size_t cap) {
+  for (const auto& r : from) {
+    if (endOf(r) < from_time) continue;
+    if (++reaching <= cap) to.push_back(r);
+  }
 }
 
 // The context before the window's records: it arrived before them, so the columns stay in time
@@ -206,9 +211,10 @@ void WindowAggregator::cut(model::ProcessTrace& pending, TimeNs until) {
   owned.devices = pending.devices;
   owned.names = pending.names;
   const TimeNs late = bounds_.owned_from;
+  RecordSpanAccumulator owned_span; // recordSpanOf(owned), found as the records move
   model::RecordSet::forEachColumnPair(pending, owned, [&](auto& from, auto& to) {
     const size_t context = context_.column<ColumnRecord<decltype(from)>>().size();
-    const uint64_t late_records = takeBefore(from, to, until, late, context);
+    const uint64_t late_records = takeBefore(from, to, until, late, context, owned_span);
     // Only spans count as late; samples and allocations are instants, not work of the window.
     if constexpr (requires { from.front().start; }) late_events_ += late_records;
   });
@@ -219,7 +225,7 @@ void WindowAggregator::cut(model::ProcessTrace& pending, TimeNs until) {
     if (r.kind == model::RangeKind::Step && r.start < until)
       deferred_step_start = std::min(deferred_step_start, r.start);
 
-  if (auto span = recordSpanOf(owned)) {
+  if (auto span = owned_span.span()) {
     span_lo_ = std::min(span_lo_.value_or(span->start), span->start);
     span_hi_ = std::max(span_hi_.value_or(span->end), span->end);
   }
@@ -364,17 +370,22 @@ void WindowAggregator::keepContext(model::ProcessTrace& all, const JobAnalysis& 
   const bool first_step_open = bounds_.steps_from == WindowBounds::kMin && windows_cut_ < 8;
   const size_t cap =
       bounds_.annotated_steps || first_step_open ? window_events_ * 8 : window_events_ / 2;
-  // Counted in place; the ends are gathered only when the context is over its cap (usually it is
-  // a few records).
-  size_t reaching = 0, kept_kinds = 0;
-  all.forEachColumn([&](const auto& v) {
-    if constexpr (KeptAsContext<ColumnRecord<decltype(v)>>) {
-      kept_kinds += v.size();
-      for (const auto& r : v)
-        reaching += endOf(r) >= context_from ? 1 : 0;
-    }
-  });
-  if (reaching > cap && kept_kinds > cap) {
+  // Kept in one pass over the window, as long as they fit the cap (usually a few records); over
+  // it, the ends are gathered to find where the cap falls, and the context taken again from there.
+  model::ProcessTrace next;
+  size_t reaching = 0;
+  auto keep = [&](size_t cap_now) {
+    model::RecordSet::forEachColumnPair(all, next, [&](const auto& from, auto& to) {
+      if constexpr (KeptAsContext<ColumnRecord<decltype(from)>>)
+        keepReaching(from, to, context_from, reaching, cap_now);
+    });
+  };
+  keep(cap);
+  if (reaching > cap) { // then more records than the cap are of the kinds kept
+    size_t kept_kinds = 0;
+    all.forEachColumn([&](const auto& v) {
+      if constexpr (KeptAsContext<ColumnRecord<decltype(v)>>) kept_kinds += v.size();
+    });
     std::vector<TimeNs> ends;
     ends.reserve(kept_kinds);
     all.forEachColumn([&](const auto& v) {
@@ -384,12 +395,10 @@ void WindowAggregator::keepContext(model::ProcessTrace& all, const JobAnalysis& 
     std::nth_element(ends.begin(), at, ends.end());
     context_from = std::max(context_from, *at);
     bounds_.steps_from = std::max(bounds_.steps_from, context_from);
+    next = model::ProcessTrace{};
+    reaching = 0;
+    keep(SIZE_MAX);
   }
-
-  model::ProcessTrace next;
-  model::RecordSet::forEachColumnPair(all, next, [&](auto& from, auto& to) {
-    if constexpr (KeptAsContext<ColumnRecord<decltype(from)>>) keepReaching(from, to, context_from);
-  });
   context_ = std::move(next);
   bounds_.owned_from = until;
 }
