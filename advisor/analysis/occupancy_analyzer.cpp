@@ -75,16 +75,18 @@ OccupancyCalculator::OccupancyCalculator(const model::ProcessTrace& process) : p
 const profiler::DeviceLimits* OccupancyCalculator::limits(uint32_t device) {
   // Kernels come in long runs of one device: the last one found is looked at first (map entries
   // never move).
-  if (last_limits_ && last_device_ == device) return last_limits_->valid() ? last_limits_ : nullptr;
-  auto it = limits_.find(device);
-  if (it == limits_.end()) {
-    profiler::DeviceLimits l; // not valid(): no occupancy for a device the trace does not describe
-    if (const auto* info = process_.device(device)) l = profiler::resolveDeviceLimits(*info);
-    it = limits_.emplace(device, l).first;
+  if (!last_limits_ || last_device_ != device) {
+    auto it = limits_.find(device);
+    if (it == limits_.end()) {
+      // Not valid(): no occupancy for a device the trace does not describe.
+      profiler::DeviceLimits l;
+      if (const auto* info = process_.device(device)) l = profiler::resolveDeviceLimits(*info);
+      it = limits_.emplace(device, l).first;
+    }
+    last_device_ = device;
+    last_limits_ = &it->second;
   }
-  last_device_ = device;
-  last_limits_ = &it->second;
-  return it->second.valid() ? &it->second : nullptr;
+  return last_limits_->valid() ? last_limits_ : nullptr;
 }
 
 void OccupancyCalculator::add(const model::KernelExec& k, OccupancyStats& s) {

@@ -21,7 +21,8 @@ constexpr double kMinCoverage = 0.5;      // share of the sequence the periodic 
 
 struct Element {
   model::TimeNs key = 0;
-  // The idle before the element's activity (idleOf()); -1 for a host sync, never a cut point.
+  // The idle before the element's activity (sequence() finds it); -1 for a host sync, never a cut
+  // point.
   model::TimeNs gap = -1;
   uint32_t token = 0;
   int32_t activity = -1; // index into the device's activities; -1 for a host sync
@@ -241,7 +242,7 @@ struct CutSite {
   std::vector<bool> allowed; // may open a step
   // The idle before element i; -1 for a host sync (never a cut point).
   model::TimeNs gap(size_t i) const { return seq[i].gap; }
-  bool cuttable(size_t i) const { return seq[i].gap >= 0 && allowed[i]; }
+  bool cuttable(size_t i) const { return gap(i) >= 0 && allowed[i]; }
   model::TimeNs startOf(size_t i) const { return dev.activities[size_t(seq[i].activity)].start; }
 };
 
@@ -353,7 +354,6 @@ size_t firstCut(const CutSite& site, uint32_t cut_token) {
 // the rest.
 std::vector<size_t> cutPositions(const CutSite& site, uint32_t cut_token, size_t first) {
   const auto& seq = site.seq;
-  auto gap = [&](size_t i) { return site.gap(i); };
   const size_t end = site.period.end, p = site.period.p;
   const size_t slack = std::max<size_t>(1, p / 8);
   auto distance = [](size_t a, size_t b) { return a > b ? a - b : b - a; };
@@ -364,12 +364,12 @@ std::vector<size_t> cutPositions(const CutSite& site, uint32_t cut_token, size_t
     int64_t best = -1;
     for (size_t j = lo; j <= hi; ++j) {
       if (seq[j].token != cut_token || !site.cuttable(j)) continue;
-      if (best < 0 || gap(j) > gap(size_t(best)) ||
-          (gap(j) == gap(size_t(best)) && distance(j, pos) < distance(size_t(best), pos)))
+      if (best < 0 || site.gap(j) > site.gap(size_t(best)) ||
+          (site.gap(j) == site.gap(size_t(best)) && distance(j, pos) < distance(size_t(best), pos)))
         best = int64_t(j);
     }
     size_t j = best >= 0 ? size_t(best) : pos;
-    while (j < end && gap(j) < 0)
+    while (j < end && site.gap(j) < 0)
       ++j; // a host sync: the next GPU element
     if (j >= end) break;
     cuts.push_back(j);
