@@ -1,6 +1,7 @@
 #include "advisor/webhook/admission_review.h"
 
 #include "advisor/webhook/pod_injector.h"
+#include "profiler/model/printable_text.h"
 
 #include <nlohmann/json.hpp>
 
@@ -10,7 +11,12 @@ using json = nlohmann::json;
 
 namespace {
 
-AdmissionResult badRequest(std::string why) {
+// Every string the answer's text and log line carry may come from the request (a namespace, a
+// container name, an apiVersion), where a JSON escape puts a newline or a terminal escape in it:
+// printableText keeps the 400 body and the log line one line each, so a request cannot forge a
+// second log entry.
+AdmissionResult badRequest(const std::string& reason) {
+  const std::string why = model::printableText(reason);
   AdmissionResult r;
   r.http_status = 400;
   r.content_type = "text/plain";
@@ -59,9 +65,10 @@ AdmissionResult answer(const std::string& uid, const std::string& who, const Inj
   AdmissionResult r;
   r.body = review.dump(-1, ' ', false, json::error_handler_t::replace);
   r.patched = plan.inject;
-  r.log_line = who + " (" + uid + "): " + plan.reason;
+  std::string line = who + " (" + uid + "): " + plan.reason;
   for (const auto& n : plan.notes)
-    r.log_line += "; " + n;
+    line += "; " + n;
+  r.log_line = model::printableText(line);
   return r;
 }
 

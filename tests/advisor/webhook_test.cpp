@@ -386,6 +386,33 @@ TEST_CASE("webhook: requests that are not an AdmissionReview get 400 with a reas
   CHECK(jsonDepth(R"("\"[[")", 100) == 0);
 }
 
+// A JSON escape puts a newline or a terminal escape into any string of the request; what the
+// server logs and the 400 body must still be one line each (the fuzzer found a namespace with a
+// newline forging a second log entry).
+TEST_CASE("webhook: control characters from the request never split the log line or a 400 body") {
+  json doc = fixture("mig_pod.json");
+  doc["request"]["namespace"] = "infer\nence";
+  doc["request"]["uid"] = "uid\r\nrejected request: forged";
+  doc["request"]["object"]["metadata"]["name"] = "pod\x1b[31m";
+  doc["request"]["object"]["spec"]["containers"][0]["name"] = "srv\ner";
+  AdmissionResult r = reviewAdmission(doc.dump(), config(), {});
+  REQUIRE(r.http_status == 200);
+  INFO(r.log_line);
+  CHECK(r.log_line.find_first_of("\r\n\x1b") == std::string::npos);
+  CHECK(r.log_line.rfind("infer\\x0aence/pod\\x1b[31m (uid\\x0d\\x0arejected request: forged): ",
+                         0) == 0);
+  // The answer itself keeps the uid exactly: the API server matches it byte for byte.
+  CHECK(json::parse(r.body)["response"]["uid"] == "uid\r\nrejected request: forged");
+
+  json wrong = doc;
+  wrong["apiVersion"] = "v1\ngpuwise webhook: forged";
+  AdmissionResult bad = reviewAdmission(wrong.dump(), config(), {});
+  REQUIRE(bad.http_status == 400);
+  CHECK(bad.body.find('\n') == bad.body.size() - 1);
+  CHECK(bad.log_line.find('\n') == std::string::npos);
+  CHECK(bad.body.find("'v1\\x0agpuwise webhook: forged'") != std::string::npos);
+}
+
 TEST_CASE("webhook: other operations, subresources and pods it cannot read are let through") {
   json doc = fixture("mig_pod.json");
   auto message = [&](const json& d) {
