@@ -20,4 +20,11 @@ namespace gpuwise::advisor {
 // glibc's (a sanitizer's).
 void tuneAdvisorHeap();
 
+// tuneAdvisorHeap(), and every thread created after the call allocates from the main heap (one
+// arena), so that the settings above reach the live advisor's threads: glibc gives each further
+// thread an arena of its own, whose heaps it unmaps when they empty. The live ingest calls it
+// before it starts its threads. Not for the importers: their parallel workers (one per rank
+// trace) would contend for the one arena's lock.
+void tuneLiveAdvisorHeap();
+
 } // namespace gpuwise::advisor

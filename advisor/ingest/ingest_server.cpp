@@ -1,5 +1,7 @@
 #include "advisor/ingest/ingest_server.h"
 
+#include "advisor/import/heap_tuning.h"
+
 #include "transport/gwt_file.h"
 #include "transport/zmq/endpoints.h"
 
@@ -13,6 +15,9 @@
 namespace gpuwise::advisor {
 
 std::unique_ptr<IngestServer> IngestServer::start(const Options& options, std::string* error) {
+  // Before any of the server's threads (ZeroMQ's, receive, ingest) exists: each then allocates
+  // from the main heap, whose freed pages are kept from one window to the next.
+  tuneLiveAdvisorHeap();
   std::unique_ptr<IngestServer> s(new IngestServer());
   s->options_ = options;
   auto bound = transport::PullReceiver::bind(options.endpoint, {});
